@@ -1,0 +1,46 @@
+# The two commands a newcomer needs: `make run` and `make test`. Both set everything up themselves.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+ARGS ?=
+
+.PHONY: run check test lint typecheck pytest bench docs clean
+
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev]'
+	@touch $@
+
+## run: start the server (stdio by default; ARGS="--transport http" for streamable HTTP)
+run: $(STAMP)
+	$(BIN)/nextcloud-mcp-server run $(ARGS)
+
+## check: verify the configuration against your Nextcloud
+check: $(STAMP)
+	$(BIN)/nextcloud-mcp-server check
+
+## docs: regenerate the README's tool table from the code
+docs: $(STAMP)
+	$(BIN)/python -c "import re, pathlib, subprocess; p = pathlib.Path('README.md'); t = subprocess.run(['$(BIN)/nextcloud-mcp-server', 'tools'], capture_output=True, text=True, check=True).stdout.strip(); p.write_text(re.sub(r'(<!-- tools:start -->\n).*?(\n<!-- tools:end -->)', lambda m: m.group(1) + t + m.group(2), p.read_text(), flags=re.S))"
+
+## test: lint, type-check and the whole test suite
+test: lint typecheck pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+pytest: $(STAMP)
+	$(BIN)/pytest $(ARGS)
+
+## bench: benchmarks that print figures (never part of `make test`)
+bench: $(STAMP)
+	$(BIN)/python bench/cold_start.py
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
