@@ -1,0 +1,267 @@
+"""The one pooled HTTP client that talks to Nextcloud for every user of this process.
+
+- Connections are kept alive and reused (Nextcloud answers app-password requests in tens of ms;
+  a new TLS handshake per call would dominate).
+- Every request carries the credential of the user it is made for; nothing user-specific is
+  kept on the client.
+- Idempotent requests are retried on 429, 503 and a reset connection, with exponential backoff and
+  full jitter, honouring `Retry-After`. Nothing else is retried: a POST that may have reached the
+  server is never sent twice.
+- Every failure becomes a typed `NextcloudError` naming the host and the cause.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import logging
+import random
+import socket
+import ssl
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from nextcloud_mcp_server import __version__
+from nextcloud_mcp_server.nextcloud.auth import Credential
+from nextcloud_mcp_server.nextcloud.errors import (
+    InvalidResponse,
+    NextcloudTimeout,
+    NextcloudUnreachable,
+    RateLimited,
+    error_for_status,
+)
+
+__all__ = ["IDEMPOTENT_METHODS", "NextcloudHTTP", "json_body"]
+
+logger = logging.getLogger(__name__)
+
+IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE", "PROPFIND", "REPORT", "SEARCH"})
+_RETRY_STATUSES = frozenset({429, 503})
+
+Sleep = Callable[[float], Awaitable[None]]
+
+
+def json_body(response: httpx.Response, host: str) -> Any:
+    """The response's JSON, or `InvalidResponse` naming what came back instead."""
+    try:
+        return response.json()
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        kind = response.headers.get("content-type", "no content type")
+        raise InvalidResponse(host, f"expected JSON but got {kind} (HTTP {response.status_code})") from None
+
+
+def _retry_after_seconds(response: httpx.Response) -> float | None:
+    value = response.headers.get("retry-after")
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _describe_transport_error(exc: BaseException) -> str:
+    """A short cause for a connection failure, found by walking the exception chain."""
+    pending: list[BaseException] = [exc]
+    visited: set[int] = set()
+    while pending:
+        seen = pending.pop(0)
+        if id(seen) in visited:
+            continue
+        visited.add(id(seen))
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return (
+                "TLS certificate verification failed "
+                f"({seen.verify_message}); set NEXTCLOUD_CA_BUNDLE for a private CA"
+            )
+        if isinstance(seen, ssl.SSLError):
+            return f"TLS handshake failed ({seen.reason or seen.__class__.__name__})"
+        if isinstance(seen, ConnectionRefusedError):
+            return "connection refused; is Nextcloud running and is the port right?"
+        if isinstance(seen, socket.gaierror):
+            return "the host name could not be resolved"
+        if isinstance(seen, ConnectionResetError):
+            return "the connection was reset"
+        pending += [e for e in (seen.__cause__, seen.__context__) if e is not None]
+    text = str(exc) or exc.__class__.__name__
+    if "CERTIFICATE_VERIFY_FAILED" in text:
+        return "TLS certificate verification failed; set NEXTCLOUD_CA_BUNDLE for a private CA"
+    return f"connection failed ({text})"
+
+
+class NextcloudHTTP:
+    """A base URL, a connection pool and the rules for talking to one Nextcloud."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        timeout: float = 30.0,
+        verify: bool | ssl.SSLContext = True,
+        max_retries: int = 2,
+        backoff: float = 0.5,
+        max_retry_after: float = 30.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        parts = urlsplit(base_url)
+        self.base_url = base_url.rstrip("/")
+        self.host = parts.netloc
+        self.base_path = parts.path.rstrip("/")
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self.max_retry_after = max_retry_after
+        self._sleep = sleep
+        self._client = httpx.AsyncClient(
+            base_url=self.base_url,
+            timeout=httpx.Timeout(timeout, connect=min(10.0, timeout)),
+            verify=verify,
+            transport=transport,
+            follow_redirects=False,
+            limits=httpx.Limits(max_connections=200, max_keepalive_connections=50, keepalive_expiry=30),
+            headers={"User-Agent": f"nextcloud-mcp-server/{__version__}"},
+        )
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    def url(self, path: str) -> str:
+        """The absolute URL of a server path such as `/remote.php/dav/files/alice/`."""
+        return f"{self.base_url}{path}"
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        credential: Credential | None,
+        params: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+        json: Any = None,
+        content: bytes | str | None = None,
+        accept: frozenset[int] | set[int] = frozenset(),
+    ) -> httpx.Response:
+        """Send a request and read the whole answer. Statuses 2xx, 304 and `accept` are returned;
+        anything else raises the matching `NextcloudError`."""
+        async with self._exchange(
+            method, path, credential, params, headers, json, content, accept, stream=False
+        ) as response:
+            return response
+
+    @asynccontextmanager
+    async def stream(
+        self,
+        method: str,
+        path: str,
+        *,
+        credential: Credential | None,
+        params: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+        content: bytes | AsyncIterator[bytes] | None = None,
+        accept: frozenset[int] | set[int] = frozenset(),
+    ) -> AsyncIterator[httpx.Response]:
+        """Like `request`, but the body is left unread for the caller to iterate."""
+        async with self._exchange(
+            method, path, credential, params, headers, None, content, accept, stream=True
+        ) as response:
+            yield response
+
+    @asynccontextmanager
+    async def _exchange(
+        self,
+        method: str,
+        path: str,
+        credential: Credential | None,
+        params: Mapping[str, Any] | None,
+        headers: Mapping[str, str] | None,
+        json_data: Any,
+        content: bytes | str | AsyncIterator[bytes] | None,
+        accept: frozenset[int] | set[int],
+        *,
+        stream: bool,
+    ) -> AsyncIterator[httpx.Response]:
+        method = method.upper()
+        all_headers = dict(headers or {})
+        if credential is not None:
+            all_headers["Authorization"] = credential.authorization()
+        replayable = not (content is not None and not isinstance(content, bytes | str))
+        retryable = method in IDEMPOTENT_METHODS and replayable
+        attempt = 0
+        while True:
+            started = time.perf_counter()
+            request = self._client.build_request(
+                method, path, params=params, headers=all_headers, json=json_data, content=content
+            )
+            try:
+                response = await self._client.send(request, stream=True)
+            except httpx.TimeoutException:
+                raise NextcloudTimeout(self.host, f"no answer within the timeout ({method})") from None
+            except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
+                if retryable and attempt < self.max_retries:
+                    attempt += 1
+                    await self._sleep(self._backoff_delay(attempt))
+                    continue
+                raise NextcloudUnreachable(self.host, _describe_transport_error(exc)) from None
+            except httpx.TransportError as exc:
+                raise NextcloudUnreachable(self.host, _describe_transport_error(exc)) from None
+            status = response.status_code
+            if status in _RETRY_STATUSES and retryable and attempt < self.max_retries:
+                delay = _retry_after_seconds(response)
+                if delay is None or delay <= self.max_retry_after:
+                    await response.aclose()
+                    attempt += 1
+                    await self._sleep(max(delay or 0.0, self._backoff_delay(attempt)))
+                    continue
+            try:
+                if not stream:
+                    await response.aread()
+                logger.debug(
+                    "%s %s -> %s in %.0f ms",
+                    method,
+                    request.url.path,
+                    status,
+                    (time.perf_counter() - started) * 1000,
+                )
+                if not (200 <= status < 300 or status == 304 or status in accept):
+                    await self._raise_for(response)
+                yield response
+            except httpx.TimeoutException:
+                raise NextcloudTimeout(self.host, f"the answer stalled ({method})") from None
+            except httpx.TransportError as exc:
+                raise NextcloudUnreachable(self.host, _describe_transport_error(exc)) from None
+            finally:
+                await response.aclose()
+            return
+
+    def _backoff_delay(self, attempt: int) -> float:
+        # Full jitter: spreads retries of many clients over the whole window.
+        return random.uniform(0, self.backoff * (2 ** (attempt - 1)))  # noqa: S311
+
+    async def _raise_for(self, response: httpx.Response) -> None:
+        status = response.status_code
+        if not response.is_stream_consumed:
+            await response.aread()
+        body = response.text
+        if 300 <= status < 400:
+            location = response.headers.get("location", "?")
+            raise error_for_status(
+                self.host,
+                status,
+                body,
+                f"redirected (HTTP {status}) to {location}; set NEXTCLOUD_HOST to the address "
+                "Nextcloud answers on (check its trusted_domains and overwrite.cli.url)",
+            )
+        error = error_for_status(self.host, status, body)
+        if isinstance(error, RateLimited):
+            error.retry_after = _retry_after_seconds(response)
+        raise error

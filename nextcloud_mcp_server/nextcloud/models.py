@@ -1,0 +1,55 @@
+"""Typed views of what Nextcloud returns. Unknown fields are ignored, so newer servers still parse."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["CurrentUser", "Note", "NoteSettings", "NotesCapability", "ServerStatus"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+
+class Note(_Model):
+    """A note of the Notes app (API v1). `content` is absent when a listing excluded it."""
+
+    id: int
+    title: str = ""
+    category: str = ""
+    favorite: bool = False
+    readonly: bool = False
+    modified: int = 0
+    etag: str = ""
+    content: str | None = None
+
+
+class NoteSettings(_Model):
+    notes_path: str = Field(default="Notes", alias="notesPath")
+    file_suffix: str = Field(default=".md", alias="fileSuffix")
+
+
+class CurrentUser(_Model):
+    """OCS `cloud/user`: who the credential belongs to."""
+
+    id: str
+    display_name: str = Field(default="", alias="display-name")
+    email: str | None = None
+
+
+class ServerStatus(_Model):
+    """`/status.php`, readable without credentials."""
+
+    installed: bool = False
+    maintenance: bool = False
+    needs_db_upgrade: bool = Field(default=False, alias="needsDbUpgrade")
+    version: str = ""
+    versionstring: str = ""
+    productname: str = "Nextcloud"
+
+
+class NotesCapability(_Model):
+    """The `notes` entry of OCS capabilities: present only when the Notes app is enabled."""
+
+    api_version: list[str] = Field(default_factory=list)
+    version: str = ""
