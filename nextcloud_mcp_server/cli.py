@@ -1,0 +1,139 @@
+"""Command line: `nextcloud-mcp-server run | check | --version`.
+
+Start-up work is imported lazily, per command: `--help` and configuration errors answer at once,
+and `run --transport stdio` does not import the HTTP stack.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from nextcloud_mcp_server import __version__
+from nextcloud_mcp_server.config import ConfigError, Settings, load_settings
+
+if TYPE_CHECKING:
+    from nextcloud_mcp_server.runtime import Runtime
+
+__all__ = ["main"]
+
+PROG = "nextcloud-mcp-server"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="MCP server for Nextcloud notes, calendar and files. "
+        "Configuration comes from the environment (and ./.env); see .env.example.",
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    run = commands.add_parser("run", help="serve MCP over stdio (default) or streamable HTTP")
+    run.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    run.add_argument("--host", help="HTTP bind address (default: MCP_HOST or 127.0.0.1)")
+    run.add_argument("--port", type=int, help="HTTP port (default: MCP_PORT or 8000)")
+    run.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="single-user mode only: allow a non-loopback HTTP bind (anyone who reaches it acts as you)",
+    )
+
+    commands.add_parser("check", help="verify the configuration against the Nextcloud and report")
+    commands.add_parser("tools", help="list the tools with their scopes (Markdown)")
+    return parser
+
+
+def _fail(lines: Sequence[str], code: int = 2) -> int:
+    for line in lines:
+        print(f"{PROG}: {line}", file=sys.stderr)
+    return code
+
+
+def _settings() -> Settings:
+    return load_settings()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return 2
+    if args.command == "tools":
+        from nextcloud_mcp_server.tools import all_tools
+        from nextcloud_mcp_server.tools.catalog import markdown_table
+
+        print(markdown_table(all_tools()))
+        return 0
+    try:
+        settings = _settings()
+        if args.command == "check":
+            return _check(settings)
+        return _run(settings, args)
+    except ConfigError as exc:
+        return _fail(exc.problems)
+    except KeyboardInterrupt:
+        return 130
+
+
+def _check(settings: Settings) -> int:
+    problems = settings.problems_for_nextcloud()
+    if problems:
+        return _fail(problems)
+    from nextcloud_mcp_server.diagnostics import format_report, run_checks
+
+    results = asyncio.run(run_checks(settings))
+    print(format_report(settings, results))
+    return 1 if any(r.status == "fail" for r in results) else 0
+
+
+def _run(settings: Settings, args: argparse.Namespace) -> int:
+    from nextcloud_mcp_server.logs import configure_logging
+    from nextcloud_mcp_server.runtime import Runtime
+
+    configure_logging(settings.log_level, settings.secrets())
+    runtime = Runtime(settings)  # raises ConfigError when credentials are missing
+    if args.transport == "stdio":
+        asyncio.run(_serve_stdio(settings, runtime))
+        return 0
+
+    host = args.host or settings.mcp_host
+    port = settings.mcp_port if args.port is None else args.port
+    from nextcloud_mcp_server.app import create_app, is_loopback
+
+    if not is_loopback(host):
+        if not args.allow_remote:
+            return _fail(
+                [
+                    f"refusing to bind {host}: in single-user mode anyone who reaches the server acts "
+                    "as NEXTCLOUD_USERNAME. Bind 127.0.0.1, or pass --allow-remote behind an "
+                    "authenticating proxy"
+                ]
+            )
+        if not settings.allowed_hosts:
+            return _fail(
+                [
+                    "MCP_ALLOWED_HOSTS is required for a non-loopback bind: the host names clients "
+                    "use to reach this server (DNS-rebinding protection)"
+                ]
+            )
+    import uvicorn
+
+    app = create_app(settings.model_copy(update={"mcp_host": host}), runtime=runtime)
+    config = uvicorn.Config(
+        app, host=host, port=port, log_config=None, access_log=False, lifespan="on", server_header=False
+    )
+    uvicorn.Server(config).run()
+    return 0
+
+
+async def _serve_stdio(settings: Settings, runtime: Runtime) -> None:
+    from nextcloud_mcp_server.server import build_server
+
+    server = build_server(settings, runtime)
+    async with runtime:
+        await server.run_stdio_async()

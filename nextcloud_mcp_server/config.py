@@ -1,0 +1,192 @@
+"""Settings: read once from the environment (and an optional `.env`), validated at start-up.
+
+Every problem is reported as one line that names the environment variable and what it expects,
+e.g. ``NEXTCLOUD_HOST must be an http(s) URL, e.g. https://cloud.example.com``.
+`.env.example` documents every variable read here; a test keeps the two in step.
+"""
+
+from __future__ import annotations
+
+import ssl
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["ConfigError", "Settings", "load_settings"]
+
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
+
+
+class ConfigError(Exception):
+    """The configuration cannot be used; `problems` holds one line per variable."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+def _http_url(value: str, *, what: str = "an http(s) URL, e.g. https://cloud.example.com") -> str:
+    parts = urlsplit(value.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"must be {what}")
+    if parts.query or parts.fragment or parts.username or parts.password:
+        raise ValueError(f"must be {what}, without credentials, query or fragment")
+    return value.strip().rstrip("/")
+
+
+class Settings(BaseSettings):
+    """Everything the server reads from its environment. Field name = variable name, upper-cased."""
+
+    model_config = SettingsConfigDict(
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        case_sensitive=False,
+        validate_default=True,
+    )
+
+    # --- Nextcloud
+    nextcloud_host: str | None = None
+    nextcloud_username: str | None = None
+    nextcloud_password: SecretStr | None = None
+    nextcloud_verify_tls: bool = True
+    nextcloud_ca_bundle: Path | None = None
+    nextcloud_timeout_seconds: float = Field(default=30.0, gt=0, le=600)
+    nextcloud_max_retries: int = Field(default=2, ge=0, le=10)
+
+    # --- tools
+    notes_max_content_bytes: int = Field(default=1024 * 1024, gt=0)
+
+    # --- HTTP transport
+    mcp_host: str = "127.0.0.1"
+    mcp_port: int = Field(default=8000, ge=0, le=65535)
+    mcp_allowed_hosts: str = ""
+
+    # --- operations
+    log_level: LogLevel = "INFO"
+
+    @field_validator("nextcloud_host")
+    @classmethod
+    def _host_is_url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        return _http_url(value)
+
+    @field_validator("nextcloud_username")
+    @classmethod
+    def _username(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        if any(c in value for c in ":\r\n\x00"):
+            raise ValueError("must not contain ':', line breaks or NUL")
+        return value.strip()
+
+    @field_validator("nextcloud_password")
+    @classmethod
+    def _password(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None or not value.get_secret_value():
+            return None
+        return value
+
+    @field_validator("nextcloud_ca_bundle")
+    @classmethod
+    def _ca_bundle_exists(cls, value: Path | None) -> Path | None:
+        if value is not None and not value.is_file():
+            raise ValueError("must be the path of a readable PEM file")
+        return value
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper(cls, value: Any) -> Any:
+        return value.strip().upper() if isinstance(value, str) else value
+
+    @field_validator("mcp_allowed_hosts")
+    @classmethod
+    def _hosts(cls, value: str) -> str:
+        for host in filter(None, (h.strip() for h in value.split(","))):
+            if "/" in host or " " in host or host.startswith(":"):
+                raise ValueError("must be a comma-separated list of host names, e.g. mcp.example.com")
+        return value
+
+    # --- derived views
+
+    @property
+    def allowed_hosts(self) -> list[str]:
+        """Host names (optionally with :port) that clients may use to reach the HTTP transport."""
+        return [h.strip().lower() for h in self.mcp_allowed_hosts.split(",") if h.strip()]
+
+    @property
+    def nextcloud_hostname(self) -> str:
+        """The host name shown in error messages (never with credentials)."""
+        return urlsplit(self.nextcloud_host or "").netloc or "(no NEXTCLOUD_HOST)"
+
+    def tls_verify(self) -> bool | ssl.SSLContext:
+        """What to verify Nextcloud's TLS certificate against."""
+        if self.nextcloud_verify_tls and self.nextcloud_ca_bundle:
+            return ssl.create_default_context(cafile=str(self.nextcloud_ca_bundle))
+        return self.nextcloud_verify_tls
+
+    def secrets(self) -> list[str]:
+        """Every secret value, so the log filter can redact it wherever it appears."""
+        values = [self.nextcloud_password.get_secret_value() if self.nextcloud_password else ""]
+        return [v for v in values if len(v) >= 4]
+
+    def problems_for_nextcloud(self) -> list[str]:
+        """What is missing before the server can talk to a Nextcloud as one user."""
+        problems = []
+        if not self.nextcloud_host:
+            problems.append(
+                "NEXTCLOUD_HOST is required: the URL of your Nextcloud, e.g. https://cloud.example.com "
+                "(see .env.example)"
+            )
+        if not self.nextcloud_username:
+            problems.append("NEXTCLOUD_USERNAME is required: your Nextcloud login name")
+        if not self.nextcloud_password:
+            problems.append(
+                "NEXTCLOUD_PASSWORD is required: an app password from Nextcloud's "
+                "Settings > Security > Devices & sessions"
+            )
+        return problems
+
+
+_TYPE_PHRASES = {
+    "int_parsing": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "float_parsing": "must be a number",
+    "bool_parsing": "must be true or false",
+    "missing": "is required",
+    "string_type": "must be text",
+}
+
+
+def _describe(error: Any) -> str:
+    name = str(error["loc"][0]).upper() if error["loc"] else "configuration"
+    kind = error["type"]
+    ctx = error.get("ctx") or {}
+    if kind == "value_error" and "error" in ctx:
+        phrase = str(ctx["error"])
+    elif kind == "literal_error":
+        phrase = f"must be one of {ctx.get('expected', '')}"
+    elif kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
+        bound = next(iter(ctx.values()), "")
+        words = {
+            "greater_than": "greater than",
+            "greater_than_equal": "at least",
+            "less_than": "less than",
+            "less_than_equal": "at most",
+        }
+        phrase = f"must be {words[kind]} {bound}"
+    else:
+        phrase = _TYPE_PHRASES.get(kind, str(error.get("msg", "is invalid")))
+    return f"{name} {phrase}"
+
+
+def load_settings(env_file: str | Path | None = ".env", **overrides: Any) -> Settings:
+    """Read and validate the settings; raise `ConfigError` with one line per bad variable."""
+    try:
+        return Settings(_env_file=env_file, **overrides)  # type: ignore[call-arg]
+    except ValidationError as exc:
+        raise ConfigError([_describe(e) for e in exc.errors(include_url=False)]) from None

@@ -1,0 +1,23 @@
+"""What a tool body needs from the request: the runtime and a Nextcloud client for the caller."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, cast
+
+from mcp.server.mcpserver import Context
+
+if TYPE_CHECKING:
+    from nextcloud_mcp_server.nextcloud.client import NextcloudClient
+    from nextcloud_mcp_server.runtime import Runtime
+
+__all__ = ["nextcloud_for", "runtime_of"]
+
+
+def runtime_of(ctx: Context[Any, Any]) -> Runtime:
+    """The `Runtime` the server's lifespan yielded."""
+    return cast("Runtime", ctx.request_context.lifespan_context)
+
+
+async def nextcloud_for(ctx: Context[Any, Any]) -> NextcloudClient:
+    """A Nextcloud client carrying the credential of whoever made this request."""
+    return await runtime_of(ctx).client_for_caller()

@@ -1,0 +1,111 @@
+"""How a tool describes itself, once, on itself.
+
+    notes = Toolset("notes")
+
+    @notes.tool(title="Get a note", read_only=True)
+    @require_scopes(NOTES_READ)
+    async def nc_notes_get_note(note_id: int, ctx: Context) -> NoteDetail: ...
+
+The `ToolSpec` collected here is the single source for registration with the SDK, the MCP tool
+annotations, the scopes in `tools/list` `_meta`, permission levels and the README's tool table.
+The decorator also turns Nextcloud errors and refused input into tool errors the model can read,
+so tool bodies contain no error plumbing.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+
+from nextcloud_mcp_server.auth.scopes import declared_scopes
+from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NextcloudError
+
+__all__ = ["SCOPES_META_KEY", "ToolSpec", "Toolset"]
+
+SCOPES_META_KEY = "nextcloud-mcp/scopes"
+
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    fn: Callable[..., Awaitable[Any]]
+    title: str
+    description: str
+    toolset: str
+    scopes: tuple[str, ...]
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+
+    @property
+    def annotations(self) -> ToolAnnotations:
+        return ToolAnnotations(
+            title=self.title,
+            read_only_hint=self.read_only,
+            destructive_hint=self.destructive,
+            idempotent_hint=self.idempotent,
+            open_world_hint=False,
+        )
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return {SCOPES_META_KEY: list(self.scopes)}
+
+
+@dataclass
+class Toolset:
+    """A named group of tools (`notes`, `calendar`, `files`, `account`)."""
+
+    name: str
+    specs: list[ToolSpec] = field(default_factory=list)
+
+    def tool(
+        self, *, title: str, read_only: bool = False, destructive: bool = False, idempotent: bool = False
+    ) -> Callable[[F], F]:
+        if read_only and destructive:
+            raise ValueError("a tool cannot be both read-only and destructive")
+
+        def register(fn: F) -> F:
+            scopes = declared_scopes(fn)
+            if not scopes:
+                raise ValueError(f"{fn.__name__} must declare its scopes with @require_scopes")
+            wrapped = _readable_errors(fn)
+            self.specs.append(
+                ToolSpec(
+                    name=fn.__name__,
+                    fn=wrapped,
+                    title=title,
+                    description=inspect.cleandoc(fn.__doc__ or title),
+                    toolset=self.name,
+                    scopes=scopes,
+                    read_only=read_only,
+                    destructive=destructive,
+                    idempotent=idempotent or read_only,
+                )
+            )
+            return fn
+
+        return register
+
+
+def _readable_errors(fn: F) -> F:
+    """Nextcloud failures and refused input become `ToolError`s: one clear line, no traceback."""
+
+    @functools.wraps(fn)
+    async def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await fn(*args, **kwargs)
+        except NextcloudError as exc:
+            raise ToolError(str(exc)) from exc
+        except InvalidInput as exc:
+            raise ToolError(f"invalid input: {exc}; nothing was changed") from exc
+
+    return call  # type: ignore[return-value]

@@ -1,0 +1,217 @@
+"""Notes toolset: the Nextcloud Notes app. Tool names match the widely used Nextcloud MCP server,
+so prompts written for it keep working."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context
+from mcp.types import CallToolResult, TextContent
+from pydantic import BaseModel, Field
+
+from nextcloud_mcp_server.auth.scopes import NOTES_READ, NOTES_WRITE, require_scopes
+from nextcloud_mcp_server.nextcloud.models import Note
+from nextcloud_mcp_server.nextcloud.notes import (
+    InvalidNoteInput,
+    NoteConflict,
+    check_category,
+    check_content,
+    check_title,
+)
+from nextcloud_mcp_server.tools._context import nextcloud_for, runtime_of
+from nextcloud_mcp_server.tools._registry import Toolset
+
+__all__ = ["toolset"]
+
+toolset = Toolset("notes")
+
+NoteId = Annotated[int, Field(ge=1, description="The note's numeric id, as listed or searched")]
+
+
+class NoteSummary(BaseModel):
+    id: int
+    title: str
+    category: str = Field(description="Folder path below the notes folder; '' when uncategorized")
+    favorite: bool
+    modified: str = Field(description="Last change, ISO 8601 UTC")
+
+
+class NoteDetail(NoteSummary):
+    content: str
+    etag: str = Field(description="Pass this to nc_notes_update_note to update safely")
+    readonly: bool = False
+
+
+class NoteList(BaseModel):
+    notes: list[NoteSummary]
+    total: int = Field(description="How many notes matched before limit/offset")
+
+
+class NoteHit(NoteSummary):
+    matched_in: str = Field(description="'title' or 'content'")
+    snippet: str
+    score: float
+
+
+class NoteSearchResult(BaseModel):
+    query: str
+    hits: list[NoteHit]
+
+
+class DeletedNote(BaseModel):
+    id: int
+    title: str
+    category: str
+    deleted: bool = True
+
+
+def _iso(timestamp: int) -> str:
+    return datetime.fromtimestamp(timestamp, UTC).isoformat().replace("+00:00", "Z")
+
+
+def _summary(note: Note) -> dict[str, Any]:
+    return {
+        "id": note.id,
+        "title": note.title,
+        "category": note.category,
+        "favorite": note.favorite,
+        "modified": _iso(note.modified),
+    }
+
+
+def _detail(note: Note) -> NoteDetail:
+    return NoteDetail(**_summary(note), content=note.content or "", etag=note.etag, readonly=note.readonly)
+
+
+def _max_bytes(ctx: Context[Any, Any]) -> int:
+    return runtime_of(ctx).settings.notes_max_content_bytes
+
+
+@toolset.tool(title="List notes", read_only=True)
+@require_scopes(NOTES_READ)
+async def nc_notes_list_notes(
+    ctx: Context[Any, Any],
+    category: Annotated[
+        str | None, Field(description="Only notes in exactly this category, e.g. 'Work/Projects'")
+    ] = None,
+    limit: Annotated[int, Field(ge=1, le=1000)] = 100,
+    offset: Annotated[int, Field(ge=0)] = 0,
+) -> NoteList:
+    """List notes, newest first: id, title, category, favorite, last change. Content is not
+    included; use nc_notes_get_note for it, or nc_notes_search_notes to find notes by words."""
+    nc = await nextcloud_for(ctx)
+    wanted = check_category(category) if category else None
+    notes = await nc.notes.list_notes(category=wanted)
+    notes.sort(key=lambda n: (-n.modified, n.id))
+    page = notes[offset : offset + limit]
+    return NoteList(notes=[NoteSummary(**_summary(n)) for n in page], total=len(notes))
+
+
+@toolset.tool(title="Get a note", read_only=True)
+@require_scopes(NOTES_READ)
+async def nc_notes_get_note(note_id: NoteId, ctx: Context[Any, Any]) -> NoteDetail:
+    """Get one note with its full content and its ETag (needed to update it)."""
+    nc = await nextcloud_for(ctx)
+    return _detail(await nc.notes.get(note_id))
+
+
+@toolset.tool(title="Create a note")
+@require_scopes(NOTES_WRITE)
+async def nc_notes_create_note(
+    title: Annotated[str, Field(description="Title; it also becomes the note's file name")],
+    ctx: Context[Any, Any],
+    content: Annotated[str, Field(description="Markdown text")] = "",
+    category: Annotated[str, Field(description="Folder path such as 'Work/Projects'; '' for none")] = "",
+) -> NoteDetail:
+    """Create a note. Nextcloud may adjust the title (e.g. add ' (2)' when it already exists);
+    the returned note shows the final title."""
+    title, category = check_title(title), check_category(category)
+    content = check_content(content, _max_bytes(ctx))
+    nc = await nextcloud_for(ctx)
+    return _detail(await nc.notes.create(title=title, content=content, category=category))
+
+
+@toolset.tool(title="Update a note", idempotent=True)
+@require_scopes(NOTES_WRITE)
+async def nc_notes_update_note(
+    note_id: NoteId,
+    etag: Annotated[str, Field(description="The etag from nc_notes_get_note; a stale one is refused")],
+    ctx: Context[Any, Any],
+    title: str | None = None,
+    content: Annotated[str | None, Field(description="The new full content (replaces the old)")] = None,
+    category: str | None = None,
+) -> Annotated[CallToolResult, NoteDetail]:
+    """Replace a note's title, content and/or category. Requires the etag from nc_notes_get_note:
+    if the note changed since, nothing is overwritten and the current note is returned with
+    the error, so you can merge and retry with its new etag."""
+    if title is None and content is None and category is None:
+        raise InvalidNoteInput("give at least one of title, content or category")
+    title = check_title(title) if title is not None else None
+    content = check_content(content, _max_bytes(ctx)) if content is not None else None
+    category = check_category(category) if category is not None else None
+    nc = await nextcloud_for(ctx)
+    try:
+        note = await nc.notes.update(note_id, etag=etag, title=title, content=content, category=category)
+    except NoteConflict as conflict:
+        current = _detail(conflict.current).model_dump()
+        return CallToolResult(
+            is_error=True,
+            content=[TextContent(type="text", text=f"{conflict}. Current note: {json.dumps(current)}")],
+            structured_content={"error": "conflict", "current_note": current},
+        )
+    detail = _detail(note)
+    return CallToolResult(
+        content=[TextContent(type="text", text=detail.model_dump_json())],
+        structured_content=detail.model_dump(),
+    )
+
+
+@toolset.tool(title="Append to a note")
+@require_scopes(NOTES_WRITE)
+async def nc_notes_append_content(
+    note_id: NoteId,
+    content: Annotated[str, Field(min_length=1, description="Text added at the end, on a new line")],
+    ctx: Context[Any, Any],
+) -> NoteDetail:
+    """Add text to the end of a note without replacing what is there. Safe against concurrent
+    edits: if the note changes meanwhile, the append is redone on the new version."""
+    limit = _max_bytes(ctx)
+    check_content(content, limit)
+    nc = await nextcloud_for(ctx)
+    return _detail(await nc.notes.append(note_id, content, max_bytes=limit))
+
+
+@toolset.tool(title="Search notes", read_only=True)
+@require_scopes(NOTES_READ)
+async def nc_notes_search_notes(
+    query: Annotated[str, Field(min_length=1, description="Words that must all appear")],
+    ctx: Context[Any, Any],
+    category: Annotated[str | None, Field(description="Only search this category")] = None,
+    limit: Annotated[int, Field(ge=1, le=100)] = 20,
+) -> NoteSearchResult:
+    """Find notes containing every word of the query (case- and accent-insensitive). Title
+    matches rank above content matches; each hit has a short snippet."""
+    if not query.strip():
+        raise InvalidNoteInput("query must contain a word")
+    nc = await nextcloud_for(ctx)
+    wanted = check_category(category) if category else None
+    hits = await nc.notes.search(query, category=wanted, limit=limit)
+    return NoteSearchResult(
+        query=query,
+        hits=[
+            NoteHit(**_summary(h), matched_in=h.matched_in, snippet=h.snippet, score=h.score) for h in hits
+        ],
+    )
+
+
+@toolset.tool(title="Delete a note", destructive=True, idempotent=True)
+@require_scopes(NOTES_WRITE)
+async def nc_notes_delete_note(note_id: NoteId, ctx: Context[Any, Any]) -> DeletedNote:
+    """Delete a note. With Nextcloud's trash bin enabled (the default) its file can still be
+    restored from the Files app."""
+    nc = await nextcloud_for(ctx)
+    note = await nc.notes.get(note_id)
+    await nc.notes.delete(note_id)
+    return DeletedNote(id=note.id, title=note.title, category=note.category)
