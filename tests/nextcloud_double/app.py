@@ -1,0 +1,176 @@
+"""`NextcloudDouble`: one ASGI app laid out like Nextcloud, for integration tests, benchmarks and
+`make demo`.
+
+    /status.php                              unauthenticated status
+    /ocs/v2.php/cloud/{capabilities,user}    OCS (needs `OCS-APIRequest: true`)
+    /index.php/apps/notes/api/v1/...         Notes API v1, notes kept as files in the WebDAV tree
+    /remote.php/dav/files/<user>/...         WsgiDAV
+    /remote.php/dav/calendars/<user>/...     Radicale (also answers principal discovery at /remote.php/dav/)
+
+Every request is authenticated at this front door; the inner DAV servers see an internal password.
+`requests` records what reached the double (method, path, user, scheme) for tests to assert on.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from a2wsgi import WSGIMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.types import Receive, Scope, Send
+
+from tests.nextcloud_double import ocs_api
+from tests.nextcloud_double.dav import CALENDARS_PREFIX, FILES_PREFIX, make_radicale, make_wsgidav
+from tests.nextcloud_double.notes_api import NotesStore, notes_endpoint
+from tests.nextcloud_double.users import Account, Accounts, Caller
+
+__all__ = ["NextcloudDouble", "Recorded"]
+
+NOTES_PREFIX = "/index.php/apps/notes/api/v1"
+Handler = Callable[[Request, Caller], Awaitable[Response]]
+
+
+@dataclasses.dataclass(frozen=True)
+class Recorded:
+    method: str
+    path: str
+    user: str | None
+    scheme: str | None
+    status: int
+
+
+class NextcloudDouble:
+    def __init__(self, data_dir: Path, accounts: list[Account], *, notes_enabled: bool = True) -> None:
+        self.data_dir = data_dir
+        self.accounts = Accounts(accounts)
+        self.notes_enabled = notes_enabled
+        self.notes = NotesStore(data_dir / "files")
+        self.files_root = data_dir / "files"
+        self._wsgidav = WSGIMiddleware(make_wsgidav(self.files_root, self.accounts), workers=16)
+        self._radicale = WSGIMiddleware(make_radicale(data_dir / "calendars", self.accounts), workers=8)
+        self.requests: collections.deque[Recorded] = collections.deque(maxlen=20_000)
+        # Test hooks: (method, path prefix) -> list of statuses to answer before behaving normally.
+        self.injected: dict[tuple[str, str], list[int]] = {}
+        self.ocs_routes: dict[tuple[str, str], Handler] = {}
+
+    def inject(self, method: str, path_prefix: str, *statuses: int) -> None:
+        """Answer the next requests matching `method` and `path_prefix` with these statuses."""
+        self.injected.setdefault((method, path_prefix), []).extend(statuses)
+
+    def user_files(self, user: str) -> Path:
+        return self.files_root / user
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await receive()  # startup
+            await send({"type": "lifespan.startup.complete"})
+            await receive()  # shutdown
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        if scope["type"] != "http":
+            return
+        request = Request(scope, receive)
+        caller = self.accounts.authenticate(request.headers.get("authorization"))
+        status_holder = {"status": 0}
+
+        async def recording_send(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                status_holder["status"] = message["status"]
+            await send(message)
+
+        try:
+            injected = self._injected_status(request)
+            if injected is not None:
+                response: Response | None = Response(status_code=injected, headers={"Retry-After": "0"})
+                await response(scope, receive, recording_send)
+            else:
+                await self._dispatch(scope, receive, recording_send, request, caller)
+        finally:
+            self.requests.append(
+                Recorded(
+                    request.method,
+                    scope["path"],
+                    caller.user_id if caller else None,
+                    caller.scheme if caller else None,
+                    status_holder["status"],
+                )
+            )
+
+    def _injected_status(self, request: Request) -> int | None:
+        for (method, prefix), statuses in self.injected.items():
+            if statuses and request.method == method and request.url.path.startswith(prefix):
+                return statuses.pop(0)
+        return None
+
+    async def _dispatch(
+        self, scope: Scope, receive: Receive, send: Send, request: Request, caller: Caller | None
+    ) -> None:
+        path = scope["path"]
+        response: Response | None = None
+        if path == "/status.php":
+            response = ocs_api.status()
+        elif path in ("/.well-known/caldav", "/.well-known/carddav"):
+            response = RedirectResponse("/remote.php/dav/", status_code=301)
+        elif path.startswith(NOTES_PREFIX):
+            response = await self._notes(request, caller)
+        elif path.startswith(("/ocs/v2.php/", "/ocs/v1.php/")):
+            response = await self._ocs(request, caller)
+        elif path.startswith("/remote.php/dav"):
+            if caller is None or caller.scheme not in ("basic", "bearer"):
+                response = Response(
+                    status_code=401, headers={"WWW-Authenticate": 'Basic realm="Nextcloud", charset="UTF-8"'}
+                )
+            else:
+                await self._dav(scope, receive, send, caller)
+                return
+        else:
+            response = JSONResponse({"message": "not found"}, status_code=404)
+        await response(scope, receive, send)
+
+    async def _notes(self, request: Request, caller: Caller | None) -> Response:
+        if not self.notes_enabled:
+            return JSONResponse({"message": "app not enabled"}, status_code=404)
+        if request.headers.get("authorization", "").lower().startswith("bearer "):
+            # Nextcloud 29's CORS middleware: Bearer tokens are refused on app APIs like Notes.
+            return JSONResponse({"message": "CORS requires basic auth"}, status_code=401)
+        if caller is None:
+            return JSONResponse({"message": ""}, status_code=401)
+        return await notes_endpoint(request, self.notes, caller.user_id)
+
+    async def _ocs(self, request: Request, caller: Caller | None) -> Response:
+        if request.headers.get("ocs-apirequest", "").lower() != "true":
+            return ocs_api.ocs_response(request, [], 401, "CSRF check failed")
+        endpoint = request.url.path.split(".php/", 1)[1]
+        if caller is None:
+            if endpoint == "cloud/capabilities":
+                return ocs_api.ocs_response(request, ocs_api.capabilities(self.notes_enabled))
+            return ocs_api.ocs_response(request, [], 401, "Current user is not logged in")
+        custom = self.ocs_routes.get((request.method, endpoint))
+        if custom is not None:
+            return await custom(request, caller)
+        if endpoint == "cloud/capabilities":
+            return ocs_api.ocs_response(request, ocs_api.capabilities(self.notes_enabled))
+        if endpoint == "cloud/user":
+            return ocs_api.ocs_response(request, ocs_api.cloud_user(self.accounts[caller.user_id]))
+        return ocs_api.ocs_response(request, [], 404, "Invalid query")
+
+    async def _dav(self, scope: Scope, receive: Receive, send: Send, caller: Caller) -> None:
+        path: str = scope["path"]
+        headers = [(k, v) for k, v in scope["headers"] if k != b"authorization"]
+        headers.append((b"authorization", self.accounts.inner_authorization(caller.user_id).encode()))
+        inner = dict(scope, headers=headers)
+        if path.startswith(FILES_PREFIX + "/"):
+            await self._wsgidav(dict(inner, root_path=""), receive, send)
+        elif path.startswith(CALENDARS_PREFIX):
+            await self._radicale(dict(inner, root_path=CALENDARS_PREFIX), receive, send)
+        elif path.rstrip("/") == "/remote.php/dav":
+            # Principal discovery: Radicale's root answers current-user-principal.
+            root = dict(inner, root_path=CALENDARS_PREFIX, path=CALENDARS_PREFIX + "/")
+            await self._radicale(root, receive, send)
+        else:
+            await Response(status_code=404)(scope, receive, send)

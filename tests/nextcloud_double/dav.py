@@ -1,0 +1,92 @@
+"""The real DAV servers behind the double: WsgiDAV (files) and Radicale (calendars), in-process."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import radicale
+import radicale.config
+from wsgidav.fs_dav_provider import FilesystemProvider, FolderResource
+from wsgidav.wsgidav_app import WsgiDAVApp
+
+from tests.nextcloud_double.users import Accounts
+
+__all__ = ["CALENDARS_PREFIX", "FILES_PREFIX", "make_radicale", "make_wsgidav"]
+
+FILES_PREFIX = "/remote.php/dav/files"
+CALENDARS_PREFIX = "/remote.php/dav/calendars"
+
+
+class _Folder(FolderResource):  # type: ignore[misc]
+    """Nextcloud gives folders an ETag too (it changes when the folder's content changes)."""
+
+    def get_etag(self) -> str:
+        return f"{self.file_stat.st_ino:x}{self.file_stat.st_mtime_ns:x}"
+
+    def support_etag(self) -> bool:
+        return True
+
+
+class _Provider(FilesystemProvider):  # type: ignore[misc]
+    def get_resource_inst(self, path: str, environ: dict[str, Any]) -> Any:
+        resource = super().get_resource_inst(path, environ)
+        if isinstance(resource, FolderResource):
+            return _Folder(path, environ, resource._file_path)
+        return resource
+
+
+def make_wsgidav(root: Path, accounts: Accounts) -> Any:
+    """One share per user at /remote.php/dav/files/<user>, each readable only by its owner."""
+    mapping, users = {}, {}
+    for account in accounts:
+        folder = root / account.id
+        folder.mkdir(parents=True, exist_ok=True)
+        share = f"{FILES_PREFIX}/{account.id}"
+        mapping[share] = _Provider(str(folder), readonly=False)
+        users[share] = {account.id: {"password": account.internal_password}}
+    app = WsgiDAVApp(
+        {
+            "provider_mapping": mapping,
+            "simple_dc": {"user_mapping": users},
+            "http_authenticator": {
+                "domain_controller": None,
+                "accept_basic": True,
+                "accept_digest": False,
+                "default_to_digest": False,
+            },
+            "property_manager": True,
+            "lock_storage": True,
+            "dir_browser": {"enable": False},
+            "verbose": 0,
+            "logging": {"enable": False, "enable_loggers": []},
+        }
+    )
+    logging.getLogger("wsgidav").setLevel(logging.ERROR)
+    return app
+
+
+def make_radicale(root: Path, accounts: Accounts) -> Any:
+    """Radicale with htpasswd auth and owner-only rights, so users are isolated."""
+    (root / "collections" / "collection-root").mkdir(parents=True, exist_ok=True)
+    htpasswd = root / "users"
+    htpasswd.write_text("".join(f"{a.id}:{a.internal_password}\n" for a in accounts))
+    config = radicale.config.load()
+    config.update(
+        {
+            "auth": {
+                "type": "htpasswd",
+                "htpasswd_filename": str(htpasswd),
+                "htpasswd_encryption": "plain",
+                "delay": "0",
+            },
+            "rights": {"type": "owner_only"},
+            "storage": {"filesystem_folder": str(root / "collections")},
+            "web": {"type": "none"},
+            "logging": {"level": "warning"},
+        },
+        "nextcloud-double",
+        privileged=True,
+    )
+    return radicale.Application(config)
