@@ -1,0 +1,59 @@
+"""Shared fixtures: a fresh Nextcloud double per test, settings pointing at it, MCP clients."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from nextcloud_mcp_server.config import Settings, load_settings
+from tests.nextcloud_double import Account, NextcloudDouble
+from tests.nextcloud_double.server import serve_in_thread
+
+ADMIN_PASSWORD = "admin-login-password"
+ADMIN_APP_PASSWORD = "Abcde-Fghij-Klmno-Pqrst-Uvwxy"
+ALICE_APP_PASSWORD = "Alice-App00-Pass0-word0-00000"
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Tests never read the developer's environment or a stray .env file."""
+    for name in Settings.model_fields:
+        monkeypatch.delenv(name.upper(), raising=False)
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture
+def double(tmp_path: Path) -> NextcloudDouble:
+    accounts = [
+        Account("admin", ADMIN_PASSWORD, display_name="Admin", app_passwords={ADMIN_APP_PASSWORD}),
+        Account("alice", "alice-login-password", display_name="Alice", app_passwords={ALICE_APP_PASSWORD}),
+    ]
+    return NextcloudDouble(tmp_path / "nextcloud", accounts)
+
+
+@pytest.fixture
+def double_url(double: NextcloudDouble) -> Iterator[str]:
+    with serve_in_thread(double, lifespan="off") as url:
+        yield url
+
+
+@pytest.fixture
+def settings(double_url: str) -> Settings:
+    return load_settings(
+        env_file=None,
+        nextcloud_host=double_url,
+        nextcloud_username="admin",
+        nextcloud_password=ADMIN_APP_PASSWORD,
+    )
+
+
+@pytest.fixture
+def server_env(double_url: str) -> dict[str, str]:
+    """The environment a user would give the server process (as in Claude Desktop's config)."""
+    return {
+        "NEXTCLOUD_HOST": double_url,
+        "NEXTCLOUD_USERNAME": "admin",
+        "NEXTCLOUD_PASSWORD": ADMIN_APP_PASSWORD,
+    }

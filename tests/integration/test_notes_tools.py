@@ -1,0 +1,130 @@
+"""The notes toolset end to end: a real MCP client, the real server, the Nextcloud double.
+
+Each scenario runs over stdio (the server spawned as Claude Desktop would) and over streamable
+HTTP (uvicorn on a free port)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+from mcp import ClientSession
+
+from nextcloud_mcp_server.config import Settings
+from tests.mcp_clients import http_session, running_app, stdio_session, structured
+from tests.nextcloud_double import NextcloudDouble
+
+pytestmark = pytest.mark.integration
+
+NOTES_TOOLS = {
+    "nc_notes_list_notes": ("notes:read", True),
+    "nc_notes_get_note": ("notes:read", True),
+    "nc_notes_search_notes": ("notes:read", True),
+    "nc_notes_create_note": ("notes:write", False),
+    "nc_notes_update_note": ("notes:write", False),
+    "nc_notes_append_content": ("notes:write", False),
+    "nc_notes_delete_note": ("notes:write", False),
+}
+
+
+@asynccontextmanager
+async def connect(
+    transport: str, settings: Settings, env: dict[str, str], cwd: Path
+) -> AsyncIterator[ClientSession]:
+    if transport == "stdio":
+        async with stdio_session(env, cwd=cwd) as session:
+            yield session
+    else:
+        with running_app(settings) as base:
+            async with http_session(f"{base}/mcp") as session:
+                yield session
+
+
+@pytest.fixture(params=["stdio", "http"])
+def transport(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+async def test_tools_list_shows_the_seven_notes_tools_with_scopes_and_annotations(
+    transport: str, settings: Settings, server_env: dict[str, str], tmp_path: Path
+) -> None:
+    """tools/list names the notes tools users know, each with its scope and read-only hint."""
+    async with connect(transport, settings, server_env, tmp_path) as session:
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+    notes = {name: tool for name, tool in tools.items() if name.startswith("nc_notes_")}
+    assert set(notes) == set(NOTES_TOOLS)
+    for name, (scope, read_only) in NOTES_TOOLS.items():
+        tool = notes[name]
+        assert tool.meta == {"nextcloud-mcp/scopes": [scope]}
+        assert tool.annotations is not None
+        assert tool.annotations.read_only_hint is read_only
+        assert tool.annotations.destructive_hint is (name == "nc_notes_delete_note")
+        assert tool.description
+        assert tool.input_schema["type"] == "object"
+
+
+async def test_create_get_update_conflict_append_search_delete(
+    transport: str, settings: Settings, server_env: dict[str, str], tmp_path: Path, double: NextcloudDouble
+) -> None:
+    """A note's whole life through MCP, with the files in the user's WebDAV tree checked at each step."""
+    note_file = double.user_files("admin") / "Notes" / "Home" / "Groceries.md"
+    async with connect(transport, settings, server_env, tmp_path) as session:
+        created = structured(
+            await session.call_tool(
+                "nc_notes_create_note", {"title": "Groceries", "content": "milk", "category": "Home"}
+            )
+        )
+        assert note_file.read_text() == "milk"
+        note_id = created["id"]
+
+        got = structured(await session.call_tool("nc_notes_get_note", {"note_id": note_id}))
+        assert (got["title"], got["category"], got["content"]) == ("Groceries", "Home", "milk")
+        assert got["etag"]
+
+        updated = structured(
+            await session.call_tool(
+                "nc_notes_update_note", {"note_id": note_id, "etag": got["etag"], "content": "milk\neggs"}
+            )
+        )
+        assert updated["content"] == "milk\neggs"
+        assert updated["etag"] != got["etag"]
+        assert note_file.read_text() == "milk\neggs"
+
+        stale = await session.call_tool(
+            "nc_notes_update_note", {"note_id": note_id, "etag": got["etag"], "content": "overwrite!"}
+        )
+        assert stale.is_error
+        assert stale.structured_content is not None
+        assert stale.structured_content["error"] == "conflict"
+        assert stale.structured_content["current_note"]["content"] == "milk\neggs"
+        assert stale.structured_content["current_note"]["etag"] == updated["etag"]
+        assert "nothing was overwritten" in stale.content[0].text  # type: ignore[union-attr]
+        assert note_file.read_text() == "milk\neggs"
+
+        appended = structured(
+            await session.call_tool("nc_notes_append_content", {"note_id": note_id, "content": "bread"})
+        )
+        assert appended["content"] == "milk\neggs\nbread"
+
+        structured(
+            await session.call_tool("nc_notes_create_note", {"title": "Milk prices", "content": "rising"})
+        )
+        found = structured(await session.call_tool("nc_notes_search_notes", {"query": "MILK"}))
+        assert [(h["title"], h["matched_in"]) for h in found["hits"]] == [
+            ("Milk prices", "title"),
+            ("Groceries", "content"),
+        ]
+
+        listed = structured(await session.call_tool("nc_notes_list_notes", {"category": "Home"}))
+        assert [n["title"] for n in listed["notes"]] == ["Groceries"]
+        assert listed["total"] == 1
+
+        deleted = structured(await session.call_tool("nc_notes_delete_note", {"note_id": note_id}))
+        assert deleted == {"id": note_id, "title": "Groceries", "category": "Home", "deleted": True}
+        assert not note_file.exists()
+
+        gone = await session.call_tool("nc_notes_get_note", {"note_id": note_id})
+        assert gone.is_error
+        assert f"note {note_id} does not exist" in gone.content[0].text  # type: ignore[union-attr]

@@ -1,0 +1,67 @@
+"""Real MCP clients for the tests: the SDK's `ClientSession` over stdio and streamable HTTP."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+import httpx2
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from nextcloud_mcp_server.app import create_app
+from nextcloud_mcp_server.config import Settings
+from tests.nextcloud_double.server import serve_in_thread
+
+__all__ = ["http_session", "running_app", "stdio_session", "structured"]
+
+
+@asynccontextmanager
+async def stdio_session(
+    env: dict[str, str],
+    *,
+    cwd: Path | None = None,
+    errlog: IO[str] | None = None,
+    args: tuple[str, ...] = ("run",),
+    **session_kwargs: Any,
+) -> AsyncIterator[ClientSession]:
+    """Spawn `python -m nextcloud_mcp_server run` and talk to it over stdio."""
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "nextcloud_mcp_server", *args], env=env, cwd=cwd
+    )
+    async with (
+        stdio_client(params, errlog=errlog or sys.stderr) as (read, write),
+        ClientSession(read, write, **session_kwargs) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+@contextmanager
+def running_app(settings: Settings) -> Iterator[str]:
+    """Serve `create_app(settings)` on a free loopback port; yield the base URL."""
+    with serve_in_thread(create_app(settings)) as base:
+        yield base
+
+
+@asynccontextmanager
+async def http_session(
+    mcp_url: str, *, headers: dict[str, str] | None = None, **session_kwargs: Any
+) -> AsyncIterator[ClientSession]:
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=60)) as http,
+        streamable_http_client(mcp_url, http_client=http) as (read, write),
+        ClientSession(read, write, **session_kwargs) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+def structured(result: Any) -> dict[str, Any]:
+    """The structured content of a successful tool result (fails loudly otherwise)."""
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    return dict(result.structured_content)

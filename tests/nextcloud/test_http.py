@@ -1,0 +1,204 @@
+"""Unit tests of the pooled HTTP client's error paths (respx fakes the transport)."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+import respx
+
+from nextcloud_mcp_server.nextcloud.auth import BasicCredential, BearerCredential
+from nextcloud_mcp_server.nextcloud.errors import (
+    Forbidden,
+    InvalidResponse,
+    NextcloudTimeout,
+    NextcloudUnreachable,
+    NotFound,
+    RateLimited,
+    ServerError,
+    Unauthorized,
+)
+from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
+
+BASE = "https://cloud.example.com"
+ALICE = BasicCredential("alice", "alice-app-password")
+
+
+class Sleeps:
+    """Records the delays the client asked for instead of waiting."""
+
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.delays.append(seconds)
+
+
+@pytest.fixture
+def sleeps() -> Sleeps:
+    return Sleeps()
+
+
+@pytest.fixture
+async def http(sleeps: Sleeps) -> NextcloudHTTP:
+    client = NextcloudHTTP(BASE, max_retries=2, backoff=0.5, max_retry_after=10, sleep=sleeps)
+    yield client  # type: ignore[misc]
+    await client.aclose()
+
+
+@respx.mock
+async def test_get_is_retried_on_503_and_the_third_answer_is_returned(
+    http: NextcloudHTTP, sleeps: Sleeps
+) -> None:
+    """Two 503s, then 200: the caller sees the 200; backoff grows and stays within its window."""
+    route = respx.get(f"{BASE}/status.php").mock(
+        side_effect=[httpx.Response(503), httpx.Response(503), httpx.Response(200, json={"ok": True})]
+    )
+    response = await http.request("GET", "/status.php", credential=None)
+    assert response.json() == {"ok": True}
+    assert route.call_count == 3
+    assert len(sleeps.delays) == 2
+    assert 0 <= sleeps.delays[0] <= 0.5
+    assert 0 <= sleeps.delays[1] <= 1.0
+
+
+@respx.mock
+async def test_retry_after_is_honoured_on_429(http: NextcloudHTTP, sleeps: Sleeps) -> None:
+    """A 429 with `Retry-After: 3` waits at least three seconds before the retry."""
+    respx.get(f"{BASE}/x").mock(
+        side_effect=[httpx.Response(429, headers={"Retry-After": "3"}), httpx.Response(200)]
+    )
+    await http.request("GET", "/x", credential=None)
+    assert sleeps.delays[0] >= 3
+
+
+@respx.mock
+async def test_a_retry_after_beyond_the_limit_is_not_waited_for(http: NextcloudHTTP, sleeps: Sleeps) -> None:
+    """Retry-After of an hour: no retry, a RateLimited error carrying the hint."""
+    respx.get(f"{BASE}/x").mock(return_value=httpx.Response(429, headers={"Retry-After": "3600"}))
+    with pytest.raises(RateLimited) as caught:
+        await http.request("GET", "/x", credential=None)
+    assert caught.value.retry_after == 3600
+    assert sleeps.delays == []
+
+
+@respx.mock
+async def test_retries_run_out_and_the_last_status_is_raised(http: NextcloudHTTP, sleeps: Sleeps) -> None:
+    """Three 503s with two retries allowed end in a ServerError naming the status."""
+    route = respx.get(f"{BASE}/x").mock(return_value=httpx.Response(503))
+    with pytest.raises(ServerError, match="HTTP 503"):
+        await http.request("GET", "/x", credential=None)
+    assert route.call_count == 3
+
+
+@respx.mock
+async def test_post_is_never_retried(http: NextcloudHTTP, sleeps: Sleeps) -> None:
+    """A POST answered 503 fails at once: it may have been applied, so it is not sent again."""
+    route = respx.post(f"{BASE}/notes").mock(return_value=httpx.Response(503))
+    with pytest.raises(ServerError):
+        await http.request("POST", "/notes", credential=ALICE, json={})
+    assert route.call_count == 1
+    assert sleeps.delays == []
+
+
+@respx.mock
+async def test_a_reset_connection_is_retried_for_idempotent_requests(http: NextcloudHTTP) -> None:
+    """A connection reset before the answer on a GET is retried once and succeeds."""
+    route = respx.get(f"{BASE}/x").mock(
+        side_effect=[httpx.RemoteProtocolError("Server disconnected"), httpx.Response(200, text="ok")]
+    )
+    assert (await http.request("GET", "/x", credential=None)).text == "ok"
+    assert route.call_count == 2
+
+
+@respx.mock
+async def test_a_reset_connection_on_post_is_reported_not_retried(http: NextcloudHTTP) -> None:
+    """The same reset on a POST becomes NextcloudUnreachable after one attempt."""
+    route = respx.post(f"{BASE}/x").mock(side_effect=httpx.ReadError("reset"))
+    with pytest.raises(NextcloudUnreachable, match="cloud.example.com"):
+        await http.request("POST", "/x", credential=None)
+    assert route.call_count == 1
+
+
+@respx.mock
+async def test_timeout_becomes_nextcloud_timeout(http: NextcloudHTTP) -> None:
+    """A read timeout is not retried and names the host."""
+    route = respx.get(f"{BASE}/x").mock(side_effect=httpx.ReadTimeout("slow"))
+    with pytest.raises(
+        NextcloudTimeout, match="Nextcloud at cloud.example.com: no answer within the timeout"
+    ):
+        await http.request("GET", "/x", credential=None)
+    assert route.call_count == 1
+
+
+async def test_connection_refused_is_named() -> None:
+    """The cause is found in the exception chain, whatever the transport's wording.
+    (httpx.MockTransport here: respx replaces the exception chain.)"""
+
+    def refuse(request: httpx.Request) -> httpx.Response:
+        try:
+            raise ConnectionRefusedError(111, "Connection refused")
+        except ConnectionRefusedError as exc:
+            raise httpx.ConnectError("All connection attempts failed") from exc
+
+    http = NextcloudHTTP(BASE, transport=httpx.MockTransport(refuse))
+    with pytest.raises(NextcloudUnreachable, match="Nextcloud at cloud.example.com: connection refused"):
+        await http.request("GET", "/x", credential=None)
+    await http.aclose()
+
+
+@pytest.mark.parametrize(
+    ("status", "error", "text"),
+    [
+        (401, Unauthorized, "credentials were rejected"),
+        (403, Forbidden, "forbidden"),
+        (404, NotFound, "not found"),
+        (500, ServerError, "failed with HTTP 500"),
+        (507, ServerError, "storage is full"),
+    ],
+)
+@respx.mock
+async def test_statuses_map_to_typed_errors(
+    http: NextcloudHTTP, status: int, error: type[Exception], text: str
+) -> None:
+    """Each status the API can answer becomes its own error type with a readable sentence."""
+    respx.get(f"{BASE}/x").mock(return_value=httpx.Response(status, text="body"))
+    with pytest.raises(error, match=text):
+        await http.request("GET", "/x", credential=ALICE)
+
+
+@respx.mock
+async def test_a_redirect_is_an_error_that_points_at_the_configuration(http: NextcloudHTTP) -> None:
+    """A 302 (e.g. to a login page or another host) is not followed: the message says where to."""
+    respx.get(f"{BASE}/x").mock(return_value=httpx.Response(302, headers={"Location": "https://other/login"}))
+    with pytest.raises(
+        Exception, match=r"redirected \(HTTP 302\) to https://other/login; set NEXTCLOUD_HOST"
+    ):
+        await http.request("GET", "/x", credential=ALICE)
+
+
+@respx.mock
+async def test_malformed_json_is_an_invalid_response(http: NextcloudHTTP) -> None:
+    """An HTML page where JSON was promised becomes InvalidResponse naming the content type."""
+    respx.get(f"{BASE}/x").mock(
+        return_value=httpx.Response(200, text="<html>", headers={"Content-Type": "text/html"})
+    )
+    response = await http.request("GET", "/x", credential=ALICE)
+    with pytest.raises(InvalidResponse, match="expected JSON but got text/html"):
+        json_body(response, http.host)
+
+
+@respx.mock
+async def test_each_request_carries_its_own_users_credential(http: NextcloudHTTP) -> None:
+    """One pool, two users: each request is sent with the credential it was made for."""
+    route = respx.get(f"{BASE}/x").mock(return_value=httpx.Response(200))
+    await http.request("GET", "/x", credential=ALICE)
+    await http.request("GET", "/x", credential=BearerCredential("tok-of-bob", "bob"))
+    await http.request("GET", "/x", credential=None)
+    sent = [call.request.headers.get("authorization") for call in route.calls]
+    assert sent == [ALICE.authorization(), "Bearer tok-of-bob", None]
+
+
+def test_credentials_never_show_their_secret_in_repr() -> None:
+    """A credential printed by accident (a log line, a traceback) shows no secret."""
+    assert "alice-app-password" not in repr(ALICE)
+    assert "tok-of-bob" not in repr(BearerCredential("tok-of-bob", "bob"))

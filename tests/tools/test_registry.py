@@ -1,0 +1,48 @@
+"""Every tool describes itself consistently: scopes, annotations, names, descriptions."""
+
+from __future__ import annotations
+
+import pytest
+
+from nextcloud_mcp_server.auth.scopes import ALL_SCOPES, require_scopes
+from nextcloud_mcp_server.tools import all_tools
+from nextcloud_mcp_server.tools._registry import Toolset
+
+
+def test_every_tool_declares_known_scopes_of_its_own_toolset() -> None:
+    """A notes tool needs notes scopes; read-only tools need only read scopes."""
+    for spec in all_tools():
+        assert spec.scopes, spec.name
+        assert set(spec.scopes) <= set(ALL_SCOPES), spec.name
+        assert all(s.startswith(f"{spec.toolset}:") for s in spec.scopes), spec.name
+        if spec.read_only:
+            assert all(s.endswith(":read") for s in spec.scopes), spec.name
+        else:
+            assert any(s.endswith(":write") for s in spec.scopes), spec.name
+
+
+def test_names_are_unique_prefixed_and_described() -> None:
+    specs = all_tools()
+    names = [s.name for s in specs]
+    assert len(names) == len(set(names))
+    for spec in specs:
+        assert spec.name.startswith("nc_"), spec.name
+        assert len(spec.description) > 20, spec.name
+        assert spec.annotations.read_only_hint is spec.read_only
+        assert spec.annotations.destructive_hint is spec.destructive
+        assert spec.meta == {"nextcloud-mcp/scopes": list(spec.scopes)}
+
+
+def test_a_tool_without_scopes_or_with_contradicting_hints_is_refused() -> None:
+    """Forgetting @require_scopes, or claiming read-only and destructive at once, fails at import."""
+    toolset = Toolset("notes")
+
+    async def nc_notes_forgot() -> None:
+        """A tool that forgot its scopes."""
+
+    with pytest.raises(ValueError, match="must declare its scopes"):
+        toolset.tool(title="x")(nc_notes_forgot)
+    with pytest.raises(ValueError, match="both read-only and destructive"):
+        toolset.tool(title="x", read_only=True, destructive=True)
+    with pytest.raises(ValueError, match="unknown"):
+        require_scopes("notes:admin")
