@@ -1,0 +1,70 @@
+"""Paths are untrusted input: normalised, encoded, and refused when they could escape."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from nextcloud_mcp_server.nextcloud import paths
+
+ROOT = "/remote.php/dav/files/alice"
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "../etc/passwd",
+        "a/../../b",
+        "a/./b",
+        "%2e%2e/secret",
+        "a/%2E%2e/b",
+        "a/%2fb",
+        "https://evil.example/x",
+        "file:///etc/passwd",
+        "//evil.example/share",
+        "nul\x00byte",
+        "tab\there",
+        "back\\slash",
+        "x" * 251,
+    ],
+)
+def test_escapes_and_refused_characters_are_rejected(bad: str) -> None:
+    with pytest.raises(paths.InvalidPath):
+        paths.clean(bad)
+
+
+def test_paths_are_normalised() -> None:
+    assert paths.clean("/Documents//report.pdf/") == "Documents/report.pdf"
+    assert paths.clean("/") == ""
+    assert paths.clean("cafe\u0301") == "caf\u00e9"  # NFD input becomes NFC, as Nextcloud stores it
+
+
+def test_special_characters_are_percent_encoded_per_segment() -> None:
+    assert paths.encode("My Files/a#b?c%d/été.txt") == "My%20Files/a%23b%3Fc%25d/%C3%A9t%C3%A9.txt"
+
+
+def test_hrefs_map_back_to_paths_and_foreign_hrefs_are_ignored() -> None:
+    assert paths.relative("/remote.php/dav/files/alice/My%20Files/a%23b.txt", ROOT) == "My Files/a#b.txt"
+    assert paths.relative("https://cloud.example.com/remote.php/dav/files/alice/", ROOT) == ""
+    assert paths.relative("/remote.php/dav/files/alicex/secret", ROOT) is None
+    assert paths.relative("/remote.php/dav/files/bob/x", ROOT) is None
+
+
+segment = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="/\\"),
+    min_size=1,
+    max_size=20,
+)
+
+
+@given(st.lists(segment, min_size=1, max_size=4))
+def test_any_accepted_path_round_trips_through_encode_and_href(segments: list[str]) -> None:
+    """Whatever clean() accepts comes back unchanged from an href built from its encoding."""
+    try:
+        cleaned = paths.clean("/".join(segments))
+    except paths.InvalidPath:
+        return
+    assert ".." not in cleaned.split("/")
+    href = f"{ROOT}/{paths.encode(cleaned)}"
+    assert paths.relative(href, ROOT) == cleaned
