@@ -59,6 +59,8 @@ class Settings(BaseSettings):
 
     # --- tools
     notes_max_content_bytes: int = Field(default=1024 * 1024, gt=0)
+    files_max_read_bytes: int = Field(default=512 * 1024, gt=0, le=16 * 1024 * 1024)
+    default_timezone: str = "UTC"
 
     # --- HTTP transport
     mcp_host: str = "127.0.0.1"
@@ -97,6 +99,17 @@ class Settings(BaseSettings):
         if value is not None and not value.is_file():
             raise ValueError("must be the path of a readable PEM file")
         return value
+
+    @field_validator("default_timezone")
+    @classmethod
+    def _timezone(cls, value: str) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(value.strip())
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError("must be an IANA time zone name, e.g. Europe/Berlin") from None
+        return value.strip()
 
     @field_validator("log_level", mode="before")
     @classmethod

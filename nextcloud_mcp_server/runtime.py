@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from nextcloud_mcp_server.auth.credentials import CredentialResolver, StaticCredential
 from nextcloud_mcp_server.config import ConfigError, Settings
+from nextcloud_mcp_server.nextcloud.discovery import DiscoveryCache
 
 if TYPE_CHECKING:
     import httpx
@@ -35,6 +36,7 @@ class Runtime:
         self._transport = transport
         self._http: NextcloudHTTP | None = None
         self.credentials = credentials or self._default_credentials(settings)
+        self.discovery = DiscoveryCache()
 
     @staticmethod
     def _default_credentials(settings: Settings) -> CredentialResolver:
@@ -62,7 +64,8 @@ class Runtime:
     async def client_for_caller(self) -> NextcloudClient:
         from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 
-        return NextcloudClient(self.http, await self.credentials.credential_for_caller())
+        credential = await self.credentials.credential_for_caller()
+        return NextcloudClient(self.http, credential, cache=self.discovery)
 
     async def __aenter__(self) -> Runtime:
         return self

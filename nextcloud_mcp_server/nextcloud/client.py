@@ -2,6 +2,7 @@
 
     client = NextcloudClient(http, BasicCredential("alice", app_password))
     notes = await client.notes.list_notes()
+    files = await client.files()          # WebDAV needs the DAV user id, looked up once
 
 This package knows nothing of MCP; it can be used on its own as an async Nextcloud client.
 """
@@ -9,21 +10,30 @@ This package knows nothing of MCP; it can be used on its own as an async Nextclo
 from __future__ import annotations
 
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from nextcloud_mcp_server.nextcloud.auth import Credential
+from nextcloud_mcp_server.nextcloud.discovery import DiscoveryCache
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.notes import NotesClient
 from nextcloud_mcp_server.nextcloud.ocs import OCSClient
 
-__all__ = ["NextcloudClient"]
+if TYPE_CHECKING:
+    from nextcloud_mcp_server.nextcloud.caldav import CalDAVClient
+    from nextcloud_mcp_server.nextcloud.webdav import WebDAVClient
+
+__all__ = ["DiscoveryCache", "NextcloudClient"]
 
 
 class NextcloudClient:
     """The APIs of one Nextcloud, for the user whose credential it carries."""
 
-    def __init__(self, http: NextcloudHTTP, credential: Credential) -> None:
+    def __init__(
+        self, http: NextcloudHTTP, credential: Credential, *, cache: DiscoveryCache | None = None
+    ) -> None:
         self.http = http
         self.credential = credential
+        self.cache = cache or DiscoveryCache()
 
     @property
     def user_id(self) -> str:
@@ -36,3 +46,21 @@ class NextcloudClient:
     @cached_property
     def ocs(self) -> OCSClient:
         return OCSClient(self.http, self.credential)
+
+    @cached_property
+    def caldav(self) -> CalDAVClient:
+        from nextcloud_mcp_server.nextcloud.caldav import CalDAVClient
+
+        return CalDAVClient(self.http, self.credential, self.cache.calendar_homes)
+
+    async def dav_user_id(self) -> str:
+        """The user id in DAV paths, which need not be the login name (LDAP, e-mail logins)."""
+        login = self.credential.user_id
+        if login not in self.cache.dav_user_ids:
+            self.cache.dav_user_ids[login] = (await self.ocs.current_user()).id
+        return self.cache.dav_user_ids[login]
+
+    async def files(self) -> WebDAVClient:
+        from nextcloud_mcp_server.nextcloud.webdav import WebDAVClient
+
+        return WebDAVClient(self.http, self.credential, await self.dav_user_id())

@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["CurrentUser", "Note", "NoteSettings", "NotesCapability", "ServerStatus"]
+__all__ = [
+    "Calendar",
+    "CalendarObject",
+    "CurrentUser",
+    "FileEntry",
+    "Note",
+    "NoteSettings",
+    "NotesCapability",
+    "ServerStatus",
+]
 
 
 class _Model(BaseModel):
@@ -53,3 +65,35 @@ class NotesCapability(_Model):
 
     api_version: list[str] = Field(default_factory=list)
     version: str = ""
+
+
+class FileEntry(_Model):
+    """A file or folder in the user's files. `path` is relative to the files root ('' = root)."""
+
+    path: str
+    name: str
+    kind: Literal["file", "directory"]
+    size: int | None = None
+    modified: datetime | None = None
+    etag: str | None = None
+    mime: str | None = None
+    file_id: int | None = None
+
+
+class Calendar(_Model):
+    """A calendar collection of the user (not the inbox, outbox, trash bin or deleted ones)."""
+
+    id: str
+    href: str
+    display_name: str
+    color: str | None = None
+    components: list[str] = Field(default_factory=list)
+    writable: bool = True
+
+
+class CalendarObject(_Model):
+    """One iCalendar resource (an event or a task, with its overrides) and its ETag."""
+
+    href: str
+    etag: str
+    ics: str

@@ -9,6 +9,7 @@ __all__ = ["all_tools"]
 
 def all_tools() -> list[ToolSpec]:
     """Every tool of every toolset, in a stable order."""
-    from nextcloud_mcp_server.tools import notes
+    # `tasks` registers its tools on the calendar toolset when imported.
+    from nextcloud_mcp_server.tools import calendar, files, notes, tasks  # noqa: F401
 
-    return [spec for toolset in (notes.toolset,) for spec in toolset.specs]
+    return [spec for toolset in (notes.toolset, calendar.toolset, files.toolset) for spec in toolset.specs]

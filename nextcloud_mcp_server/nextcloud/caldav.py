@@ -1,0 +1,227 @@
+"""CalDAV (RFC 4791) on the user's calendars.
+
+Discovery follows the protocol instead of guessing URLs: `current-user-principal` at the DAV root,
+then the principal's `calendar-home-set` (a real Nextcloud answers the home only on the principal,
+see `caldav_principal.txt`, and the DAV user id need not be the login name). In the home, only
+collections whose resourcetype has `cal:calendar` are calendars; Nextcloud keeps deleted calendars
+listed with `nc:deleted-calendar` until they are purged, and those are hidden.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from urllib.parse import unquote, urlsplit
+
+from nextcloud_mcp_server.nextcloud.auth import Credential
+from nextcloud_mcp_server.nextcloud.dav_xml import (
+    APPLE,
+    CALDAV,
+    CS,
+    DAV,
+    NC_COM,
+    DavResponse,
+    parse_multistatus,
+    xml_escape,
+)
+from nextcloud_mcp_server.nextcloud.errors import InvalidResponse, NotFound, PreconditionFailed
+from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
+from nextcloud_mcp_server.nextcloud.models import Calendar, CalendarObject
+
+__all__ = ["CalDAVClient", "CalendarNotFound"]
+
+_XML = {"Content-Type": "application/xml; charset=utf-8"}
+_PRINCIPAL = (
+    f'<?xml version="1.0"?><d:propfind xmlns:d="{DAV}">'
+    "<d:prop><d:current-user-principal/></d:prop></d:propfind>"
+)
+_HOME = (
+    f'<?xml version="1.0"?><d:propfind xmlns:d="{DAV}" xmlns:c="{CALDAV}">'
+    "<d:prop><c:calendar-home-set/></d:prop></d:propfind>"
+)
+_CALENDARS = (
+    f'<?xml version="1.0"?><d:propfind xmlns:d="{DAV}" xmlns:c="{CALDAV}" xmlns:cs="{CS}" xmlns:x1="{APPLE}">'
+    "<d:prop><d:resourcetype/><d:displayname/><cs:getctag/><c:supported-calendar-component-set/>"
+    "<x1:calendar-color/><d:current-user-privilege-set/></d:prop></d:propfind>"
+)
+_WRITE_PRIVILEGES = {f"{{{DAV}}}write", f"{{{DAV}}}write-content", f"{{{DAV}}}all", f"{{{DAV}}}bind"}
+
+
+class CalendarNotFound(NotFound):
+    """No calendar with that id; the message lists the ones there are."""
+
+
+def _utc(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+
+
+class CalDAVClient:
+    """The calendars of one user. `home_cache` remembers discovery per user for the process."""
+
+    def __init__(self, http: NextcloudHTTP, credential: Credential, home_cache: dict[str, str]) -> None:
+        self._http = http
+        self._credential = credential
+        self._home_cache = home_cache
+
+    @property
+    def host(self) -> str:
+        return self._http.host
+
+    def _path(self, href: str) -> str:
+        """A server href as a request path below the configured base URL."""
+        path = urlsplit(href).path
+        if self._http.base_path and path.startswith(self._http.base_path + "/"):
+            path = path[len(self._http.base_path) :]
+        return path
+
+    async def _multistatus(self, method: str, href: str, depth: str, body: str) -> AsyncIterator[DavResponse]:
+        async with self._http.stream(
+            method,
+            self._path(href),
+            credential=self._credential,
+            headers={**_XML, "Depth": depth},
+            content=body.encode(),
+        ) as response:
+            async for item in parse_multistatus(response, self.host):
+                yield item
+
+    async def _first_href(self, href: str, body: str, prop: str) -> str:
+        async for item in self._multistatus("PROPFIND", href, "0", body):
+            element = item.props.get(prop)
+            target = element.findtext(f"{{{DAV}}}href") if element is not None else None
+            if target:
+                return target.strip()
+        raise InvalidResponse(self.host, f"the CalDAV server did not say where {prop.split('}')[1]} is")
+
+    async def home(self) -> str:
+        """The calendar home of the user (discovered once per process and user)."""
+        key = self._credential.user_id
+        if key not in self._home_cache:
+            dav_root = f"{self._http.base_path}/remote.php/dav/"
+            principal = await self._first_href(dav_root, _PRINCIPAL, f"{{{DAV}}}current-user-principal")
+            home = await self._first_href(principal, _HOME, f"{{{CALDAV}}}calendar-home-set")
+            self._home_cache[key] = home if home.endswith("/") else home + "/"
+        return self._home_cache[key]
+
+    async def calendars(self) -> list[Calendar]:
+        home = await self.home()
+        found = []
+        async for item in self._multistatus("PROPFIND", home, "1", _CALENDARS):
+            kinds = item.children(f"{{{DAV}}}resourcetype")
+            if f"{{{CALDAV}}}calendar" not in kinds or f"{{{NC_COM}}}deleted-calendar" in kinds:
+                continue
+            path = urlsplit(item.href).path
+            cal_id = unquote(path.rstrip("/").rpartition("/")[2])
+            components_element = item.props.get(f"{{{CALDAV}}}supported-calendar-component-set")
+            components = (
+                [c.get("name", "") for c in components_element]
+                if components_element is not None
+                else ["VEVENT", "VTODO"]
+            )
+            privileges = item.props.get(f"{{{DAV}}}current-user-privilege-set")
+            writable = True
+            if privileges is not None:
+                held = {p.tag for privilege in privileges for p in privilege}
+                writable = bool(held & _WRITE_PRIVILEGES)
+            color = item.text(f"{{{APPLE}}}calendar-color") or None
+            found.append(
+                Calendar(
+                    id=cal_id,
+                    href=path if path.endswith("/") else path + "/",
+                    display_name=item.text(f"{{{DAV}}}displayname") or cal_id,
+                    color=color[:7] if color and len(color) == 9 else color,
+                    components=components,
+                    writable=writable,
+                )
+            )
+        return sorted(found, key=lambda c: (c.display_name.casefold(), c.id))
+
+    async def calendar(self, cal_id: str) -> Calendar:
+        calendars = await self.calendars()
+        for calendar in calendars:
+            if calendar.id == cal_id or calendar.display_name == cal_id:
+                return calendar
+        known = ", ".join(f"{c.id} ({c.display_name})" for c in calendars) or "none"
+        raise CalendarNotFound(self.host, f"no calendar '{cal_id}'; the calendars are: {known}", status=404)
+
+    async def query(
+        self,
+        calendar: Calendar,
+        component: str,
+        *,
+        start: datetime | None = None,
+        end: datetime | None = None,
+        uid: str | None = None,
+    ) -> list[CalendarObject]:
+        """calendar-query REPORT: objects with a `component` in [start, end) or with this UID."""
+        inner = ""
+        if start is not None or end is not None:
+            attrs = (f' start="{_utc(start)}"' if start else "") + (f' end="{_utc(end)}"' if end else "")
+            inner = f"<c:time-range{attrs}/>"
+        if uid is not None:
+            inner += (
+                '<c:prop-filter name="UID"><c:text-match collation="i;octet">'
+                f"{xml_escape(uid)}</c:text-match></c:prop-filter>"
+            )
+        body = (
+            f'<?xml version="1.0"?><c:calendar-query xmlns:d="{DAV}" xmlns:c="{CALDAV}">'
+            "<d:prop><d:getetag/><c:calendar-data/></d:prop>"
+            f'<c:filter><c:comp-filter name="VCALENDAR"><c:comp-filter name="{component}">{inner}'
+            "</c:comp-filter></c:comp-filter></c:filter></c:calendar-query>"
+        )
+        objects = []
+        async for item in self._multistatus("REPORT", calendar.href, "1", body):
+            data = item.text(f"{{{CALDAV}}}calendar-data")
+            if data:
+                etag = (item.text(f"{{{DAV}}}getetag") or "").strip('"')
+                objects.append(CalendarObject(href=urlsplit(item.href).path, etag=etag, ics=data))
+        return objects
+
+    async def get(self, href: str) -> CalendarObject:
+        response = await self._http.request("GET", self._path(href), credential=self._credential)
+        etag = (response.headers.get("etag") or "").strip('"')
+        return CalendarObject(href=urlsplit(href).path, etag=etag, ics=response.text)
+
+    async def find(self, calendar: Calendar, uid: str, component: str) -> CalendarObject:
+        """The object with this UID: tried at `<uid>.ics` first, then by a UID query."""
+        try:
+            found = await self.get(f"{calendar.href}{uid}.ics")
+        except NotFound:
+            pass
+        else:
+            if f"UID:{uid}" in found.ics.replace("\r\n ", ""):
+                return found
+        matches = await self.query(calendar, component, uid=uid)
+        if not matches:
+            kind = "task" if component == "VTODO" else "event"
+            raise NotFound(self.host, f"no {kind} with uid '{uid}' in calendar '{calendar.id}'", status=404)
+        return matches[0]
+
+    async def put(self, href: str, ics: str, *, etag: str | None = None, create: bool = False) -> str | None:
+        """Store an object. `create` refuses to replace; `etag` refuses a changed object."""
+        headers = {"Content-Type": "text/calendar; charset=utf-8"}
+        if create:
+            headers["If-None-Match"] = "*"
+        elif etag:
+            headers["If-Match"] = '"' + etag.strip('"') + '"'
+        try:
+            response = await self._http.request(
+                "PUT", self._path(href), credential=self._credential, headers=headers, content=ics.encode()
+            )
+        except PreconditionFailed as exc:
+            message = (
+                "an object with this uid already exists"
+                if create
+                else "it was changed by someone else since it was read; nothing was overwritten"
+            )
+            raise PreconditionFailed(self.host, message, status=412, body=exc.body) from None
+        return (response.headers.get("etag") or "").strip('"') or None
+
+    async def delete(self, href: str, *, etag: str | None = None) -> None:
+        headers = {"If-Match": '"' + etag.strip('"') + '"'} if etag else {}
+        try:
+            await self._http.request("DELETE", self._path(href), credential=self._credential, headers=headers)
+        except PreconditionFailed as exc:
+            raise PreconditionFailed(
+                self.host, "it was changed since it was read; nothing was deleted", status=412, body=exc.body
+            ) from None

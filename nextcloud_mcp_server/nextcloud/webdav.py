@@ -1,0 +1,368 @@
+"""WebDAV on the user's files (`/remote.php/dav/files/<user id>/`).
+
+Listings are parsed as they stream in (see `dav_xml`); reads use HTTP ranges and never hold more
+than the requested page; writes stream the body. Answers follow the recordings of a real
+Nextcloud: MKCOL on an existing folder 405, PUT new 201 / overwrite 204, MOVE or COPY onto an
+existing target with `Overwrite: F` 412, DASL `SEARCH` at `/remote.php/dav/`.
+"""
+
+from __future__ import annotations
+
+import email.utils
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from urllib.parse import quote
+
+import httpx
+
+from nextcloud_mcp_server.nextcloud import paths
+from nextcloud_mcp_server.nextcloud.auth import Credential
+from nextcloud_mcp_server.nextcloud.dav_xml import (
+    DAV,
+    OC,
+    DavResponse,
+    parse_multistatus,
+    sabre_message,
+    xml_escape,
+)
+from nextcloud_mcp_server.nextcloud.errors import (
+    Conflict,
+    InvalidInput,
+    NextcloudHTTPError,
+    NotFound,
+    PreconditionFailed,
+)
+from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
+from nextcloud_mcp_server.nextcloud.models import FileEntry
+
+__all__ = ["FilePage", "SearchFilter", "WebDAVClient", "WriteResult"]
+
+_PROPS = (
+    "<d:getlastmodified/><d:getetag/><d:getcontenttype/><d:resourcetype/><d:getcontentlength/>"
+    "<oc:fileid/><oc:size/>"
+)
+PROPFIND_BODY = (
+    f'<?xml version="1.0"?><d:propfind xmlns:d="{DAV}" xmlns:oc="{OC}"><d:prop>{_PROPS}</d:prop></d:propfind>'
+)
+CHUNK = 64 * 1024
+
+
+@dataclass(frozen=True)
+class FilePage:
+    """Bytes of a file from `offset`; `total` is the file's size when the server said it."""
+
+    data: bytes
+    offset: int
+    total: int | None
+    mime: str
+    charset: str | None
+    etag: str | None
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    etag: str | None
+    created: bool
+
+
+@dataclass(frozen=True)
+class SearchFilter:
+    name_pattern: str | None = None  # glob: '*.pdf', 'report*'; no wildcard means "contains"
+    mime_type: str | None = None  # 'application/pdf' or a prefix such as 'image/*'
+    modified_since: datetime | None = None
+
+
+def _http_date(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        return email.utils.parsedate_to_datetime(value).astimezone(UTC)
+    except (TypeError, ValueError):
+        return None
+
+
+def _like(pattern: str) -> str:
+    if "*" in pattern or "?" in pattern:
+        return pattern.replace("*", "%").replace("?", "_")
+    return f"%{pattern}%"
+
+
+class WebDAVClient:
+    """The files of one user."""
+
+    def __init__(self, http: NextcloudHTTP, credential: Credential, user_id: str) -> None:
+        self._http = http
+        self._credential = credential
+        self.user_id = user_id
+        self._prefix = f"/remote.php/dav/files/{quote(user_id, safe='')}"
+        self.root = f"{http.base_path}/remote.php/dav/files/{user_id}"
+
+    @property
+    def host(self) -> str:
+        return self._http.host
+
+    def url_path(self, path: str) -> str:
+        """The request path (below the Nextcloud base URL) of a cleaned path."""
+        encoded = paths.encode(path)
+        return f"{self._prefix}/{encoded}" if encoded else f"{self._prefix}/"
+
+    def _entry(self, item: DavResponse) -> FileEntry | None:
+        path = paths.relative(item.href, self.root)
+        if path is None:
+            return None
+        is_dir = f"{{{DAV}}}collection" in item.children(f"{{{DAV}}}resourcetype")
+        size_text = item.text(f"{{{OC}}}size") or item.text(f"{{{DAV}}}getcontentlength")
+        file_id = item.text(f"{{{OC}}}fileid")
+        return FileEntry(
+            path=path,
+            name=path.rpartition("/")[2],
+            kind="directory" if is_dir else "file",
+            size=int(size_text) if size_text and size_text.isdigit() else None,
+            modified=_http_date(item.text(f"{{{DAV}}}getlastmodified")),
+            etag=(item.text(f"{{{DAV}}}getetag") or "").strip('"') or None,
+            mime=None if is_dir else item.text(f"{{{DAV}}}getcontenttype"),
+            file_id=int(file_id) if file_id and file_id.isdigit() else None,
+        )
+
+    def _not_found(self, path: str, exc: NotFound) -> NotFound:
+        return NotFound(self.host, f"no file or folder at {paths.display(path)}", status=404, body=exc.body)
+
+    async def _propfind(self, path: str, depth: str) -> AsyncIterator[FileEntry]:
+        try:
+            async with self._http.stream(
+                "PROPFIND",
+                self.url_path(path),
+                credential=self._credential,
+                headers={"Depth": depth, "Content-Type": "application/xml; charset=utf-8"},
+                content=PROPFIND_BODY.encode(),
+            ) as response:
+                async for item in parse_multistatus(response, self.host):
+                    entry = self._entry(item)
+                    if entry is not None:
+                        yield entry
+        except NotFound as exc:
+            raise self._not_found(path, exc) from None
+
+    async def stat(self, path: str) -> FileEntry:
+        async for entry in self._propfind(path, "0"):
+            return entry
+        raise NotFound(self.host, f"no file or folder at {paths.display(path)}", status=404)
+
+    async def iter_directory(self, path: str) -> AsyncIterator[FileEntry]:
+        """The entries of a folder (not the folder itself), as they stream in."""
+        async for entry in self._propfind(path, "1"):
+            if entry.path != path:
+                yield entry
+
+    async def read(self, path: str, *, offset: int = 0, length: int) -> FilePage:
+        """Up to `length` bytes from `offset`, asked for with a Range header; if the server sends
+        the whole file instead, it is skipped through and cut, never held whole."""
+        headers = {"Range": f"bytes={offset}-{offset + length - 1}"}
+        chunks: list[bytes] = []
+        try:
+            async with self._http.stream(
+                "GET", self.url_path(path), credential=self._credential, headers=headers, accept={416}
+            ) as response:
+                content_type = response.headers.get("content-type", "application/octet-stream")
+                mime, _, params = content_type.partition(";")
+                charset = next(
+                    (p.split("=", 1)[1].strip().strip('"') for p in params.split(";") if "charset=" in p),
+                    None,
+                )
+                etag = (response.headers.get("etag") or "").strip('"') or None
+                total = _total_size(response.headers, response.status_code)
+                if response.status_code == 416:
+                    return FilePage(b"", offset, total, mime.strip(), charset, etag)
+                skip = offset if response.status_code == 200 else 0
+                wanted = length
+                async for chunk in response.aiter_bytes(CHUNK):
+                    if skip:
+                        dropped = min(skip, len(chunk))
+                        chunk, skip = chunk[dropped:], skip - dropped
+                    if chunk:
+                        chunks.append(chunk[:wanted])
+                        wanted -= len(chunks[-1])
+                    if wanted <= 0:
+                        break
+        except NotFound as exc:
+            raise self._not_found(path, exc) from None
+        return FilePage(b"".join(chunks), offset, total, mime.strip(), charset, etag)
+
+    async def write(
+        self,
+        path: str,
+        data: bytes,
+        *,
+        content_type: str = "application/octet-stream",
+        overwrite: bool = True,
+        if_match: str | None = None,
+        create_parents: bool = False,
+    ) -> WriteResult:
+        """Upload `data`, streamed in chunks. `overwrite=False` refuses an existing file;
+        `if_match` refuses a file that changed since its ETag was read."""
+        if not path:
+            raise InvalidInput("give a file path, not the root folder")
+        if create_parents:
+            await self.make_directories(paths.parent(path))
+        headers = {"Content-Type": content_type, "Content-Length": str(len(data))}
+        if if_match:
+            headers["If-Match"] = '"' + if_match.strip().strip('"') + '"'
+        elif not overwrite:
+            headers["If-None-Match"] = "*"
+
+        async def body() -> AsyncIterator[bytes]:
+            for start in range(0, len(data), CHUNK):
+                yield data[start : start + CHUNK]
+
+        try:
+            async with self._http.stream(
+                "PUT", self.url_path(path), credential=self._credential, headers=headers, content=body()
+            ) as response:
+                etag = (response.headers.get("etag") or response.headers.get("oc-etag") or "").strip('"')
+                return WriteResult(etag or None, response.status_code == 201)
+        except PreconditionFailed as exc:
+            if if_match:
+                message = f"{paths.display(path)} changed since its etag was read; nothing was written"
+            else:
+                message = f"{paths.display(path)} already exists; pass overwrite=true to replace it"
+            raise PreconditionFailed(self.host, message, status=412, body=exc.body) from None
+        except Conflict as exc:
+            raise Conflict(
+                self.host,
+                f"the folder {paths.display(paths.parent(path))} does not exist (pass create_parents=true)",
+                status=exc.status,
+                body=exc.body,
+            ) from None
+
+    async def make_directory(self, path: str) -> None:
+        if not path:
+            raise InvalidInput("the root folder always exists")
+        try:
+            await self._http.request("MKCOL", self.url_path(path), credential=self._credential)
+        except Conflict as exc:
+            if exc.status == 405:
+                raise Conflict(
+                    self.host, f"{paths.display(path)} already exists", status=405, body=exc.body
+                ) from None
+            raise Conflict(
+                self.host,
+                f"the folder {paths.display(paths.parent(path))} does not exist (pass parents=true)",
+                status=exc.status,
+                body=exc.body,
+            ) from None
+
+    async def make_directories(self, path: str) -> None:
+        """Create `path` and any missing parents; existing folders are fine."""
+        segments = path.split("/") if path else []
+        for depth in range(1, len(segments) + 1):
+            try:
+                await self.make_directory("/".join(segments[:depth]))
+            except Conflict as exc:
+                if exc.status != 405:
+                    raise
+
+    async def delete(self, path: str) -> None:
+        if not path:
+            raise InvalidInput("refusing to delete the root folder")
+        try:
+            await self._http.request("DELETE", self.url_path(path), credential=self._credential)
+        except NotFound as exc:
+            raise self._not_found(path, exc) from None
+
+    async def transfer(self, method: str, source: str, destination: str, *, overwrite: bool) -> bool:
+        """MOVE or COPY; True when the destination was created, False when it was replaced."""
+        if not source or not destination:
+            raise InvalidInput("source and destination must be paths below the root folder")
+        if source == destination or destination.startswith(source + "/"):
+            raise InvalidInput("the destination must not be the source or inside it")
+        headers = {
+            "Destination": self._http.url(self.url_path(destination)),
+            "Overwrite": "T" if overwrite else "F",
+        }
+        try:
+            response = await self._http.request(
+                method, self.url_path(source), credential=self._credential, headers=headers
+            )
+        except NotFound as exc:
+            raise self._not_found(source, exc) from None
+        except PreconditionFailed as exc:
+            raise PreconditionFailed(
+                self.host,
+                f"target exists: {paths.display(destination)}; pass overwrite=true to replace it",
+                status=412,
+                body=exc.body,
+            ) from None
+        except Conflict as exc:
+            raise Conflict(
+                self.host,
+                f"the folder {paths.display(paths.parent(destination))} does not exist",
+                status=exc.status,
+                body=exc.body,
+            ) from None
+        return response.status_code == 201
+
+    async def search(self, where: SearchFilter, *, path: str = "", limit: int = 50) -> list[FileEntry]:
+        """DASL SEARCH (RFC 5323) below `path`; newest first."""
+        conditions = []
+        if where.name_pattern:
+            conditions.append(_compare("like", "<d:displayname/>", _like(where.name_pattern)))
+        if where.mime_type:
+            if where.mime_type.endswith(("/*", "/%")):
+                conditions.append(_compare("like", "<d:getcontenttype/>", where.mime_type[:-1] + "%"))
+            else:
+                conditions.append(_compare("eq", "<d:getcontenttype/>", where.mime_type))
+        if where.modified_since:
+            stamp = str(int(where.modified_since.timestamp()))
+            conditions.append(_compare("gt", "<d:getlastmodified/>", stamp))
+        if not conditions:
+            raise InvalidInput("give at least one of name_pattern, mime_type or modified_since")
+        scope = f"/files/{quote(self.user_id, safe='')}" + (f"/{paths.encode(path)}" if path else "")
+        where_xml = conditions[0] if len(conditions) == 1 else f"<d:and>{''.join(conditions)}</d:and>"
+        body = (
+            f'<?xml version="1.0" encoding="UTF-8"?><d:searchrequest xmlns:d="{DAV}" xmlns:oc="{OC}">'
+            f"<d:basicsearch><d:select><d:prop>{_PROPS}</d:prop></d:select>"
+            f"<d:from><d:scope><d:href>{xml_escape(scope)}</d:href><d:depth>infinity</d:depth></d:scope></d:from>"
+            f"<d:where>{where_xml}</d:where><d:orderby/><d:limit><d:nresults>{int(limit)}</d:nresults></d:limit>"
+            "</d:basicsearch></d:searchrequest>"
+        )
+        found: list[FileEntry] = []
+        try:
+            async with self._http.stream(
+                "SEARCH",
+                "/remote.php/dav/",
+                credential=self._credential,
+                headers={"Content-Type": "text/xml; charset=utf-8"},
+                content=body.encode(),
+            ) as response:
+                async for item in parse_multistatus(response, self.host):
+                    entry = self._entry(item)
+                    if entry is not None:
+                        found.append(entry)
+        except NotFound as exc:
+            raise self._not_found(path, exc) from None
+        except NextcloudHTTPError as exc:
+            detail = sabre_message(exc.body)
+            if detail and exc.status < 500:
+                raise type(exc)(
+                    self.host, f"search refused: {detail}", status=exc.status, body=exc.body
+                ) from None
+            raise
+        epoch = datetime.min.replace(tzinfo=UTC)
+        found.sort(key=lambda e: (e.modified or epoch, e.path), reverse=True)
+        return found[:limit]
+
+
+def _compare(operator: str, prop: str, literal: str) -> str:
+    return f"<d:{operator}><d:prop>{prop}</d:prop><d:literal>{xml_escape(literal)}</d:literal></d:{operator}>"
+
+
+def _total_size(headers: httpx.Headers, status: int) -> int | None:
+    """File size from Content-Range (`bytes a-b/total`, `bytes */total`) or Content-Length."""
+    get = headers.get
+    content_range = get("content-range") or ""
+    if "/" in content_range:
+        total = content_range.rsplit("/", 1)[1].strip()
+        return int(total) if total.isdigit() else None
+    length = get("content-length")
+    return int(length) if status == 200 and length and length.isdigit() else None

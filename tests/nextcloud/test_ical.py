@@ -1,0 +1,221 @@
+"""iCalendar logic: nothing lost on round-trip, recurrence with overrides, free time."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, time, timedelta
+
+import icalendar
+import pytest
+
+from nextcloud_mcp_server.nextcloud import ical
+from nextcloud_mcp_server.nextcloud.errors import InvalidInput
+
+BERLIN = ical.zone("Europe/Berlin")
+
+# A weekly series from another client: unknown X- properties, an alarm, attendees, categories,
+# an exclusion (Dec 7) and a moved occurrence (Dec 14, 09:00 -> 15:00).
+SERIES = """BEGIN:VCALENDAR
+VERSION:2.0
+PRODID:-//Other Client//EN
+BEGIN:VEVENT
+UID:series-1
+DTSTAMP:20261101T000000Z
+DTSTART;TZID=Europe/Berlin:20261123T090000
+DTEND;TZID=Europe/Berlin:20261123T093000
+RRULE:FREQ=WEEKLY;COUNT=5
+EXDATE;TZID=Europe/Berlin:20261207T090000
+SUMMARY:Standup
+CATEGORIES:Work,Daily
+X-OTHER-CLIENT-COLOR:teal
+ATTENDEE;CN=Bob;PARTSTAT=ACCEPTED:mailto:bob@example.com
+BEGIN:VALARM
+ACTION:DISPLAY
+DESCRIPTION:Standup
+TRIGGER:-PT10M
+X-ALARM-SNOOZE:5
+END:VALARM
+END:VEVENT
+BEGIN:VEVENT
+UID:series-1
+DTSTAMP:20261101T000000Z
+RECURRENCE-ID;TZID=Europe/Berlin:20261214T090000
+DTSTART;TZID=Europe/Berlin:20261214T150000
+DTEND;TZID=Europe/Berlin:20261214T153000
+SUMMARY:Standup (moved)
+END:VEVENT
+END:VCALENDAR
+"""
+
+
+def window(start: str, end: str) -> tuple[datetime, datetime]:
+    return datetime.fromisoformat(start).replace(tzinfo=UTC), datetime.fromisoformat(end).replace(tzinfo=UTC)
+
+
+def test_occurrences_honour_exclusions_and_moved_occurrences() -> None:
+    """Five weekly occurrences, one excluded, one moved: four come back, the moved one at 15:00."""
+    starts = [
+        (ical.event_view(o, recurring=r)["start"], ical.event_view(o, recurring=r)["summary"])
+        for o, r in ical.expand_events(SERIES, *window("2026-11-01", "2027-01-01"))
+    ]
+    assert sorted(starts) == [
+        ("2026-11-23T09:00:00+01:00", "Standup"),
+        ("2026-11-30T09:00:00+01:00", "Standup"),
+        ("2026-12-14T15:00:00+01:00", "Standup (moved)"),
+        ("2026-12-21T09:00:00+01:00", "Standup"),
+    ]
+
+
+def test_an_update_keeps_everything_it_does_not_touch() -> None:
+    """Changing the summary leaves X- properties, alarms (with their own X- props), attendees,
+    categories, the exclusion and the override exactly as they were."""
+    patched = ical.patch_event(SERIES, ical.EventChanges(summary="Daily standup"))
+    before, after = icalendar.Calendar.from_ical(SERIES), icalendar.Calendar.from_ical(patched)
+    old_master, new_master = ical.master(before, "VEVENT"), ical.master(after, "VEVENT")
+    assert str(new_master["SUMMARY"]) == "Daily standup"
+    for name in ("X-OTHER-CLIENT-COLOR", "CATEGORIES", "ATTENDEE", "EXDATE", "RRULE", "DTSTART", "DTEND"):
+        assert new_master[name].to_ical() == old_master[name].to_ical(), name
+    assert [a.to_ical() for a in new_master.walk("VALARM")] == [
+        a.to_ical() for a in old_master.walk("VALARM")
+    ]
+    overrides = [c for c in after.walk("VEVENT") if "RECURRENCE-ID" in c]
+    assert [str(c["SUMMARY"]) for c in overrides] == ["Standup (moved)"]
+    assert int(new_master["SEQUENCE"]) == 1
+
+
+def test_moving_an_event_keeps_its_duration() -> None:
+    new_start = datetime(2026, 11, 24, 10, 0, tzinfo=BERLIN)
+    patched = ical.patch_event(SERIES, ical.EventChanges(start=new_start))
+    view = ical.event_view(ical.master(ical.load(patched), "VEVENT"), recurring=True)
+    assert (view["start"], view["end"]) == ("2026-11-24T10:00:00+01:00", "2026-11-24T10:30:00+01:00")
+
+
+def test_a_built_event_carries_timezone_alarm_attendees_and_rule() -> None:
+    ics = ical.build_event(
+        "u-1",
+        ical.EventChanges(
+            summary="Planning",
+            start=datetime(2026, 3, 29, 10, 0, tzinfo=BERLIN),  # the day clocks change in Berlin
+            end=datetime(2026, 3, 29, 11, 0, tzinfo=BERLIN),
+            rrule="FREQ=DAILY;COUNT=2",
+            reminders=[15, 60],
+            attendees=[ical.Attendee("ann@example.com", "Ann")],
+        ),
+    )
+    assert "BEGIN:VTIMEZONE" in ics
+    assert "TZID:Europe/Berlin" in ics
+    view = ical.event_view(ical.master(ical.load(ics), "VEVENT"), recurring=True)
+    assert view["start"] == "2026-03-29T10:00:00+02:00"
+    assert view["timezone"] == "Europe/Berlin"
+    assert view["reminders"] == [15, 60]
+    assert view["attendees"] == [{"email": "ann@example.com", "name": "Ann", "status": "NEEDS-ACTION"}]
+    assert view["recurrence"] == "FREQ=DAILY;COUNT=2"
+
+
+def test_all_day_events_are_dates() -> None:
+    ics = ical.build_event(
+        "d", ical.EventChanges(summary="Trip", start=date(2026, 12, 1), end=date(2026, 12, 4))
+    )
+    [(occurrence, _)] = ical.expand_events(ics, *window("2026-12-02", "2026-12-03"))
+    view = ical.event_view(occurrence, recurring=False)
+    assert (view["start"], view["end"], view["all_day"]) == ("2026-12-01", "2026-12-04", True)
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        (ical.EventChanges(summary="x", start=date(2026, 1, 2), end=date(2026, 1, 1)), "end must be after"),
+        (
+            ical.EventChanges(summary="x", start=date(2026, 1, 2), end=datetime(2026, 1, 3, tzinfo=UTC)),
+            "must both be dates",
+        ),
+        (ical.EventChanges(summary="x", start=date(2026, 1, 2), rrule="FREQ=SOMETIMES"), "not a valid RRULE"),
+        (ical.EventChanges(summary="x", start=date(2026, 1, 2), reminders=[-5]), "0 or more"),
+        (
+            ical.EventChanges(summary="x", start=date(2026, 1, 2), attendees=[ical.Attendee("not-an-email")]),
+            "not an e-mail",
+        ),
+        (ical.EventChanges(summary="", start=date(2026, 1, 2)), "needs a summary"),
+    ],
+)
+def test_bad_event_input_is_refused(changes: ical.EventChanges, message: str) -> None:
+    with pytest.raises(InvalidInput, match=message):
+        ical.build_event("x", changes)
+
+
+def test_times_are_parsed_in_the_given_zone_unless_they_carry_an_offset() -> None:
+    assert ical.parse_moment("2026-11-23", BERLIN) == date(2026, 11, 23)
+    assert ical.parse_moment("2026-11-23T10:00", BERLIN) == datetime(2026, 11, 23, 10, tzinfo=BERLIN)
+    assert ical.parse_moment("2026-11-23T10:00Z", BERLIN).utcoffset() == timedelta(0)
+    with pytest.raises(InvalidInput, match="not an ISO 8601"):
+        ical.parse_moment("next tuesday", BERLIN)
+    with pytest.raises(InvalidInput, match="unknown time zone"):
+        ical.zone("Mars/Olympus")
+
+
+def test_tasks_complete_and_reopen() -> None:
+    ics = ical.build_todo("t", ical.TodoChanges(summary="File taxes", due=date(2026, 12, 31), priority=1))
+    done = ical.todo_view(
+        ical.master(ical.load(ical.patch_todo(ics, ical.TodoChanges(completed=True))), "VTODO")
+    )
+    assert (done["status"], done["completed"], done["percent_complete"]) == ("COMPLETED", True, 100)
+    assert done["completed_at"] is not None
+    reopened_ics = ical.patch_todo(
+        ical.patch_todo(ics, ical.TodoChanges(completed=True)), ical.TodoChanges(completed=False)
+    )
+    reopened = ical.todo_view(ical.master(ical.load(reopened_ics), "VTODO"))
+    assert (reopened["status"], reopened["completed"], reopened["completed_at"]) == (
+        "NEEDS-ACTION",
+        False,
+        None,
+    )
+    assert reopened["due"] == "2026-12-31"
+    assert reopened["priority"] == 1
+
+
+def _event(start: datetime, end: datetime, **props: str) -> icalendar.Event:
+    event = icalendar.Event()
+    event.add("DTSTART", start)
+    event.add("DTEND", end)
+    for name, value in props.items():
+        event.add(name, value)
+    return event
+
+
+def test_free_slots_skip_busy_time_weekends_and_non_working_hours() -> None:
+    """Mon 10-11 busy; a transparent and a cancelled event do not block; Sat/Sun skipped."""
+    monday = datetime(2026, 11, 23, tzinfo=BERLIN)
+    occurrences = [
+        _event(monday.replace(hour=10), monday.replace(hour=11)),
+        _event(monday.replace(hour=13), monday.replace(hour=14), TRANSP="TRANSPARENT"),
+        _event(monday.replace(hour=15), monday.replace(hour=16), STATUS="CANCELLED"),
+    ]
+    slots = ical.free_slots(
+        ical.busy_intervals(occurrences, BERLIN),
+        start=monday - timedelta(days=2),  # Saturday
+        end=monday + timedelta(days=1),
+        duration=timedelta(minutes=60),
+        day_start=time(9),
+        day_end=time(17),
+        tz=BERLIN,
+        weekdays={0, 1, 2, 3, 4},
+    )
+    assert [(s.isoformat(), e.isoformat()) for s, e in slots] == [
+        ("2026-11-23T09:00:00+01:00", "2026-11-23T10:00:00+01:00"),
+        ("2026-11-23T11:00:00+01:00", "2026-11-23T17:00:00+01:00"),
+    ]
+
+
+def test_gaps_shorter_than_the_duration_are_not_offered() -> None:
+    monday = datetime(2026, 11, 23, tzinfo=BERLIN)
+    busy = [(monday.replace(hour=9, minute=30), monday.replace(hour=16, minute=45))]
+    slots = ical.free_slots(
+        busy,
+        start=monday,
+        end=monday + timedelta(days=1),
+        duration=timedelta(minutes=45),
+        day_start=time(9),
+        day_end=time(17),
+        tz=BERLIN,
+        weekdays={0},
+    )
+    assert slots == []
