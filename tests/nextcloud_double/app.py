@@ -26,6 +26,7 @@ from starlette.types import Receive, Scope, Send
 
 from tests.nextcloud_double import ocs_api
 from tests.nextcloud_double.dav import CALENDARS_PREFIX, FILES_PREFIX, make_radicale, make_wsgidav
+from tests.nextcloud_double.dav_extras import CalendarTrash, create_calendar, search_files
 from tests.nextcloud_double.notes_api import NotesStore, notes_endpoint
 from tests.nextcloud_double.users import Account, Accounts, Caller
 
@@ -52,7 +53,13 @@ class NextcloudDouble:
         self.notes = NotesStore(data_dir / "files")
         self.files_root = data_dir / "files"
         self._wsgidav = WSGIMiddleware(make_wsgidav(self.files_root, self.accounts), workers=16)
-        self._radicale = WSGIMiddleware(make_radicale(data_dir / "calendars", self.accounts), workers=8)
+        radicale = make_radicale(data_dir / "calendars", self.accounts)
+        for account in self.accounts:  # Nextcloud gives every user a "Personal" calendar
+            create_calendar(
+                radicale, account.id, self.accounts.inner_authorization(account.id), "personal", "Personal"
+            )
+        self._radicale = WSGIMiddleware(radicale, workers=8)
+        self.calendar_trash = CalendarTrash(data_dir / "calendars" / "collections" / "collection-root")
         self.requests: collections.deque[Recorded] = collections.deque(maxlen=20_000)
         # Test hooks: (method, path prefix) -> list of statuses to answer before behaving normally.
         self.injected: dict[tuple[str, str], list[int]] = {}
@@ -161,11 +168,22 @@ class NextcloudDouble:
 
     async def _dav(self, scope: Scope, receive: Receive, send: Send, caller: Caller) -> None:
         path: str = scope["path"]
+        method: str = scope["method"]
         headers = [(k, v) for k, v in scope["headers"] if k != b"authorization"]
         headers.append((b"authorization", self.accounts.inner_authorization(caller.user_id).encode()))
         inner = dict(scope, headers=headers)
-        if path.startswith(FILES_PREFIX + "/"):
+        calendar = _calendar_path(path)
+        if method == "SEARCH" and path.rstrip("/") == "/remote.php/dav":
+            body = await Request(scope, receive).body()
+            await search_files(body, caller.user_id, self.files_root)(scope, receive, send)
+        elif path.startswith(FILES_PREFIX + "/"):
             await self._wsgidav(dict(inner, root_path=""), receive, send)
+        elif calendar and calendar[0] == caller.user_id and calendar[1] and method == "DELETE":
+            await self._delete_calendar(scope, receive, send, inner, calendar[0], calendar[1])
+        elif calendar and calendar[0] == caller.user_id and not calendar[1] and method == "PROPFIND":
+            await self._home_with_trash(inner, receive, send, caller.user_id)
+        elif path.startswith(CALENDARS_PREFIX) and method == "DELETE":
+            await self._delete_object(inner, receive, send)
         elif path.startswith(CALENDARS_PREFIX):
             await self._radicale(dict(inner, root_path=CALENDARS_PREFIX), receive, send)
         elif path.rstrip("/") == "/remote.php/dav":
@@ -174,3 +192,64 @@ class NextcloudDouble:
             await self._radicale(root, receive, send)
         else:
             await Response(status_code=404)(scope, receive, send)
+
+    async def _delete_calendar(
+        self, scope: Scope, receive: Receive, send: Send, inner: Scope, user: str, cal_id: str
+    ) -> None:
+        permanent = Request(scope).headers.get("x-nc-caldav-no-trashbin") == "1"
+        trash = self.calendar_trash
+        if trash.purge(user, cal_id) if permanent else trash.move_to_trash(user, cal_id):
+            await Response(status_code=204)(scope, receive, send)
+        else:
+            await self._delete_object(inner, receive, send)
+
+    async def _captured(self, inner: Scope, receive: Receive) -> tuple[int, list[Any], bytes]:
+        """Radicale's whole answer (uncompressed), for the front door to adjust."""
+        start: dict[str, Any] = {}
+        body = bytearray()
+
+        async def capture(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                start.update(message)
+            else:
+                body.extend(message.get("body", b""))
+
+        plain = [(k, v) for k, v in inner["headers"] if k.lower() != b"accept-encoding"]
+        await self._radicale(dict(inner, root_path=CALENDARS_PREFIX, headers=plain), receive, capture)
+        headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+        return int(start.get("status", 500)), headers, bytes(body)
+
+    async def _home_with_trash(self, inner: Scope, receive: Receive, send: Send, user: str) -> None:
+        """Radicale's answer for the calendar home, with the trashed calendars added."""
+        status, headers, text = await self._captured(inner, receive)
+        extra = self.calendar_trash.listing(user).encode()
+        if status == 207 and extra:
+            close = text.rfind(b"</")
+            text = text[:close] + extra + text[close:]
+        await _send_whole(send, status, headers, text)
+
+    async def _delete_object(self, inner: Scope, receive: Receive, send: Send) -> None:
+        """Radicale answers a DELETE with 200 and a body; Nextcloud with 204 and none."""
+        status, headers, text = await self._captured(inner, receive)
+        if status == 200:
+            status, text = 204, b""
+            headers = [(k, v) for k, v in headers if k.lower() != b"content-type"]
+        await _send_whole(send, status, headers, text)
+
+
+async def _send_whole(send: Send, status: int, headers: list[Any], body: bytes) -> None:
+    headers = [*headers, (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _calendar_path(path: str) -> tuple[str, str] | None:
+    """(user, calendar id or '') for /remote.php/dav/calendars/<user>/[<calendar>/]."""
+    if not path.startswith(CALENDARS_PREFIX + "/"):
+        return None
+    parts = [p for p in path[len(CALENDARS_PREFIX) :].split("/") if p]
+    if len(parts) == 1:
+        return parts[0], ""
+    if len(parts) == 2:
+        return parts[0], parts[1]
+    return None

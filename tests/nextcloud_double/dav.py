@@ -44,7 +44,7 @@ def make_wsgidav(root: Path, accounts: Accounts) -> Any:
         folder = root / account.id
         folder.mkdir(parents=True, exist_ok=True)
         share = f"{FILES_PREFIX}/{account.id}"
-        mapping[share] = _Provider(str(folder), readonly=False)
+        mapping[share] = _Provider(str(folder), readonly=False, fs_opts={})
         users[share] = {account.id: {"password": account.internal_password}}
     app = WsgiDAVApp(
         {

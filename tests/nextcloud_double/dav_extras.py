@@ -1,0 +1,204 @@
+"""Nextcloud behaviour the inner DAV servers do not have, added at the double's front door:
+
+- every user has a `personal` calendar, as Nextcloud creates one;
+- DASL `SEARCH` at `/remote.php/dav/` over the user's files (RFC 5323, the subset Nextcloud
+  documents: like/eq/gt/gte/lt/lte on displayname, getcontenttype, getlastmodified, oc:size;
+  and/or; nresults);
+- deleting a calendar moves it to a trash bin: it stays in the home's PROPFIND with resourcetype
+  `nc:deleted-calendar` (recorded in `caldav_home_after_delete.txt`) until deleted with
+  `X-NC-CalDAV-No-Trashbin: 1`.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import fnmatch
+import io
+import json
+import mimetypes
+import shutil
+import sys
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, unquote
+from xml.etree import ElementTree
+from xml.sax.saxutils import escape
+
+from starlette.responses import Response
+from wsgidav import util as wsgidav_util
+
+__all__ = ["CalendarTrash", "create_calendar", "search_files"]
+
+D = "{DAV:}"
+OC = "{http://owncloud.org/ns}"
+
+
+def wsgi_call(app: Callable[..., Any], method: str, script: str, path: str, body: bytes, auth: str) -> int:
+    """Call a WSGI app directly (used once per user to set up what Nextcloud would have)."""
+    status: list[str] = []
+    environ = {
+        "REQUEST_METHOD": method,
+        "SCRIPT_NAME": script,
+        "PATH_INFO": path,
+        "QUERY_STRING": "",
+        "SERVER_NAME": "localhost",
+        "SERVER_PORT": "80",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "CONTENT_LENGTH": str(len(body)),
+        "CONTENT_TYPE": "application/xml",
+        "HTTP_AUTHORIZATION": auth,
+        "wsgi.version": (1, 0),
+        "wsgi.url_scheme": "http",
+        "wsgi.input": io.BytesIO(body),
+        "wsgi.errors": sys.stderr,
+        "wsgi.multithread": False,
+        "wsgi.multiprocess": False,
+        "wsgi.run_once": False,
+    }
+    chunks = app(environ, lambda s, headers, exc_info=None: status.append(s))
+    for _ in chunks:
+        pass
+    return int(status[0].split()[0])
+
+
+def create_calendar(
+    radicale: Callable[..., Any], user: str, auth: str, cal_id: str, name: str, color: str = "#0082c9"
+) -> int:
+    body = (
+        '<?xml version="1.0"?><c:mkcalendar xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav" '
+        'xmlns:x1="http://apple.com/ns/ical/"><d:set><d:prop>'
+        f"<d:displayname>{escape(name)}</d:displayname><x1:calendar-color>{color}</x1:calendar-color>"
+        '<c:supported-calendar-component-set><c:comp name="VEVENT"/><c:comp name="VTODO"/>'
+        "</c:supported-calendar-component-set></d:prop></d:set></c:mkcalendar>"
+    )
+    return wsgi_call(
+        radicale, "MKCALENDAR", "/remote.php/dav/calendars", f"/{user}/{cal_id}/", body.encode(), auth
+    )
+
+
+class CalendarTrash:
+    """Calendars deleted without `X-NC-CalDAV-No-Trashbin`: kept aside and still listed."""
+
+    def __init__(self, collections: Path) -> None:
+        self.collections = collections  # Radicale's collection-root
+        self.trash = collections.parent / "trash"
+        self.deleted: dict[tuple[str, str], str] = {}  # (user, calendar id) -> display name
+
+    def move_to_trash(self, user: str, cal_id: str) -> bool:
+        source = self.collections / user / cal_id
+        if not source.is_dir():
+            return False
+        props = source / ".Radicale.props"
+        name = cal_id
+        if props.exists():
+            name = json.loads(props.read_text()).get("D:displayname", cal_id)
+        target = self.trash / user / cal_id
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(target, ignore_errors=True)
+        source.rename(target)
+        self.deleted[(user, cal_id)] = name
+        return True
+
+    def purge(self, user: str, cal_id: str) -> bool:
+        if self.deleted.pop((user, cal_id), None) is None:
+            return False
+        shutil.rmtree(self.trash / user / cal_id, ignore_errors=True)
+        return True
+
+    def listing(self, user: str) -> str:
+        """`<d:response>` entries for the user's deleted calendars, shaped like the recording."""
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        return "".join(
+            f'<D:response xmlns:D="DAV:">'
+            f"<D:href>/remote.php/dav/calendars/{quote(user)}/{quote(cal)}/</D:href>"
+            f"<D:propstat><D:prop><D:displayname>{escape(name)}</D:displayname><D:resourcetype><D:collection/>"
+            '<x1:deleted-calendar xmlns:x1="http://nextcloud.com/ns"/></D:resourcetype>'
+            f'<x1:deleted-at xmlns:x1="http://nextcloud.com/ns">{now}</x1:deleted-at></D:prop>'
+            "<D:status>HTTP/1.1 200 OK</D:status></D:propstat></D:response>"
+            for (owner, cal), name in self.deleted.items()
+            if owner == user
+        )
+
+
+def _value(entry: Path, prop: str) -> Any:
+    if prop == f"{D}displayname":
+        return entry.name
+    if prop == f"{D}getcontenttype":
+        return "httpd/unix-directory" if entry.is_dir() else mimetypes.guess_type(entry.name)[0] or ""
+    if prop == f"{D}getlastmodified":
+        return int(entry.stat().st_mtime)
+    if prop == f"{OC}size":
+        return entry.stat().st_size
+    raise ValueError(f"unsupported search property {prop}")
+
+
+def _matches(entry: Path, where: ElementTree.Element) -> bool:
+    op = where.tag.removeprefix(D)
+    if op in ("and", "or"):
+        results = [_matches(entry, child) for child in where]
+        return all(results) if op == "and" else any(results)
+    prop_element = where.find(f"{D}prop")
+    assert prop_element is not None
+    prop = prop_element[0].tag
+    literal = where.findtext(f"{D}literal") or ""
+    value = _value(entry, prop)
+    if op == "like":
+        pattern = literal.replace("%", "*").replace("_", "?")
+        return fnmatch.fnmatchcase(str(value).lower(), pattern.lower())
+    if isinstance(value, int):
+        number = int(literal) if literal.isdigit() else int(datetime.fromisoformat(literal).timestamp())
+        return {"eq": value == number, "gt": value > number, "gte": value >= number,
+                "lt": value < number, "lte": value <= number}[op]  # fmt: skip
+    if op == "eq":
+        return str(value) == literal
+    raise ValueError(f"unsupported operator {op}")
+
+
+def _etag(entry: Path) -> str:
+    """The same ETag WsgiDAV (files) and the double (folders) give in listings."""
+    if entry.is_dir():
+        stat = entry.stat()
+        return f"{stat.st_ino:x}{stat.st_mtime_ns:x}"
+    return str(wsgidav_util.get_file_etag(str(entry)))
+
+
+def search_files(body: bytes, user: str, files_root: Path) -> Response:
+    """Answer a DASL SEARCH for `user` (the scope must be inside the user's own files)."""
+    request = ElementTree.fromstring(body)
+    basic = request.find(f"{D}basicsearch")
+    if basic is None:
+        return Response("expected d:basicsearch", status_code=400)
+    scope = unquote(basic.findtext(f"{D}from/{D}scope/{D}href") or "").rstrip("/")
+    prefix = f"/files/{user}"
+    if scope != prefix and not scope.startswith(prefix + "/"):
+        return Response("search scope must be inside your own files", status_code=400)
+    root = files_root / user
+    base = root / scope[len(prefix) :].lstrip("/")
+    if not base.is_dir():
+        return Response(status_code=404)
+    where = basic.find(f"{D}where")
+    condition = where[0] if where is not None and len(where) else None
+    limit = int(basic.findtext(f"{D}limit/{D}nresults") or 100)
+    matches = [p for p in base.rglob("*") if condition is None or _matches(p, condition)]
+    matches.sort(key=lambda p: p.stat().st_mtime, reverse=True)
+    out = ['<?xml version="1.0"?><d:multistatus xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns">']
+    for entry in matches[:limit]:
+        relative = entry.relative_to(root).as_posix()
+        href = f"/remote.php/dav/files/{quote(user)}/{quote(relative)}" + ("/" if entry.is_dir() else "")
+        stat = entry.stat()
+        kind = "<d:collection/>" if entry.is_dir() else ""
+        length = "" if entry.is_dir() else f"<d:getcontentlength>{stat.st_size}</d:getcontentlength>"
+        content_type = escape(_value(entry, f"{D}getcontenttype"))
+        mime = "" if entry.is_dir() else f"<d:getcontenttype>{content_type}</d:getcontenttype>"
+        out.append(
+            f"<d:response><d:href>{href}</d:href><d:propstat><d:prop>"
+            f"<d:displayname>{escape(entry.name)}</d:displayname><d:resourcetype>{kind}</d:resourcetype>"
+            f"<d:getlastmodified>{email.utils.formatdate(stat.st_mtime, usegmt=True)}</d:getlastmodified>"
+            f'<d:getetag>"{_etag(entry)}"</d:getetag>{length}{mime}'
+            f"<oc:fileid>{stat.st_ino}</oc:fileid><oc:size>{stat.st_size}</oc:size>"
+            "</d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"
+        )
+    out.append("</d:multistatus>")
+    return Response("".join(out), status_code=207, media_type="application/xml; charset=utf-8")
