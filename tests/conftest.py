@@ -50,6 +50,15 @@ def settings(double_url: str) -> Settings:
 
 
 @pytest.fixture
+def mcp_url(settings: Settings) -> Iterator[str]:
+    """The MCP endpoint of the server (in-process uvicorn) configured for the double."""
+    from tests.mcp_clients import running_app
+
+    with running_app(settings) as base:
+        yield f"{base}/mcp"
+
+
+@pytest.fixture
 def server_env(double_url: str) -> dict[str, str]:
     """The environment a user would give the server process (as in Claude Desktop's config)."""
     return {

@@ -54,6 +54,22 @@ WEBDAV_SEQUENCE = [
     "webdav_delete_dir",
 ]
 
+CALDAV_SEQUENCE = [
+    "caldav_put_event",
+    "caldav_get_event",
+    "caldav_put_event_again_412",
+    "caldav_report_multiget",
+    "caldav_report_query",
+    "caldav_mkcalendar",
+    "caldav_put_todo",
+    "caldav_report_todos",
+    "caldav_update_event_ifmatch",
+    "caldav_delete_event",
+    "caldav_delete_calendar_to_trash",
+    "caldav_home_after_delete",
+    "caldav_delete_calendar_permanent",
+]
+
 SEEN_ONCE_HEADERS = ("etag", "x-notes-api-versions", "x-notes-chunk-cursor")
 DAV = "{DAV:}"
 
@@ -79,6 +95,11 @@ class Replayer:
             for key in ("id", "etag"):
                 if key in recorded and key in actual and str(recorded[key]) not in self.values:
                     self.values[str(recorded[key])] = str(actual[key])
+
+    def learn_etag(self, recording: Recording, response: httpx.Response) -> None:
+        recorded, actual = recording.headers.get("etag"), response.headers.get("etag")
+        if recorded and actual and recorded.strip('"') not in self.values:
+            self.values[recorded.strip('"')] = actual.strip('"')
 
     def replay(self, recording: Recording) -> httpx.Response:
         assert recording.method
@@ -199,3 +220,37 @@ def test_bearer_tokens_are_refused_by_the_notes_api_as_recorded(double_url: str)
     recorded = load("oauth2_bearer_notes_list")
     assert response.status_code == recorded.status == 401
     assert response.json() == json.loads(recorded.body)
+
+
+def test_search_answers_like_the_recorded_nextcloud(replayer: Replayer) -> None:
+    """The recorded DASL SEARCH for '%.txt' finds the same files after the same uploads."""
+    for name in ("webdav_mkcol", "webdav_put_new", "webdav_copy", "webdav_move"):
+        assert replayer.replay(load(name)).status_code == load(name).status
+    recorded = load("webdav_search")
+    response = replayer.replay(recorded)
+    assert response.status_code == 207
+    assert set(_hrefs(response.text)) == set(_hrefs(recorded.body)) - {
+        "/remote.php/dav/files/admin/welcome.txt"
+    }
+
+
+def test_caldav_answers_like_the_recorded_nextcloud(replayer: Replayer) -> None:
+    """Statuses and ETags of the recorded CalDAV session match on Radicale behind the double,
+    including Nextcloud's calendar trash bin: a deleted calendar stays listed as deleted until it
+    is deleted again with X-NC-CalDAV-No-Trashbin."""
+    for name in CALDAV_SEQUENCE:
+        recording = load(name)
+        response = replayer.replay(recording)
+        assert response.status_code == recording.status, name
+        assert ("etag" in recording.headers) <= ("etag" in response.headers), name
+        replayer.learn_etag(recording, response)
+        if name == "caldav_get_event":
+            assert "SUMMARY:Test meeting" in response.text
+        if name in ("caldav_report_multiget", "caldav_report_query", "caldav_report_todos"):
+            assert set(_hrefs(response.text)) == set(_hrefs(recording.body)), name
+        if name == "caldav_home_after_delete":
+            listing = _hrefs(response.text)
+            assert "/remote.php/dav/calendars/admin/mcp-cal" in listing
+            assert "deleted-calendar" in response.text
+    home = replayer.replay(load("caldav_home_after_delete"))
+    assert "/remote.php/dav/calendars/admin/mcp-cal" not in _hrefs(home.text)

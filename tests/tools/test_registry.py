@@ -27,7 +27,7 @@ def test_names_are_unique_prefixed_and_described() -> None:
     assert len(names) == len(set(names))
     for spec in specs:
         assert spec.name.startswith("nc_"), spec.name
-        assert len(spec.description) > 20, spec.name
+        assert len(spec.description) > 60, spec.name  # enough for a model to act on
         assert spec.annotations.read_only_hint is spec.read_only
         assert spec.annotations.destructive_hint is spec.destructive
         assert spec.meta == {"nextcloud-mcp/scopes": list(spec.scopes)}

@@ -1,0 +1,222 @@
+"""The files toolset over MCP against real WsgiDAV behind the Nextcloud double."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from mcp.types import BlobResourceContents, EmbeddedResource
+
+from nextcloud_mcp_server.config import Settings
+from nextcloud_mcp_server.nextcloud import paths
+from nextcloud_mcp_server.nextcloud.auth import BasicCredential
+from nextcloud_mcp_server.nextcloud.client import NextcloudClient
+from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
+from tests.conftest import ADMIN_APP_PASSWORD
+from tests.mcp_clients import http_session, running_app, structured
+from tests.nextcloud_double import NextcloudDouble
+
+pytestmark = pytest.mark.integration
+
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+)
+
+
+def _text(result: Any) -> str:
+    return "\n".join(getattr(block, "text", "") for block in result.content)
+
+
+async def test_a_files_session_from_folder_to_search_to_delete(mcp_url: str, double: NextcloudDouble) -> None:
+    """Every files tool in one realistic session; the disk under WsgiDAV is checked as we go."""
+    disk = double.user_files("admin")
+    name = "Projects/2026/plan notes é#?.md"
+    async with http_session(mcp_url) as session:
+        made = structured(
+            await session.call_tool("nc_webdav_create_directory", {"path": "Projects/2026", "parents": True})
+        )
+        assert made == {"path": "/Projects/2026", "type": "directory"}
+        assert (disk / "Projects" / "2026").is_dir()
+
+        written = structured(
+            await session.call_tool("nc_webdav_write_file", {"path": name, "content": "# Plan\n"})
+        )
+        assert written["created"] is True
+        assert (disk / name).read_text() == "# Plan\n"
+
+        listed = structured(await session.call_tool("nc_webdav_list_directory", {"path": "Projects/2026"}))
+        [entry] = listed["entries"]
+        assert (entry["name"], entry["type"], entry["size"]) == ("plan notes é#?.md", "file", 7)
+        assert entry["etag"]
+        assert entry["mime"].startswith("text/markdown")
+
+        read = await session.call_tool("nc_webdav_read_file", {"path": name})
+        assert read.content[1].text == "# Plan\n"  # type: ignore[union-attr]
+        assert structured(read)["next_offset"] is None
+
+        again = await session.call_tool("nc_webdav_write_file", {"path": name, "content": "lost?"})
+        assert again.is_error
+        assert "already exists; pass overwrite=true" in _text(again)
+        replaced = structured(
+            await session.call_tool(
+                "nc_webdav_write_file", {"path": name, "content": "v2", "overwrite": True}
+            )
+        )
+        assert replaced["created"] is False
+        stale = await session.call_tool(
+            "nc_webdav_write_file", {"path": name, "content": "v3", "if_match": entry["etag"]}
+        )
+        assert stale.is_error
+        assert "changed since its etag was read" in _text(stale)
+        assert (disk / name).read_text() == "v2"
+
+        copied = structured(
+            await session.call_tool(
+                "nc_webdav_copy_resource", {"source": name, "destination": "Projects/copy.md"}
+            )
+        )
+        assert copied["replaced"] is False
+        refused = await session.call_tool(
+            "nc_webdav_copy_resource", {"source": name, "destination": "Projects/copy.md"}
+        )
+        assert refused.is_error
+        assert "target exists: /Projects/copy.md" in _text(refused)
+        nowhere = await session.call_tool(
+            "nc_webdav_move_resource", {"source": "Projects/copy.md", "destination": "Archive/copy.md"}
+        )
+        assert nowhere.is_error
+        assert "the folder /Archive does not exist" in _text(nowhere)
+        await session.call_tool("nc_webdav_create_directory", {"path": "Archive"})
+        moved = structured(
+            await session.call_tool(
+                "nc_webdav_move_resource", {"source": "Projects/copy.md", "destination": "Archive/copy.md"}
+            )
+        )
+        assert moved == {"source": "/Projects/copy.md", "destination": "/Archive/copy.md", "replaced": False}
+        assert (disk / "Archive" / "copy.md").read_text() == "v2"
+        assert not (disk / "Projects" / "copy.md").exists()
+
+        found = structured(await session.call_tool("nc_webdav_search_files", {"name_pattern": "*.md"}))
+        assert sorted(f["path"] for f in found["files"]) == ["/Archive/copy.md", "/" + name]
+        later = structured(
+            await session.call_tool("nc_webdav_search_files", {"modified_since": "2100-01-01T00:00:00Z"})
+        )
+        assert later["files"] == []
+
+        deleted = structured(await session.call_tool("nc_webdav_delete_resource", {"path": "Projects"}))
+        assert deleted == {"path": "/Projects", "type": "directory"}
+        assert not (disk / "Projects").exists()
+        gone = await session.call_tool("nc_webdav_read_file", {"path": name})
+        assert gone.is_error
+        assert "no file or folder at /Projects/2026" in _text(gone)
+
+
+async def test_binary_files_come_back_as_blob_resources(mcp_url: str) -> None:
+    """A PNG written as base64 reads back as an embedded blob with its MIME type, byte for byte."""
+    encoded = base64.b64encode(PNG).decode()
+    async with http_session(mcp_url) as session:
+        await session.call_tool(
+            "nc_webdav_write_file", {"path": "pixel.png", "content": encoded, "encoding": "base64"}
+        )
+        read = await session.call_tool("nc_webdav_read_file", {"path": "pixel.png"})
+    meta = structured(read)
+    assert (meta["mime"], meta["encoding"], meta["size"]) == ("image/png", None, len(PNG))
+    blob = read.content[1]
+    assert isinstance(blob, EmbeddedResource)
+    assert isinstance(blob.resource, BlobResourceContents)
+    assert blob.resource.mime_type == "image/png"
+    assert base64.b64decode(blob.resource.blob) == PNG
+
+
+async def test_large_text_is_read_in_pages_that_never_split_a_character(settings: Settings) -> None:
+    """With a 1001-byte cap per call, a text of two-byte letters is read page by page; joined, the
+    pages are the file, and no page ends in half a character."""
+    text = "é" * 1500 + "\nend"
+    capped = settings.model_copy(update={"files_max_read_bytes": 1001})
+    pages = []
+    with running_app(capped) as base:
+        async with http_session(f"{base}/mcp") as session:
+            await session.call_tool("nc_webdav_write_file", {"path": "long.txt", "content": text})
+            offset: int | None = 0
+            while offset is not None:
+                result = await session.call_tool(
+                    "nc_webdav_read_file", {"path": "long.txt", "offset": offset}
+                )
+                meta = structured(result)
+                assert meta["length"] <= 1001
+                assert meta["offset"] == offset
+                pages.append(result.content[1].text)  # type: ignore[union-attr]
+                offset = meta["next_offset"]
+    assert len(pages) == 4
+    assert "".join(pages) == text
+
+
+async def test_a_folder_listing_is_sorted_and_paged(mcp_url: str, double: NextcloudDouble) -> None:
+    folder = double.user_files("admin") / "many"
+    folder.mkdir()
+    for i in range(30):
+        (folder / f"file-{i:02}.txt").write_text(str(i))
+    (folder / "zz-sub").mkdir()
+    async with http_session(mcp_url) as session:
+        page = structured(
+            await session.call_tool("nc_webdav_list_directory", {"path": "/many", "limit": 10, "offset": 1})
+        )
+    assert page["total"] == 31
+    assert [e["name"] for e in page["entries"]] == [f"file-{i:02}.txt" for i in range(10)]
+    async with http_session(mcp_url) as session:
+        first = structured(await session.call_tool("nc_webdav_list_directory", {"path": "/many", "limit": 1}))
+    assert (first["entries"][0]["name"], first["entries"][0]["type"]) == (
+        "zz-sub",
+        "directory",
+    )  # folders first
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["../outside.txt", "a/%2e%2e/b.txt", "https://evil.example/x", "x\x00y", "a\\b"],
+)
+async def test_paths_that_could_escape_are_refused_before_any_request(
+    mcp_url: str, double: NextcloudDouble, path: str
+) -> None:
+    async with http_session(mcp_url) as session:
+        result = await session.call_tool("nc_webdav_write_file", {"path": path, "content": "x"})
+    assert result.is_error
+    assert "invalid input" in _text(result)
+    assert not [r for r in double.requests if r.method == "PUT"]
+
+
+name_segment = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="/\\"),
+    min_size=1,
+    max_size=24,
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=name_segment)
+def test_any_accepted_name_round_trips_through_write_list_and_read(double_url: str, name: str) -> None:
+    """Arbitrary names (spaces, unicode, #, ?, %) that the path check accepts are written, listed
+    and read back unchanged through real WsgiDAV."""
+    try:
+        cleaned = paths.clean(f"prop/{name}")
+    except paths.InvalidPath:
+        return
+    content = f"content of {name}".encode()
+
+    async def round_trip() -> None:
+        http = NextcloudHTTP(double_url)
+        try:
+            files = await NextcloudClient(http, BasicCredential("admin", ADMIN_APP_PASSWORD)).files()
+            await files.write(cleaned, content, overwrite=True, create_parents=True)
+            names = [e.name async for e in files.iter_directory("prop")]
+            assert cleaned.rpartition("/")[2] in names
+            page = await files.read(cleaned, length=1024)
+            assert page.data == content
+        finally:
+            await http.aclose()
+
+    asyncio.run(round_trip())
