@@ -1,7 +1,8 @@
 """`create_app(settings)`: the Starlette app for the streamable HTTP transport.
 
-Routes: `/mcp` (MCP, stateful sessions) and `/health`. The lifespan owns the runtime (HTTP pool)
-and the MCP session manager.
+Routes: `/mcp` (MCP, stateful sessions), `/health`, and in OAuth mode the protected resource
+metadata (RFC 9728). Every route is behind the Host/Origin guard. The lifespan owns the runtime
+(HTTP pools, verifier) and the MCP session manager.
 """
 
 from __future__ import annotations
@@ -10,17 +11,31 @@ import ipaddress
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
+from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
 from nextcloud_mcp_server import __version__
+from nextcloud_mcp_server.auth.resource_server import (
+    RequireBearer,
+    StepUpGate,
+    metadata_url,
+    protected_resource_metadata,
+)
+from nextcloud_mcp_server.auth.scopes import advertised
 from nextcloud_mcp_server.config import Settings
+from nextcloud_mcp_server.http_guard import HostOriginGuard
 from nextcloud_mcp_server.runtime import Runtime
 from nextcloud_mcp_server.server import build_server
+from nextcloud_mcp_server.tools import all_tools
 
 __all__ = ["create_app", "is_loopback", "transport_security"]
 
@@ -59,8 +74,9 @@ async def _health(request: Request) -> JSONResponse:
 def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Starlette:
     runtime = runtime or Runtime(settings)
     mcp = build_server(settings, runtime)
+    security = transport_security(settings)
     # Creates the session manager; its own Starlette app is not used.
-    mcp.streamable_http_app(transport_security=transport_security(settings), host=settings.mcp_host)
+    mcp.streamable_http_app(transport_security=security, host=settings.mcp_host)
     manager = mcp.session_manager
 
     @asynccontextmanager
@@ -68,8 +84,39 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Starlet
         async with runtime, manager.run():
             yield
 
-    routes = [
-        Route("/mcp", endpoint=StreamableHTTPASGIApp(manager)),
-        Route("/health", endpoint=_health, methods=["GET"]),
+    endpoint: ASGIApp = StreamableHTTPASGIApp(manager)
+    routes = [Route("/health", endpoint=_health, methods=["GET"])]
+    middleware = [
+        Middleware(
+            HostOriginGuard, allowed_hosts=security.allowed_hosts, allowed_origins=security.allowed_origins
+        )
     ]
-    return Starlette(routes=routes, lifespan=lifespan)
+    if settings.oauth_enabled:
+        resource = settings.mcp_public_url or ""
+        meta_url = metadata_url(resource)
+        tools = all_tools()
+        document = protected_resource_metadata(
+            resource,
+            settings.oidc_issuer or "",
+            advertised({s for t in tools for s in t.scopes}, settings.oauth_scope_style),
+        )
+
+        async def metadata(request: Request) -> JSONResponse:
+            return JSONResponse(document, headers={"Cache-Control": "public, max-age=3600"})
+
+        well_known = "/.well-known/oauth-protected-resource"
+        meta_path = meta_url.split("://", 1)[1].partition("/")[2]
+        routes += [
+            Route(well_known, metadata, methods=["GET"]),
+            Route(f"/{meta_path}", metadata, methods=["GET"]),
+        ]
+        scopes_by_tool = {t.name: t.scopes for t in tools}
+        endpoint = RequireBearer(
+            StepUpGate(endpoint, scopes_by_tool, meta_url, settings.oauth_scope_style), meta_url
+        )
+        middleware += [
+            Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(runtime.verifier)),
+            Middleware(AuthContextMiddleware),
+        ]
+    routes.insert(0, Route("/mcp", endpoint=endpoint))
+    return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)

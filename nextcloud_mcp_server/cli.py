@@ -97,6 +97,8 @@ def _run(settings: Settings, args: argparse.Namespace) -> int:
 
     configure_logging(settings.log_level, settings.secrets())
     runtime = Runtime(settings)  # raises ConfigError when credentials are missing
+    if args.transport == "stdio" and settings.oauth_enabled:
+        return _fail(["OAuth mode (OIDC_ISSUER is set) needs bearer tokens: use --transport http"])
     if args.transport == "stdio":
         asyncio.run(_serve_stdio(settings, runtime))
         return 0
@@ -106,7 +108,7 @@ def _run(settings: Settings, args: argparse.Namespace) -> int:
     from nextcloud_mcp_server.app import create_app, is_loopback
 
     if not is_loopback(host):
-        if not args.allow_remote:
+        if not args.allow_remote and not settings.oauth_enabled:
             return _fail(
                 [
                     f"refusing to bind {host}: in single-user mode anyone who reaches the server acts "

@@ -18,6 +18,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 __all__ = ["ConfigError", "Settings", "load_settings"]
 
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
+# Asymmetric signatures only: never "none", never an HMAC (a public key must not be a secret).
+SAFE_ALGORITHMS = ("RS256", "RS384", "RS512", "ES256", "ES384", "PS256", "PS384", "PS512", "EdDSA")
 
 
 class ConfigError(Exception):
@@ -67,6 +69,21 @@ class Settings(BaseSettings):
     mcp_port: int = Field(default=8000, ge=0, le=65535)
     mcp_allowed_hosts: str = ""
 
+    # --- OAuth resource server (multi-user); setting OIDC_ISSUER turns it on
+    oidc_issuer: str | None = None
+    oidc_jwks_uri: str | None = None
+    oidc_introspection_endpoint: str | None = None
+    oidc_client_id: str | None = None
+    oidc_client_secret: SecretStr | None = None
+    oidc_user_claim: str = "preferred_username"
+    oidc_algorithms: str = "RS256,ES256,PS256,EdDSA"
+    oidc_leeway_seconds: int = Field(default=60, ge=0, le=600)
+    oidc_opaque_tokens: Literal["introspection", "nextcloud", "reject"] = "introspection"
+    mcp_public_url: str | None = None
+    mcp_resource_audiences: str = ""
+    oauth_scope_style: Literal["colon", "dot"] = "colon"
+    enable_offline_access: bool = False
+
     # --- operations
     log_level: LogLevel = "INFO"
 
@@ -76,6 +93,25 @@ class Settings(BaseSettings):
         if value is None or not value.strip():
             return None
         return _http_url(value)
+
+    @field_validator("oidc_issuer", "oidc_jwks_uri", "oidc_introspection_endpoint", "mcp_public_url")
+    @classmethod
+    def _optional_urls(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        parts = urlsplit(value.strip())
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.fragment:
+            raise ValueError("must be an http(s) URL")
+        return value.strip()
+
+    @field_validator("oidc_algorithms")
+    @classmethod
+    def _algorithms(cls, value: str) -> str:
+        chosen = [a.strip() for a in value.split(",") if a.strip()]
+        unsafe = [a for a in chosen if a not in SAFE_ALGORITHMS]
+        if unsafe or not chosen:
+            raise ValueError(f"must be a comma-separated subset of {', '.join(SAFE_ALGORITHMS)}")
+        return ",".join(chosen)
 
     @field_validator("nextcloud_username")
     @classmethod
@@ -144,8 +180,43 @@ class Settings(BaseSettings):
 
     def secrets(self) -> list[str]:
         """Every secret value, so the log filter can redact it wherever it appears."""
-        values = [self.nextcloud_password.get_secret_value() if self.nextcloud_password else ""]
+        values = [s.get_secret_value() for s in (self.nextcloud_password, self.oidc_client_secret) if s]
         return [v for v in values if len(v) >= 4]
+
+    @property
+    def oauth_enabled(self) -> bool:
+        return self.oidc_issuer is not None
+
+    @property
+    def audiences(self) -> list[str]:
+        """This server's own resource identifiers: a token must name one of them in `aud`."""
+        extra = [a.strip() for a in self.mcp_resource_audiences.split(",") if a.strip()]
+        return [a for a in [self.mcp_public_url or "", *extra] if a]
+
+    @property
+    def algorithms(self) -> list[str]:
+        return self.oidc_algorithms.split(",")
+
+    def problems_for_oauth(self) -> list[str]:
+        """What is missing before the server can run as an OAuth resource server."""
+        problems = []
+        if not self.nextcloud_host:
+            problems.append("NEXTCLOUD_HOST is required: the URL of your Nextcloud")
+        if not self.mcp_public_url:
+            problems.append(
+                "MCP_PUBLIC_URL is required with OIDC_ISSUER: the URL clients use for MCP, e.g. "
+                "https://mcp.example.com/mcp (it is the audience tokens must carry)"
+            )
+        else:
+            host = (urlsplit(self.mcp_public_url).hostname or "").lower()
+            if host not in ("127.0.0.1", "localhost", "::1") and not any(
+                h.partition(":")[0] == host for h in self.allowed_hosts
+            ):
+                problems.append(
+                    f"MCP_ALLOWED_HOSTS must include {host}, the host of MCP_PUBLIC_URL "
+                    "(requests for other hosts are refused against DNS rebinding)"
+                )
+        return problems
 
     def problems_for_nextcloud(self) -> list[str]:
         """What is missing before the server can talk to a Nextcloud as one user."""

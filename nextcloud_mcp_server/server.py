@@ -34,6 +34,11 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
     async def lifespan(_: Any) -> AsyncIterator[Runtime]:
         yield runtime
 
+    middleware = []
+    if settings.oauth_enabled:
+        from nextcloud_mcp_server.auth.resource_server import tool_list_filter
+
+        middleware.append(tool_list_filter)
     server: MCPServer[Runtime] = MCPServer(
         SERVER_NAME,
         title="Nextcloud",
@@ -41,6 +46,7 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
         instructions=INSTRUCTIONS,
         lifespan=lifespan,
         log_level=settings.log_level,
+        middleware=middleware,
     )
     for spec in all_tools():
         server.add_tool(

@@ -2,13 +2,18 @@
 
 A tool declares what it needs once, on itself; everything else is derived from that declaration:
 the `_meta` of `tools/list`, the scopes advertised in the protected-resource metadata, the
-filtering of `tools/list` per token and the step-up challenge on `tools/call`.
+filtering of `tools/list` per token, the step-up challenge on `tools/call`, and the check inside
+the tool itself (defence in depth when the HTTP gate is bypassed, e.g. over stdio).
+
+Scopes are written `notes:read`; the dotted form `notes.read` is accepted as the same scope,
+because some identity providers refuse colons. Which form is advertised is a setting.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar
+import functools
+from collections.abc import Callable, Iterable
+from typing import Any, Literal, TypeVar
 
 __all__ = [
     "ALL_SCOPES",
@@ -18,7 +23,10 @@ __all__ = [
     "FILES_WRITE",
     "NOTES_READ",
     "NOTES_WRITE",
+    "advertised",
     "declared_scopes",
+    "missing_scopes",
+    "normalize",
     "require_scopes",
 ]
 
@@ -30,19 +38,60 @@ FILES_READ = "files:read"
 FILES_WRITE = "files:write"
 ALL_SCOPES = (NOTES_READ, NOTES_WRITE, CALENDAR_READ, CALENDAR_WRITE, FILES_READ, FILES_WRITE)
 
+ScopeStyle = Literal["colon", "dot"]
 _ATTR = "__nextcloud_mcp_scopes__"
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def normalize(scopes: Iterable[str]) -> frozenset[str]:
+    """Canonical (colon) forms; `notes.read` and `notes:read` are the same scope."""
+    canonical = set()
+    for scope in scopes:
+        head, dot, tail = scope.partition(".")
+        candidate = f"{head}:{tail}" if dot else scope
+        canonical.add(candidate if candidate in ALL_SCOPES else scope)
+    return frozenset(canonical)
+
+
+def advertised(scopes: Iterable[str], style: ScopeStyle) -> list[str]:
+    """Scopes in the form this deployment advertises, in a stable order."""
+    ordered = sorted(normalize(scopes), key=lambda s: (ALL_SCOPES.index(s) if s in ALL_SCOPES else 99, s))
+    return [s.replace(":", ".") if style == "dot" and s in ALL_SCOPES else s for s in ordered]
+
+
+def missing_scopes(needed: Iterable[str], held: Iterable[str]) -> list[str]:
+    have = normalize(held)
+    return [s for s in needed if s not in have]
+
+
 def require_scopes(*scopes: str) -> Callable[[F], F]:
-    """Declare the scopes a tool needs. Unknown scope names are a programming error."""
+    """Declare the scopes a tool needs, and refuse the call inside the tool when an OAuth caller
+    lacks them. Unknown scope names are a programming error."""
     unknown = [s for s in scopes if s not in ALL_SCOPES]
     if unknown or not scopes:
         raise ValueError(f"unknown or missing scopes: {unknown or scopes}")
 
     def decorate(fn: F) -> F:
-        setattr(fn, _ATTR, tuple(scopes))
-        return fn
+        @functools.wraps(fn)
+        async def checked(*args: Any, **kwargs: Any) -> Any:
+            from mcp.server.mcpserver import Context
+            from mcp.server.mcpserver.exceptions import ToolError
+
+            from nextcloud_mcp_server.auth.caller import caller_of
+
+            ctx = next((v for v in (*args, *kwargs.values()) if isinstance(v, Context)), None)
+            caller = caller_of(ctx) if ctx is not None else None
+            if caller is not None:
+                lacking = missing_scopes(scopes, caller.scopes)
+                if lacking:
+                    raise ToolError(
+                        f"insufficient_scope: this tool needs {' '.join(lacking)}; "
+                        "re-authorize the client with that scope"
+                    )
+            return await fn(*args, **kwargs)
+
+        setattr(checked, _ATTR, tuple(scopes))
+        return checked  # type: ignore[return-value]
 
     return decorate
 

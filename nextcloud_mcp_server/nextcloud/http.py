@@ -119,6 +119,8 @@ class NextcloudHTTP:
         self.host = parts.netloc
         self.base_path = parts.path.rstrip("/")
         self.max_retries = max_retries
+        # Learned once per process: this Nextcloud refuses Bearer on app APIs such as Notes.
+        self.notes_refuses_bearer = False
         self.backoff = backoff
         self.max_retry_after = max_retry_after
         self._sleep = sleep

@@ -134,6 +134,8 @@ class NotesClient:
         accept: frozenset[int] | set[int] = frozenset(),
     ) -> httpx.Response:
         headers = {**_JSON, **(headers or {})}
+        if self._http.notes_refuses_bearer and self._credential is not None:
+            self._credential = self._credential.basic_fallback() or self._credential
         try:
             return await self._http.request(
                 method,
@@ -168,8 +170,9 @@ class NotesClient:
                 "login-flow-v2, or upgrade Nextcloud",
                 status=401,
             ) from None
-        # The fallback worked: keep using it for this client's remaining calls.
+        # The fallback worked: use it for this client's remaining calls, and tell the others.
         self._credential = fallback
+        self._http.notes_refuses_bearer = True
         return response
 
     def _note(self, payload: Any) -> Note:

@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from mcp.server.mcpserver import Context
 
+from nextcloud_mcp_server.auth.caller import caller_of
+
 if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.client import NextcloudClient
     from nextcloud_mcp_server.runtime import Runtime
@@ -20,4 +22,4 @@ def runtime_of(ctx: Context[Any, Any]) -> Runtime:
 
 async def nextcloud_for(ctx: Context[Any, Any]) -> NextcloudClient:
     """A Nextcloud client carrying the credential of whoever made this request."""
-    return await runtime_of(ctx).client_for_caller()
+    return await runtime_of(ctx).client_for(caller_of(ctx))

@@ -1,0 +1,234 @@
+"""Bearer token verification for this resource server (the SDK's `TokenVerifier`).
+
+Four steps, each refusing on its own (the reason is logged, never the token):
+1. parse: a JWT (three segments) or an opaque token;
+2. authenticate: JWT signature with a key from the issuer's JWKS and an allow-listed asymmetric
+   algorithm (never `none`, never HMAC); opaque tokens by RFC 7662 introspection, or, for
+   Nextcloud's own oauth2 app, by asking Nextcloud who the token belongs to;
+3. validate claims: issuer, expiry, not-before, issued-at, and **our own audience only**;
+4. map the caller to a Nextcloud user (a configurable claim).
+Scopes are checked per tool elsewhere (`auth/scopes.py`, `auth/resource_server.py`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import httpx
+import jwt
+from mcp.server.auth.provider import AccessToken
+
+from nextcloud_mcp_server.auth.oidc import JWKSCache, OIDCUnavailable, ProviderMetadata
+from nextcloud_mcp_server.auth.scopes import ALL_SCOPES, normalize
+from nextcloud_mcp_server.config import Settings
+
+__all__ = ["BearerTokenVerifier", "TokenRejected"]
+
+logger = logging.getLogger(__name__)
+
+MAX_CACHED = 10_000
+INTROSPECTION_CACHE_SECONDS = 300.0
+NEXTCLOUD_CACHE_SECONDS = 60.0
+NEGATIVE_CACHE_SECONDS = 15.0
+
+NextcloudWhoAmI = Callable[[str], Awaitable[str | None]]
+
+
+class TokenRejected(Exception):
+    """Why a token was refused (for the log; the client only sees 401 invalid_token)."""
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class _TTLCache:
+    """Token digest -> verified access (or None for a refused token), with expiry; LRU-bounded."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self._items: OrderedDict[str, tuple[float, AccessToken | None]] = OrderedDict()
+        self._clock = clock
+
+    def get(self, key: str) -> tuple[bool, AccessToken | None]:
+        item = self._items.get(key)
+        if item is None or item[0] <= self._clock():
+            self._items.pop(key, None)
+            return False, None
+        self._items.move_to_end(key)
+        return True, item[1]
+
+    def put(self, key: str, value: AccessToken | None, seconds: float) -> None:
+        self._items[key] = (self._clock() + max(0.0, seconds), value)
+        self._items.move_to_end(key)
+        while len(self._items) > MAX_CACHED:
+            self._items.popitem(last=False)
+
+
+class BearerTokenVerifier:
+    """Verifies access tokens presented to this MCP server."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        http: httpx.AsyncClient,
+        *,
+        nextcloud_whoami: NextcloudWhoAmI | None = None,
+        jwks_refetch_interval: float = 60.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if settings.oidc_issuer is None:
+            raise ValueError("BearerTokenVerifier needs OIDC_ISSUER")
+        self.settings = settings
+        self._http = http
+        self._clock = clock
+        self.metadata = ProviderMetadata(settings.oidc_issuer, http)
+        self.jwks = JWKSCache(self._jwks_uri, http, refetch_interval=jwks_refetch_interval, clock=clock)
+        self._whoami = nextcloud_whoami
+        self._cache = _TTLCache(clock)
+
+    async def _jwks_uri(self) -> str:
+        uri = self.settings.oidc_jwks_uri or await self.metadata.endpoint("jwks_uri")
+        if not uri:
+            raise OIDCUnavailable("the identity provider publishes no jwks_uri; set OIDC_JWKS_URI")
+        return uri
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        try:
+            if token.count(".") == 2:
+                return await self._verify_jwt(token)
+            return await self._verify_opaque(token)
+        except TokenRejected as exc:
+            logger.info("bearer token refused: %s", exc)
+        except OIDCUnavailable as exc:
+            logger.warning("cannot verify bearer tokens now: %s", exc)
+        return None
+
+    # --- JWT access tokens
+
+    async def _verify_jwt(self, token: str) -> AccessToken:
+        try:
+            header = jwt.get_unverified_header(token)
+        except jwt.PyJWTError:
+            raise TokenRejected("not a well-formed JWT") from None
+        algorithm = str(header.get("alg", ""))
+        if algorithm not in self.settings.algorithms:
+            raise TokenRejected(f"algorithm {algorithm!r} is not allowed")
+        key = await self.jwks.key_for(header.get("kid"), algorithm)
+        if key is None:
+            raise TokenRejected(f"no signing key {header.get('kid')!r} for {algorithm} at the issuer")
+        try:
+            claims: dict[str, Any] = jwt.decode(
+                token,
+                key=key.key,
+                algorithms=[algorithm],
+                issuer=self.settings.oidc_issuer,
+                leeway=self.settings.oidc_leeway_seconds,
+                options={"require": ["exp", "iss", "sub"], "verify_aud": False},
+            )
+        except jwt.PyJWTError as exc:
+            raise TokenRejected(f"JWT rejected: {exc}") from None
+        resource = self._own_audience(claims.get("aud"))
+        scopes = claims.get("scope", "")
+        scope_list = scopes.split() if isinstance(scopes, str) else list(claims.get("scp", []))
+        return self._access(token, claims, scope_list, resource)
+
+    def _own_audience(self, aud: Any) -> str:
+        audiences = [aud] if isinstance(aud, str) else list(aud or [])
+        # RFC 7519 §4.1.3: "Each principal intended to process the JWT MUST identify itself with a
+        # value in the audience claim. If the principal processing the claim does not identify
+        # itself with a value in the "aud" claim when this claim is present, then the JWT MUST be
+        # rejected." We are such a principal: one of our own resource identifiers must be in
+        # `aud`. Other audiences in the same token are allowed and ignored; in particular we never
+        # check for Nextcloud's audience - Nextcloud validates its own.
+        for own in self.settings.audiences:
+            if own in audiences:
+                return own
+        raise TokenRejected("the token's audience does not include this server")
+
+    def _access(self, token: str, claims: dict[str, Any], scopes: list[str], resource: str) -> AccessToken:
+        subject = str(claims.get("sub") or "")
+        if not subject:
+            raise TokenRejected("the token names no subject (sub)")
+        user = claims.get(self.settings.oidc_user_claim) or subject
+        return AccessToken(
+            token=token,
+            client_id=str(claims.get("client_id") or claims.get("azp") or ""),
+            scopes=sorted(normalize(scopes)),
+            expires_at=int(claims["exp"]) if claims.get("exp") is not None else None,
+            resource=resource,
+            subject=subject,
+            claims={**claims, "nextcloud_user_id": str(user)},
+        )
+
+    # --- opaque tokens
+
+    async def _verify_opaque(self, token: str) -> AccessToken:
+        mode = self.settings.oidc_opaque_tokens
+        if mode == "reject":
+            raise TokenRejected("opaque tokens are not accepted (OIDC_OPAQUE_TOKENS=reject)")
+        key = f"{mode}:{_digest(token)}"
+        hit, cached = self._cache.get(key)
+        if hit:
+            if cached is None:
+                raise TokenRejected("token refused recently (cached)")
+            return cached
+        try:
+            access = await (
+                self._introspect(token) if mode == "introspection" else self._ask_nextcloud(token)
+            )
+        except TokenRejected:
+            self._cache.put(key, None, NEGATIVE_CACHE_SECONDS)
+            raise
+        ceiling = INTROSPECTION_CACHE_SECONDS if mode == "introspection" else NEXTCLOUD_CACHE_SECONDS
+        until_expiry = (access.expires_at - self._clock()) if access.expires_at else ceiling
+        self._cache.put(key, access, min(ceiling, until_expiry))
+        return access
+
+    async def _introspect(self, token: str) -> AccessToken:
+        endpoint = self.settings.oidc_introspection_endpoint or await self.metadata.endpoint(
+            "introspection_endpoint"
+        )
+        client_id, secret = self.settings.oidc_client_id, self.settings.oidc_client_secret
+        if not endpoint or not client_id or not secret:
+            raise TokenRejected("opaque token, but no introspection endpoint or OIDC_CLIENT_ID/SECRET")
+        try:
+            response = await self._http.post(
+                endpoint,
+                data={"token": token, "token_type_hint": "access_token"},
+                auth=(client_id, secret.get_secret_value()),
+            )
+            answer = response.json() if response.status_code == 200 else {}
+        except (httpx.HTTPError, ValueError) as exc:
+            raise OIDCUnavailable(f"introspection failed: {exc}") from None
+        if not answer.get("active"):
+            raise TokenRejected("introspection says the token is not active")
+        if answer.get("iss") not in (None, self.settings.oidc_issuer):
+            raise TokenRejected("introspection names another issuer")
+        now = self._clock()
+        leeway = self.settings.oidc_leeway_seconds
+        if answer.get("exp") is not None and float(answer["exp"]) < now - leeway:
+            raise TokenRejected("the token has expired")
+        if answer.get("nbf") is not None and float(answer["nbf"]) > now + leeway:
+            raise TokenRejected("the token is not valid yet")
+        resource = self._own_audience(answer.get("aud"))
+        scopes = str(answer.get("scope", "")).split()
+        return self._access(token, {"iss": self.settings.oidc_issuer, **answer}, scopes, resource)
+
+    async def _ask_nextcloud(self, token: str) -> AccessToken:
+        """Nextcloud's oauth2 app issues opaque tokens and offers no introspection: whoever
+        Nextcloud says the token belongs to is the caller. Its tokens carry no scopes, so they
+        grant every scope of this server (they already grant the whole account in Nextcloud)."""
+        if self._whoami is None:
+            raise TokenRejected("no Nextcloud to validate the token with")
+        user = await self._whoami(token)
+        if user is None:
+            raise TokenRejected("Nextcloud does not accept the token")
+        claims = {"iss": self.settings.nextcloud_host, "sub": user, self.settings.oidc_user_claim: user}
+        own = self.settings.audiences[0] if self.settings.audiences else ""
+        access = self._access(token, claims, list(ALL_SCOPES), own)
+        return access.model_copy(update={"expires_at": int(self._clock() + NEXTCLOUD_CACHE_SECONDS)})
