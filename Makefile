@@ -4,6 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+NODE_STAMP := tests/idp/node_modules/.installed
 ARGS ?=
 
 .PHONY: run check test lint typecheck pytest bench docs clean
@@ -11,6 +12,11 @@ ARGS ?=
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev]'
+	@touch $@
+
+# Test peers from npm (the OpenID provider, Node 22 itself, the TypeScript MCP client), pinned by the lockfile.
+$(NODE_STAMP): tests/idp/package.json tests/idp/package-lock.json
+	cd tests/idp && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
 ## run: start the server (stdio by default; ARGS="--transport http" for streamable HTTP)
@@ -35,7 +41,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-pytest: $(STAMP)
+pytest: $(STAMP) $(NODE_STAMP)
 	$(BIN)/pytest $(ARGS)
 
 ## bench: benchmarks that print figures (never part of `make test`)
@@ -43,4 +49,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/cold_start.py
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) tests/idp/node_modules .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -10,6 +10,7 @@ import pytest
 from nextcloud_mcp_server.config import Settings, load_settings
 from tests.nextcloud_double import Account, NextcloudDouble
 from tests.nextcloud_double.server import serve_in_thread
+from tests.oidc import IdP, running_idp
 
 ADMIN_PASSWORD = "admin-login-password"
 ADMIN_APP_PASSWORD = "Abcde-Fghij-Klmno-Pqrst-Uvwxy"
@@ -66,3 +67,17 @@ def server_env(double_url: str) -> dict[str, str]:
         "NEXTCLOUD_USERNAME": "admin",
         "NEXTCLOUD_PASSWORD": ADMIN_APP_PASSWORD,
     }
+
+
+@pytest.fixture(scope="session")
+def idp() -> Iterator[IdP]:
+    """The OpenID provider (JWT access tokens whose aud also names another API)."""
+    with running_idp(EXTRA_AUDIENCES="https://other-api.example/") as provider:
+        yield provider
+
+
+@pytest.fixture(scope="session")
+def opaque_idp() -> Iterator[IdP]:
+    """The same provider issuing opaque access tokens (for introspection)."""
+    with running_idp(ACCESS_TOKEN_FORMAT="opaque") as provider:
+        yield provider

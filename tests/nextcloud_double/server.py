@@ -14,13 +14,15 @@ __all__ = ["serve_in_thread"]
 
 
 @contextmanager
-def serve_in_thread(app: Any, *, lifespan: str = "on", timeout: float = 15.0, **config: Any) -> Iterator[str]:
+def serve_in_thread(
+    app: Any, *, lifespan: str = "on", timeout: float = 15.0, port: int = 0, **config: Any
+) -> Iterator[str]:
     """Run `app` in a background thread; yield its base URL (https when `ssl_certfile` is given);
     stop it on exit."""
     server_config = uvicorn.Config(
         app,
         host="127.0.0.1",
-        port=0,
+        port=port,
         log_level="warning",
         lifespan=lifespan,
         access_log=False,
