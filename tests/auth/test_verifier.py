@@ -1,0 +1,175 @@
+"""Unit tests of the verifier's caching and rate limits (respx fakes the identity provider)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx
+import jwt
+import pytest
+import respx
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+
+from nextcloud_mcp_server.auth.verifier import BearerTokenVerifier
+from nextcloud_mcp_server.config import Settings, load_settings
+
+ISSUER = "https://idp.example"
+RESOURCE = "https://mcp.example/mcp"
+KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+JWK = {
+    **jwt.algorithms.RSAAlgorithm.to_jwk(KEY.public_key(), as_dict=True),
+    "kid": "k1",
+    "alg": "RS256",
+    "use": "sig",
+}
+
+
+def settings(**changes: Any) -> Settings:
+    base = {
+        "nextcloud_host": "https://cloud.example",
+        "oidc_issuer": ISSUER,
+        "mcp_public_url": RESOURCE,
+        "oidc_client_id": "rs",
+        "oidc_client_secret": "rs-secret",
+    }
+    return load_settings(env_file=None, **{**base, **changes})
+
+
+def token(kid: str = "k1", key: Any = KEY, **claims: Any) -> str:
+    now = int(time.time())
+    payload = {
+        "iss": ISSUER,
+        "sub": "alice",
+        "aud": RESOURCE,
+        "exp": now + 300,
+        "iat": now,
+        "scope": "notes:read",
+    }
+    return jwt.encode({**payload, **claims}, key, algorithm="RS256", headers={"kid": kid})
+
+
+def mock_idp(jwks: list[dict[str, Any]]) -> respx.Route:
+    respx.get(f"{ISSUER}/.well-known/openid-configuration").mock(
+        return_value=httpx.Response(
+            200,
+            json={
+                "issuer": ISSUER,
+                "jwks_uri": f"{ISSUER}/jwks",
+                "introspection_endpoint": f"{ISSUER}/introspect",
+            },
+        )
+    )
+    return respx.get(f"{ISSUER}/jwks").mock(return_value=httpx.Response(200, json={"keys": jwks}))
+
+
+@pytest.fixture
+async def http() -> httpx.AsyncClient:
+    async with httpx.AsyncClient() as client:
+        yield client  # type: ignore[misc]
+
+
+@respx.mock
+async def test_unknown_kids_cause_at_most_one_refetch_per_interval(http: httpx.AsyncClient) -> None:
+    """Forged tokens with unknown kids cannot make us hammer the IdP: within the interval after a
+    fetch nothing is refetched; after it, one refetch, then quiet again."""
+    jwks = mock_idp([JWK])
+    clock = [1000.0]
+    verifier = BearerTokenVerifier(settings(), http, jwks_refetch_interval=60, clock=lambda: clock[0])
+    assert await verifier.verify_token(token()) is not None
+    forger = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    for i in range(50):
+        assert await verifier.verify_token(token(kid=f"forged-{i}", key=forger)) is None
+    assert jwks.call_count == 1
+    clock[0] += 61
+    for i in range(50):
+        assert await verifier.verify_token(token(kid=f"later-{i}", key=forger)) is None
+    assert jwks.call_count == 2
+    assert await verifier.verify_token(token()) is not None  # the known key still works from cache
+    assert jwks.call_count == 2
+
+
+@respx.mock
+async def test_a_rotated_key_is_picked_up_after_the_interval(http: httpx.AsyncClient) -> None:
+    """A new signing key published by the IdP is found by the refetch an unknown kid allows."""
+    new_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    new_jwk = {
+        **jwt.algorithms.RSAAlgorithm.to_jwk(new_key.public_key(), as_dict=True),
+        "kid": "k2",
+        "alg": "RS256",
+    }
+    jwks = mock_idp([JWK])
+    clock = [1000.0]
+    verifier = BearerTokenVerifier(settings(), http, jwks_refetch_interval=60, clock=lambda: clock[0])
+    assert await verifier.verify_token(token()) is not None
+    jwks.mock(return_value=httpx.Response(200, json={"keys": [JWK, new_jwk]}))
+    assert await verifier.verify_token(token(kid="k2", key=new_key)) is None  # too soon to refetch
+    clock[0] += 61
+    assert await verifier.verify_token(token(kid="k2", key=new_key)) is not None
+
+
+@respx.mock
+async def test_a_key_of_the_wrong_type_for_the_algorithm_is_not_used(http: httpx.AsyncClient) -> None:
+    """An EC key published under the kid of an RS256 token does not verify it."""
+    ec_key = ec.generate_private_key(ec.SECP256R1())
+    ec_jwk = {**jwt.algorithms.ECAlgorithm.to_jwk(ec_key.public_key(), as_dict=True), "kid": "k1"}
+    mock_idp([ec_jwk])
+    verifier = BearerTokenVerifier(settings(), http)
+    assert await verifier.verify_token(token()) is None
+
+
+@respx.mock
+async def test_introspection_results_are_cached_until_expiry_and_refusals_briefly(
+    http: httpx.AsyncClient,
+) -> None:
+    mock_idp([JWK])
+    now = int(time.time())
+    introspect = respx.post(f"{ISSUER}/introspect").mock(
+        side_effect=lambda request: httpx.Response(
+            200,
+            json={"active": True, "sub": "alice", "aud": RESOURCE, "exp": now + 120, "scope": "notes:read"}
+            if b"token=good" in request.content
+            else {"active": False},
+        )
+    )
+    verifier = BearerTokenVerifier(settings(), http)
+    first = await verifier.verify_token("good")
+    second = await verifier.verify_token("good")
+    assert first is not None
+    assert second is not None
+    assert first.scopes == ["notes:read"]
+    assert await verifier.verify_token("bad") is None
+    assert await verifier.verify_token("bad") is None
+    assert introspect.call_count == 2  # one for each distinct token
+    sent = introspect.calls[0].request
+    assert sent.headers["authorization"].startswith("Basic ")  # client authentication
+
+
+@respx.mock
+async def test_introspection_for_another_audience_is_refused(http: httpx.AsyncClient) -> None:
+    mock_idp([JWK])
+    respx.post(f"{ISSUER}/introspect").mock(
+        return_value=httpx.Response(
+            200, json={"active": True, "sub": "alice", "aud": "https://other.example"}
+        )
+    )
+    assert await BearerTokenVerifier(settings(), http).verify_token("opaque") is None
+
+
+@respx.mock
+async def test_metadata_for_another_issuer_is_not_trusted(http: httpx.AsyncClient) -> None:
+    """RFC 8414 §3.3: a discovery document naming another issuer is refused (no mix-up)."""
+    respx.get(f"{ISSUER}/.well-known/openid-configuration").mock(
+        return_value=httpx.Response(
+            200, json={"issuer": "https://evil.example", "jwks_uri": f"{ISSUER}/jwks"}
+        )
+    )
+    assert await BearerTokenVerifier(settings(), http).verify_token(token()) is None
+
+
+def test_unsafe_algorithms_cannot_be_configured() -> None:
+    from nextcloud_mcp_server.config import ConfigError
+
+    for unsafe in ("none", "HS256", "RS256,HS512"):
+        with pytest.raises(ConfigError, match="OIDC_ALGORITHMS must be a comma-separated subset"):
+            settings(oidc_algorithms=unsafe)

@@ -1,0 +1,470 @@
+"""The server as an OAuth resource server, with a real OpenID provider (npm oidc-provider), the
+Nextcloud double accepting the same tokens, and real MCP clients (including the SDK's own OAuth
+client provider)."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import hmac
+import json
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+import httpx2
+import jwt
+import pytest
+from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+from mcp import ClientSession
+from mcp.client.auth import OAuthClientProvider, TokenStorage
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import (
+    AuthorizationCodeResult,
+    OAuthClientInformationFull,
+    OAuthClientMetadata,
+    OAuthToken,
+)
+
+from nextcloud_mcp_server.app import create_app
+from nextcloud_mcp_server.config import ConfigError, Settings, load_settings
+from nextcloud_mcp_server.tools import all_tools
+from tests.mcp_clients import http_session, structured
+from tests.nextcloud_double import NextcloudDouble
+from tests.nextcloud_double.server import serve_in_thread
+from tests.nextcloud_double.tokens import idp_jwt_validator, issued_tokens
+from tests.oidc import IdP, follow_to_redirect
+from tests.processes import free_port
+
+pytestmark = pytest.mark.integration
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"},
+    },
+}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+@dataclass
+class OAuthServer:
+    base: str
+    settings: Settings
+
+    @property
+    def mcp(self) -> str:
+        return f"{self.base}/mcp"
+
+    @property
+    def metadata_url(self) -> str:
+        return f"{self.base}/.well-known/oauth-protected-resource/mcp"
+
+    def post(self, token: str | None, message: dict[str, Any], session: str | None = None) -> httpx.Response:
+        headers = dict(MCP_HEADERS)
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        if session:
+            headers["Mcp-Session-Id"] = session
+        return httpx.post(self.mcp, json=message, headers=headers, timeout=10)
+
+
+@contextmanager
+def oauth_server(
+    double: NextcloudDouble, double_url: str, idp: IdP, **overrides: Any
+) -> Iterator[OAuthServer]:
+    double.accounts.add_bearer_validator(idp_jwt_validator(idp.issuer))
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    settings = load_settings(
+        env_file=None,
+        nextcloud_host=double_url,
+        oidc_issuer=idp.issuer,
+        mcp_public_url=f"{base}/mcp",
+        oidc_client_id="mcp-server",
+        oidc_client_secret="mcp-server-secret",
+        **overrides,
+    )
+    with serve_in_thread(create_app(settings), port=port):
+        yield OAuthServer(base, settings)
+
+
+@pytest.fixture
+def server(double: NextcloudDouble, double_url: str, idp: IdP) -> Iterator[OAuthServer]:
+    with oauth_server(double, double_url, idp) as running:
+        yield running
+
+
+def _claims(server: OAuthServer, idp: IdP, **changes: Any) -> dict[str, Any]:
+    now = int(time.time())
+    claims = {
+        "iss": idp.issuer,
+        "sub": "admin",
+        "aud": server.mcp,
+        "iat": now,
+        "exp": now + 600,
+        "scope": "notes:read notes:write",
+        "client_id": "test-client",
+    }
+    claims.update(changes)
+    return {k: v for k, v in claims.items() if v is not None}
+
+
+def _b64(data: dict[str, Any]) -> str:
+    return base64.urlsafe_b64encode(json.dumps(data).encode()).rstrip(b"=").decode()
+
+
+async def test_a_valid_token_with_our_audience_among_others_reaches_nextcloud(
+    server: OAuthServer, idp: IdP, double: NextcloudDouble
+) -> None:
+    """A token from a real code + PKCE flow (aud = [this server, another API]) lists all tools and
+    creates a note; Nextcloud receives the caller's own token (pass-through)."""
+    token = idp.access_token(user="admin", resource=server.mcp)
+    assert jwt.decode(token, options={"verify_signature": False})["aud"] == [
+        server.mcp,
+        "https://other-api.example/",
+    ]
+    async with http_session(server.mcp, headers={"Authorization": f"Bearer {token}"}) as session:
+        tools = (await session.list_tools()).tools
+        created = structured(await session.call_tool("nc_notes_create_note", {"title": "Via OAuth"}))
+        await session.call_tool("nc_notes_list_notes", {})
+        files = structured(await session.call_tool("nc_webdav_list_directory", {"path": "/"}))
+    assert len(tools) == len(all_tools())
+    assert (double.user_files("admin") / "Notes" / "Via OAuth.md").exists()
+    assert created["title"] == "Via OAuth"
+    assert [e["name"] for e in files["entries"]] == ["Notes"]
+    schemes = {(r.path.split("/")[1], r.scheme) for r in double.requests if r.user == "admin"}
+    assert ("remote.php", "bearer") in schemes  # WebDAV and OCS take the token as Bearer
+    assert ("index.php", "basic") in schemes  # the Notes API got it as a Basic password
+    notes_calls = [r.status for r in double.requests if r.path.startswith("/index.php")]
+    assert notes_calls == [401, 200, 200]  # refused once as Bearer; later calls go straight to Basic
+
+
+def test_protected_resource_metadata_at_both_paths(server: OAuthServer, idp: IdP) -> None:
+    for path in ("/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"):
+        document = httpx.get(server.base + path).json()
+        assert document == {
+            "resource": server.mcp,
+            "authorization_servers": [idp.issuer],
+            "scopes_supported": [
+                "notes:read",
+                "notes:write",
+                "calendar:read",
+                "calendar:write",
+                "files:read",
+                "files:write",
+            ],
+            "bearer_methods_supported": ["header"],
+            "resource_name": "Nextcloud",
+        }
+
+
+def _forged(server: OAuthServer, idp: IdP, kind: str) -> str | None:
+    rsa_jwk = next(k for k in idp.jwks()["keys"] if k["kty"] == "RSA")
+    public_pem = jwt.PyJWK(rsa_jwk).key.public_bytes(Encoding.PEM, PublicFormat.SubjectPublicKeyInfo)
+    now = int(time.time())
+    if kind == "missing":
+        return None
+    if kind == "garbage":
+        return "not-a-token"
+    if kind == "other audience only":
+        return idp.sign(_claims(server, idp, aud="https://other-api.example/"))
+    if kind == "no audience":
+        return idp.sign(_claims(server, idp, aud=None))
+    if kind == "expired":
+        return idp.sign(_claims(server, idp, iat=now - 7200, exp=now - 3600))
+    if kind == "not yet valid":
+        return idp.sign(_claims(server, idp, nbf=now + 3600))
+    if kind == "issued in the future":
+        return idp.sign(_claims(server, idp, iat=now + 3600))
+    if kind == "wrong issuer":
+        return idp.sign(_claims(server, idp, iss="https://evil.example"))
+    if kind == "alg none":
+        return f"{_b64({'alg': 'none', 'typ': 'JWT', 'kid': 'rsa-1'})}.{_b64(_claims(server, idp))}."
+    if kind == "HS256 with the public key":
+        # The classic confusion attack: the RSA public key (which anyone can fetch) as HMAC secret.
+        signing_input = f"{_b64({'alg': 'HS256', 'typ': 'JWT', 'kid': 'rsa-1'})}.{_b64(_claims(server, idp))}"
+        mac = hmac.new(public_pem, signing_input.encode(), hashlib.sha256).digest()
+        return f"{signing_input}.{base64.urlsafe_b64encode(mac).rstrip(b'=').decode()}"
+    if kind == "tampered payload":
+        header, _, signature = idp.sign(_claims(server, idp, scope="notes:read")).split(".")
+        return (
+            f"{header}.{_b64(_claims(server, idp, scope='notes:read notes:write files:write'))}.{signature}"
+        )
+    if kind == "unknown kid":
+        key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        return jwt.encode(_claims(server, idp), key, algorithm="RS256", headers={"kid": "attacker-1"})
+    raise AssertionError(kind)
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "missing",
+        "garbage",
+        "other audience only",
+        "no audience",
+        "expired",
+        "not yet valid",
+        "issued in the future",
+        "wrong issuer",
+        "alg none",
+        "HS256 with the public key",
+        "tampered payload",
+        "unknown kid",
+    ],
+)
+def test_bad_tokens_get_401_with_the_challenge(server: OAuthServer, idp: IdP, kind: str) -> None:
+    """Each refused token is a 401 whose WWW-Authenticate points at the resource metadata."""
+    response = server.post(_forged(server, idp, kind), INITIALIZE)
+    assert response.status_code == 401, response.text
+    challenge = response.headers["www-authenticate"]
+    assert challenge.startswith('Bearer error="invalid_token"')
+    assert f'resource_metadata="{server.metadata_url}"' in challenge
+
+
+def test_a_well_signed_token_with_only_our_audience_is_accepted(server: OAuthServer, idp: IdP) -> None:
+    """The control for the forgeries: the same signing path with good claims works."""
+    response = server.post(idp.sign(_claims(server, idp)), INITIALIZE)
+    assert response.status_code == 200, response.text
+
+
+async def test_tools_list_shows_only_what_the_scopes_allow(server: OAuthServer, idp: IdP) -> None:
+    token = idp.access_token(user="admin", resource=server.mcp, scope="notes:read calendar:read")
+    async with http_session(server.mcp, headers={"Authorization": f"Bearer {token}"}) as session:
+        names = {t.name for t in (await session.list_tools()).tools}
+    expected = {t.name for t in all_tools() if set(t.scopes) <= {"notes:read", "calendar:read"}}
+    assert names == expected
+    assert "nc_notes_get_note" in names
+    assert "nc_notes_create_note" not in names
+
+
+def _session(server: OAuthServer, token: str) -> str:
+    opened = server.post(token, INITIALIZE)
+    assert opened.status_code == 200, opened.text
+    session_id = opened.headers["mcp-session-id"]
+    server.post(token, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session_id)
+    return session_id
+
+
+def test_a_call_beyond_the_scopes_gets_403_step_up(
+    server: OAuthServer, idp: IdP, double: NextcloudDouble
+) -> None:
+    """notes:read only, then a write: 403 insufficient_scope with scope = held + needed; nothing
+    reached Nextcloud."""
+    token = idp.access_token(user="admin", resource=server.mcp, scope="notes:read")
+    session_id = _session(server, token)
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "nc_notes_create_note", "arguments": {"title": "x"}},
+    }
+    response = server.post(token, call, session_id)
+    assert response.status_code == 403
+    challenge = response.headers["www-authenticate"]
+    assert 'error="insufficient_scope"' in challenge
+    assert 'scope="notes:read notes:write"' in challenge
+    assert f'resource_metadata="{server.metadata_url}"' in challenge
+    assert not [r for r in double.requests if r.method == "POST"]
+    allowed = server.post(
+        token,
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "nc_notes_list_notes", "arguments": {}},
+        },
+        session_id,
+    )
+    assert allowed.status_code == 200
+
+
+def test_re_authorizing_in_the_same_session_takes_effect_at_once(server: OAuthServer, idp: IdP) -> None:
+    """After a step-up the client sends its new token on the same session: tools/list and
+    tools/call see the new scopes (the caller is read per request, not per session)."""
+    client_id = idp.register("http://127.0.0.1:1/callback")
+    narrow = idp.token(user="admin", resource=server.mcp, scope="notes:read", client_id=client_id)
+    wide = idp.token(user="admin", resource=server.mcp, scope="notes:read notes:write", client_id=client_id)
+    session_id = _session(server, narrow["access_token"])
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}
+    before = server.post(narrow["access_token"], listing, session_id)
+    after = server.post(wide["access_token"], listing, session_id)
+    assert "nc_notes_create_note" not in before.text
+    assert "nc_notes_create_note" in after.text
+
+
+def test_dotted_scopes_are_the_same_scopes_and_can_be_advertised(
+    double: NextcloudDouble, double_url: str, idp: IdP
+) -> None:
+    """An IdP that spells scopes notes.read: such a token is honoured, and with the dot style the
+    metadata and the step-up challenge use dots too."""
+    with oauth_server(double, double_url, idp, oauth_scope_style="dot") as server:
+        token = idp.sign(_claims(server, idp, scope="notes.read"))
+        document = httpx.get(server.metadata_url).json()
+        session_id = _session(server, token)
+        listed = server.post(
+            token, {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}, session_id
+        )
+        call = {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "nc_notes_delete_note", "arguments": {"note_id": 1}},
+        }
+        refused = server.post(token, call, session_id)
+    assert document["scopes_supported"][:2] == ["notes.read", "notes.write"]
+    assert "nc_notes_get_note" in listed.text
+    assert "nc_notes_delete_note" not in listed.text
+    assert refused.status_code == 403
+    assert 'scope="notes.read notes.write"' in refused.headers["www-authenticate"]
+
+
+def test_opaque_tokens_are_introspected(double: NextcloudDouble, double_url: str, opaque_idp: IdP) -> None:
+    """An opaque token for our resource is accepted after RFC 7662 introspection (with client
+    authentication); an opaque token the IdP does not know is refused."""
+    with oauth_server(double, double_url, opaque_idp) as server:
+        token = opaque_idp.access_token(user="admin", resource=server.mcp, scope="notes:read")
+        assert token.count(".") != 2
+        accepted = server.post(token, INITIALIZE)
+        refused = server.post("opaque-but-unknown-token-value", INITIALIZE)
+    assert accepted.status_code == 200, accepted.text
+    assert refused.status_code == 401
+
+
+async def test_nextcloud_oauth2_tokens_are_validated_by_asking_nextcloud(
+    double: NextcloudDouble, double_url: str, idp: IdP
+) -> None:
+    """OIDC_OPAQUE_TOKENS=nextcloud: an opaque token Nextcloud issued maps to its user."""
+    double.accounts.add_bearer_validator(issued_tokens({"nc-oauth2-token-for-alice": "alice"}))
+    with oauth_server(double, double_url, idp, oidc_opaque_tokens="nextcloud") as server:
+        async with http_session(
+            server.mcp, headers={"Authorization": "Bearer nc-oauth2-token-for-alice"}
+        ) as s:
+            created = structured(await s.call_tool("nc_notes_create_note", {"title": "Alice's"}))
+        unknown = server.post("nc-oauth2-token-nobody-issued", INITIALIZE)
+    assert created["title"] == "Alice's"
+    assert (double.user_files("alice") / "Notes" / "Alice's.md").exists()
+    assert unknown.status_code == 401
+
+
+class MemoryStorage(TokenStorage):
+    def __init__(self) -> None:
+        self.tokens: OAuthToken | None = None
+        self.client: OAuthClientInformationFull | None = None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client = client_info
+
+
+async def test_the_sdk_oauth_client_discovers_registers_authorizes_and_calls(server: OAuthServer) -> None:
+    """From a bare 401: RFC 9728 metadata, AS discovery, dynamic registration, code + PKCE with
+    resource, then a successful tools/call - all by the SDK's OAuthClientProvider."""
+    redirect_uri = "http://127.0.0.1:9/sdk-callback"
+    seen: dict[str, str] = {}
+
+    async def redirect_handler(url: str) -> None:
+        seen["authorize"] = url
+
+    async def callback_handler() -> AuthorizationCodeResult:
+        landed = await asyncio.to_thread(follow_to_redirect, seen["authorize"], redirect_uri)
+        params = parse_qs(urlsplit(landed).query)
+        return AuthorizationCodeResult(code=params["code"][0], state=params["state"][0], iss=params["iss"][0])
+
+    provider = OAuthClientProvider(
+        server_url=server.mcp,
+        client_metadata=OAuthClientMetadata(
+            client_name="sdk test client",
+            redirect_uris=[redirect_uri],  # type: ignore[list-item]
+            grant_types=["authorization_code", "refresh_token"],
+            response_types=["code"],
+            token_endpoint_auth_method="none",
+        ),
+        storage=MemoryStorage(),
+        redirect_handler=redirect_handler,
+        callback_handler=callback_handler,
+    )
+    async with (
+        httpx2.AsyncClient(auth=provider, timeout=30) as http,
+        streamable_http_client(server.mcp, http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        listed = structured(await session.call_tool("nc_notes_list_notes", {}))
+    assert listed["total"] == 0
+    assert "resource=" in seen["authorize"]
+    assert parse_qs(urlsplit(seen["authorize"]).query)["resource"] == [server.mcp]
+
+
+def test_a_session_is_bound_to_the_subject_that_opened_it(server: OAuthServer, idp: IdP) -> None:
+    alice = idp.access_token(user="alice", resource=server.mcp)
+    admin = idp.access_token(user="admin", resource=server.mcp)
+    session_id = _session(server, alice)
+    hijack = server.post(admin, {"jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": {}}, session_id)
+    own = server.post(alice, {"jsonrpc": "2.0", "id": 6, "method": "tools/list", "params": {}}, session_id)
+    assert hijack.status_code == 404
+    assert own.status_code == 200
+
+
+async def test_two_users_at_once_each_see_only_their_own_notes(
+    server: OAuthServer, idp: IdP, double: NextcloudDouble
+) -> None:
+    tokens = {user: idp.access_token(user=user, resource=server.mcp) for user in ("alice", "admin")}
+
+    async def work(user: str) -> list[str]:
+        async with http_session(server.mcp, headers={"Authorization": f"Bearer {tokens[user]}"}) as session:
+            await asyncio.gather(
+                *(session.call_tool("nc_notes_create_note", {"title": f"{user} {i}"}) for i in range(5))
+            )
+            listed = structured(await session.call_tool("nc_notes_list_notes", {}))
+        return sorted(n["title"] for n in listed["notes"])
+
+    alice, admin = await asyncio.gather(work("alice"), work("admin"))
+    assert alice == [f"alice {i}" for i in range(5)]
+    assert admin == [f"admin {i}" for i in range(5)]
+    for record in double.requests:
+        if record.path.startswith(("/remote.php/dav/files/", "/index.php")) and record.user:
+            assert record.path.startswith(f"/remote.php/dav/files/{record.user}") or record.path.startswith(
+                "/index.php"
+            )
+
+
+def test_foreign_host_and_origin_are_refused(server: OAuthServer) -> None:
+    evil_host = httpx.get(f"{server.base}/health", headers={"Host": "evil.example"})
+    evil_origin = httpx.get(f"{server.base}/health", headers={"Origin": "https://evil.example"})
+    fine = httpx.get(f"{server.base}/health")
+    assert evil_host.status_code == 421
+    assert evil_origin.status_code == 403
+    assert fine.status_code == 200
+
+
+def test_a_public_url_on_a_host_that_is_not_allowed_stops_the_start(double_url: str, idp: IdP) -> None:
+    settings = load_settings(
+        env_file=None,
+        nextcloud_host=double_url,
+        oidc_issuer=idp.issuer,
+        mcp_public_url="https://mcp.example.com/mcp",
+    )
+    with pytest.raises(ConfigError, match="MCP_ALLOWED_HOSTS must include mcp.example.com"):
+        create_app(settings)
+    allowed = settings.model_copy(update={"mcp_allowed_hosts": "mcp.example.com"})
+    assert create_app(allowed) is not None
