@@ -1,0 +1,138 @@
+"""The SQLite store: migrations, grants, single-use consent steps, audit, expiry."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from nextcloud_mcp_server.storage.crypto import Cipher, generate_key
+from nextcloud_mcp_server.storage.store import MIGRATIONS, ConsentError, Grant, SQLiteStore, StoreError
+
+KEY = generate_key()
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> SQLiteStore:
+    opened = SQLiteStore(tmp_path / "store.sqlite3", Cipher([KEY]), clock=Clock())
+    await opened.open()
+    yield opened  # type: ignore[misc]
+    await opened.close()
+
+
+async def test_a_new_file_gets_the_current_schema_in_wal_mode(store: SQLiteStore) -> None:
+    with sqlite3.connect(store.path) as db:
+        assert db.execute("SELECT version FROM schema_version").fetchall() == [(len(MIGRATIONS),)]
+        assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+async def test_reopening_does_not_migrate_again_and_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "store.sqlite3"
+    for _ in range(2):
+        store = SQLiteStore(path, Cipher([KEY]))
+        await store.open()
+        await store.save_grant(Grant("alice", "alice", "oidc", "refresh_token", "rt"))
+        await store.close()
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE schema_version SET version = 99")
+    future = SQLiteStore(path, Cipher([KEY]))
+    with pytest.raises(StoreError, match="schema version 99, newer than this server understands"):
+        await future.open()
+    await future.close()
+
+
+async def test_grants_are_encrypted_and_replaced_only_by_compare_and_swap(store: SQLiteStore) -> None:
+    await store.save_grant(Grant("alice", "alice", "oidc", "refresh_token", "rt-1", "openid"))
+    grant = await store.get_grant("alice")
+    assert grant is not None
+    assert (grant.secret, grant.version) == ("rt-1", 1)
+    assert await store.replace_secret("alice", grant.version, "rt-2")
+    assert not await store.replace_secret("alice", grant.version, "rt-3")  # someone was faster
+    latest = await store.get_grant("alice")
+    assert latest is not None
+    assert (latest.secret, latest.version) == ("rt-2", 2)
+    with sqlite3.connect(store.path) as db:
+        [(sealed,)] = db.execute("SELECT secret FROM grants").fetchall()
+    assert "rt-2" not in sealed
+    assert "rt-2" not in repr(latest)
+    assert await store.delete_grant("alice")
+    assert await store.get_grant("alice") is None
+
+
+async def test_an_elicitation_link_opens_once_while_pending_and_unexpired(store: SQLiteStore) -> None:
+    clock: Clock = store._clock  # type: ignore[assignment]
+    elicitation = await store.create_elicitation("alice", ttl=300)
+    opened = await store.open_elicitation(elicitation.id)
+    assert opened.opened_at == clock.now
+    with pytest.raises(ConsentError, match="already used"):
+        await store.open_elicitation(elicitation.id)
+    late = await store.create_elicitation("alice", ttl=300)
+    clock.now += 301
+    with pytest.raises(ConsentError, match="expired"):
+        await store.open_elicitation(late.id)
+    with pytest.raises(ConsentError, match="unknown"):
+        await store.open_elicitation("nope")
+
+
+async def test_a_state_is_consumed_once_and_its_verifier_is_stored_encrypted(store: SQLiteStore) -> None:
+    elicitation = await store.create_elicitation("alice", ttl=300)
+    state = await store.create_state(elicitation.id, "alice", "pkce-verifier-value", "nonce-1", ttl=600)
+    with sqlite3.connect(store.path) as db:
+        raw = db.execute("SELECT state_hash, verifier FROM oauth_states").fetchall()
+    assert state not in str(raw)
+    assert "pkce-verifier-value" not in str(raw)
+    consent = await store.consume_state(state)
+    assert consent is not None
+    assert (consent.subject, consent.verifier, consent.nonce) == ("alice", "pkce-verifier-value", "nonce-1")
+    assert await store.consume_state(state) is None
+
+
+async def test_expiry_marks_pending_elicitations_and_drops_old_states(store: SQLiteStore) -> None:
+    clock: Clock = store._clock  # type: ignore[assignment]
+    pending = await store.create_elicitation("alice", ttl=60)
+    state = await store.create_state(pending.id, "alice", "v", "n", ttl=60)
+    clock.now += 61
+    assert await store.expire() == 1
+    found = await store.get_elicitation(pending.id)
+    assert found is not None
+    assert found.status == "expired"
+    assert await store.consume_state(state) is None
+
+
+async def test_rotation_rewrites_every_secret_under_the_new_key(tmp_path: Path) -> None:
+    path, old, new = tmp_path / "store.sqlite3", generate_key(), generate_key()
+    before = SQLiteStore(path, Cipher([old]))
+    await before.open()
+    await before.save_grant(Grant("alice", "alice", "oidc", "refresh_token", "rt-alice"))
+    elicitation = await before.create_elicitation("alice", ttl=300)
+    await before.create_state(elicitation.id, "alice", "verifier", "nonce", ttl=300)
+    await before.close()
+
+    rotating = SQLiteStore(path, Cipher([new, old]))
+    await rotating.open()
+    assert await rotating.rotate_keys() == 2
+    await rotating.close()
+
+    only_new = SQLiteStore(path, Cipher([new]))
+    await only_new.open()
+    grant = await only_new.get_grant("alice")
+    await only_new.close()
+    assert grant is not None
+    assert grant.secret == "rt-alice"
+
+
+async def test_the_audit_trail_keeps_events_without_secrets(store: SQLiteStore) -> None:
+    await store.audit("alice", "granted", "provider oidc")
+    await store.audit("bob", "revoked")
+    events = await store.audit_events("alice")
+    assert [(e.subject, e.event, e.detail) for e in events] == [("alice", "granted", "provider oidc")]
+    assert len(await store.audit_events()) == 2
