@@ -118,5 +118,9 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Starlet
             Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(runtime.verifier)),
             Middleware(AuthContextMiddleware),
         ]
+        if settings.enable_offline_access:
+            from nextcloud_mcp_server.auth.consent import consent_routes
+
+            routes += consent_routes(runtime)
     routes.insert(0, Route("/mcp", endpoint=endpoint))
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)

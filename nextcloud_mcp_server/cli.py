@@ -44,6 +44,12 @@ def _parser() -> argparse.ArgumentParser:
 
     commands.add_parser("check", help="verify the configuration against the Nextcloud and report")
     commands.add_parser("tools", help="list the tools with their scopes (Markdown)")
+    keys = commands.add_parser("keys", help="encryption keys of the offline-access store")
+    keys.add_argument(
+        "action",
+        choices=("generate", "rotate"),
+        help="generate: print a new key; rotate: re-encrypt the store under the first configured key",
+    )
     return parser
 
 
@@ -69,8 +75,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(markdown_table(all_tools()))
         return 0
+    if args.command == "keys" and args.action == "generate":
+        from nextcloud_mcp_server.storage.crypto import generate_key
+
+        print(generate_key())
+        return 0
     try:
         settings = _settings()
+        if args.command == "keys":
+            return _rotate(settings)
         if args.command == "check":
             return _check(settings)
         return _run(settings, args)
@@ -78,6 +91,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(exc.problems)
     except KeyboardInterrupt:
         return 130
+
+
+def _rotate(settings: Settings) -> int:
+    """Re-encrypt every stored secret under the first configured key."""
+    from nextcloud_mcp_server.storage.crypto import Cipher, InvalidKey
+    from nextcloud_mcp_server.storage.store import SQLiteStore, StoreError
+
+    try:
+        cipher = Cipher(settings.encryption_keys())
+    except InvalidKey as exc:
+        return _fail([f"TOKEN_ENCRYPTION_KEY is not usable: {exc}"])
+
+    async def rotate() -> int:
+        store = SQLiteStore(settings.store_path, cipher)
+        await store.open()
+        try:
+            return await store.rotate_keys()
+        finally:
+            await store.close()
+
+    try:
+        count = asyncio.run(rotate())
+    except StoreError as exc:
+        return _fail([str(exc)])
+    print(f"re-encrypted {count} secret(s) under key {cipher.current_key_id} in {settings.store_path}")
+    return 0
+
+
+async def _open_store(runtime: Runtime) -> None:
+    """Open and close the store once, so a key that does not fit fails before serving."""
+    assert runtime.store is not None
+    await runtime.store.open()
+    await runtime.store.close()
 
 
 def _check(settings: Settings) -> int:
@@ -99,6 +145,13 @@ def _run(settings: Settings, args: argparse.Namespace) -> int:
     runtime = Runtime(settings)  # raises ConfigError when credentials are missing
     if args.transport == "stdio" and settings.oauth_enabled:
         return _fail(["OAuth mode (OIDC_ISSUER is set) needs bearer tokens: use --transport http"])
+    if runtime.store is not None:
+        from nextcloud_mcp_server.storage.store import StoreError
+
+        try:
+            asyncio.run(_open_store(runtime))
+        except StoreError as exc:
+            return _fail([str(exc)])
     if args.transport == "stdio":
         asyncio.run(_serve_stdio(settings, runtime))
         return 0

@@ -84,6 +84,14 @@ class Settings(BaseSettings):
     oauth_scope_style: Literal["colon", "dot"] = "colon"
     enable_offline_access: bool = False
 
+    # --- offline access (ENABLE_OFFLINE_ACCESS=true): grants kept encrypted in SQLite
+    token_encryption_key: SecretStr | None = None
+    token_encryption_key_file: Path | None = None
+    store_path: Path = Path("data/nextcloud-mcp.sqlite3")
+    elicitation_timeout_seconds: int = Field(default=300, ge=30, le=3600)
+    nextcloud_oidc_scopes: str = "profile email"
+    nextcloud_resource: str | None = None
+
     # --- operations
     log_level: LogLevel = "INFO"
 
@@ -103,6 +111,13 @@ class Settings(BaseSettings):
         if parts.scheme not in ("http", "https") or not parts.hostname or parts.fragment:
             raise ValueError("must be an http(s) URL")
         return value.strip()
+
+    @field_validator("token_encryption_key_file")
+    @classmethod
+    def _key_file(cls, value: Path | None) -> Path | None:
+        if value is not None and not value.is_file():
+            raise ValueError("must be the path of a readable file with one key per line")
+        return value
 
     @field_validator("oidc_algorithms")
     @classmethod
@@ -180,7 +195,8 @@ class Settings(BaseSettings):
 
     def secrets(self) -> list[str]:
         """Every secret value, so the log filter can redact it wherever it appears."""
-        values = [s.get_secret_value() for s in (self.nextcloud_password, self.oidc_client_secret) if s]
+        found = (self.nextcloud_password, self.oidc_client_secret, self.token_encryption_key)
+        values = [s.get_secret_value() for s in found if s] + self.encryption_keys()
         return [v for v in values if len(v) >= 4]
 
     @property
@@ -192,6 +208,22 @@ class Settings(BaseSettings):
         """This server's own resource identifiers: a token must name one of them in `aud`."""
         extra = [a.strip() for a in self.mcp_resource_audiences.split(",") if a.strip()]
         return [a for a in [self.mcp_public_url or "", *extra] if a]
+
+    def encryption_keys(self) -> list[str]:
+        """The configured encryption keys, current first (TOKEN_ENCRYPTION_KEY, then the file)."""
+        keys = []
+        if self.token_encryption_key:
+            keys += [k.strip() for k in self.token_encryption_key.get_secret_value().split(",") if k.strip()]
+        if self.token_encryption_key_file:
+            lines = self.token_encryption_key_file.read_text().splitlines()
+            keys += [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+        return keys
+
+    @property
+    def public_origin(self) -> str:
+        """scheme://host[:port] of MCP_PUBLIC_URL, where the consent routes live."""
+        parts = urlsplit(self.mcp_public_url or "")
+        return f"{parts.scheme}://{parts.netloc}"
 
     @property
     def algorithms(self) -> list[str]:
@@ -215,6 +247,18 @@ class Settings(BaseSettings):
                 problems.append(
                     f"MCP_ALLOWED_HOSTS must include {host}, the host of MCP_PUBLIC_URL "
                     "(requests for other hosts are refused against DNS rebinding)"
+                )
+        if self.enable_offline_access:
+            if not self.encryption_keys():
+                problems.append(
+                    "TOKEN_ENCRYPTION_KEY (or TOKEN_ENCRYPTION_KEY_FILE) is required with "
+                    "ENABLE_OFFLINE_ACCESS=true: grants are stored encrypted; create one with "
+                    "`nextcloud-mcp-server keys generate`"
+                )
+            if not self.oidc_client_id or not self.oidc_client_secret:
+                problems.append(
+                    "OIDC_CLIENT_ID and OIDC_CLIENT_SECRET are required with ENABLE_OFFLINE_ACCESS=true: "
+                    "the server's own client at the identity provider asks for the users' consent"
                 )
         return problems
 

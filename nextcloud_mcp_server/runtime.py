@@ -6,22 +6,30 @@ for TLS contexts and connection pools (cold start is measured in `bench/cold_sta
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import time
 from types import TracebackType
 from typing import TYPE_CHECKING
 
 from nextcloud_mcp_server.auth.caller import Caller
 from nextcloud_mcp_server.auth.credentials import CredentialResolver, PassThroughCredential, StaticCredential
+from nextcloud_mcp_server.auth.provisioning import ElicitationSessions, Provisioning
 from nextcloud_mcp_server.config import ConfigError, Settings
 from nextcloud_mcp_server.nextcloud.discovery import DiscoveryCache
 
 if TYPE_CHECKING:
     import httpx
 
+    from nextcloud_mcp_server.auth.oidc_client import OIDCClient
     from nextcloud_mcp_server.auth.verifier import BearerTokenVerifier
     from nextcloud_mcp_server.nextcloud.client import NextcloudClient
     from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
+    from nextcloud_mcp_server.storage.store import Grant, SQLiteStore
 
 __all__ = ["Runtime"]
+
+logger = logging.getLogger(__name__)
 
 
 class Runtime:
@@ -39,15 +47,19 @@ class Runtime:
         self._http: NextcloudHTTP | None = None
         self._idp_http: httpx.AsyncClient | None = None
         self._verifier: BearerTokenVerifier | None = None
-        self.credentials = credentials or self._default_credentials(settings)
+        self._housekeeping: asyncio.Task[None] | None = None
         self.discovery = DiscoveryCache()
+        self.elicitation_sessions = ElicitationSessions()
+        self.store: SQLiteStore | None = None
+        self.provisioning: Provisioning | None = None
+        self.credentials = credentials or self._default_credentials(settings)
+        if settings.oauth_enabled and settings.enable_offline_access and credentials is None:
+            self._offline_access(settings)
 
     @staticmethod
     def _default_credentials(settings: Settings) -> CredentialResolver:
         if settings.oauth_enabled:
             problems = settings.problems_for_oauth()
-            if settings.enable_offline_access:
-                problems.append("ENABLE_OFFLINE_ACCESS=true is not supported by this version")
             if problems:
                 raise ConfigError(problems)
             return PassThroughCredential()
@@ -56,6 +68,28 @@ class Runtime:
             raise ConfigError(problems)
         username, password = settings.nextcloud_username or "", settings.nextcloud_password
         return StaticCredential(username, password.get_secret_value() if password else "")
+
+    def _offline_access(self, settings: Settings) -> None:
+        from nextcloud_mcp_server.auth.offline import OfflineCredentials
+        from nextcloud_mcp_server.storage.crypto import Cipher, InvalidKey
+        from nextcloud_mcp_server.storage.store import SQLiteStore
+
+        try:
+            cipher = Cipher(settings.encryption_keys())
+        except InvalidKey as exc:
+            raise ConfigError([f"TOKEN_ENCRYPTION_KEY is not usable: {exc}"]) from None
+        self.store = SQLiteStore(settings.store_path, cipher)
+        self.credentials = OfflineCredentials(self.store, self.oidc_client)
+        self.provisioning = Provisioning(self)
+
+    @property
+    def oidc_client(self) -> OIDCClient:
+        """This server's own client at the identity provider (offline access)."""
+        from nextcloud_mcp_server.auth.oidc_client import OIDCClient
+
+        verifier = self.verifier
+        assert self._idp_http is not None
+        return OIDCClient(self.settings, self._idp_http, verifier.metadata, verifier.jwks)
 
     @property
     def http(self) -> NextcloudHTTP:
@@ -90,6 +124,16 @@ class Runtime:
             self._verifier = BearerTokenVerifier(self.settings, self._idp_http, nextcloud_whoami=self._whoami)
         return self._verifier
 
+    async def revoke_grant(self, grant: Grant) -> bool:
+        """Revoke a stored grant where it was issued; True when the issuer confirmed it."""
+        from nextcloud_mcp_server.auth.errors import OIDCUnavailable
+
+        try:
+            return await self.oidc_client.revoke(grant.secret)
+        except OIDCUnavailable as exc:
+            logger.warning("revocation at the identity provider failed: %s", exc)
+            return False
+
     async def _whoami(self, token: str) -> str | None:
         """Who Nextcloud says a bearer token belongs to (for Nextcloud's own oauth2 tokens)."""
         from nextcloud_mcp_server.nextcloud.auth import BearerCredential
@@ -102,7 +146,21 @@ class Runtime:
             return None
 
     async def __aenter__(self) -> Runtime:
+        if self.store is not None:
+            await self.store.open()
+            self._housekeeping = asyncio.create_task(self._tidy(), name="consent-housekeeping")
         return self
+
+    async def _tidy(self, every: float = 60.0) -> None:
+        """Expire unanswered consent requests and forget their sessions, every minute."""
+        assert self.store is not None
+        while True:
+            await asyncio.sleep(every)
+            try:
+                await self.store.expire()
+            except Exception:
+                logger.exception("consent housekeeping failed")
+            self.elicitation_sessions.prune(time.time())
 
     async def __aexit__(
         self,
@@ -113,6 +171,11 @@ class Runtime:
         await self.aclose()
 
     async def aclose(self) -> None:
+        if self._housekeeping is not None:
+            self._housekeeping.cancel()
+            self._housekeeping = None
+        if self.store is not None:
+            await self.store.close()
         if self._http is not None:
             await self._http.aclose()
             self._http = None

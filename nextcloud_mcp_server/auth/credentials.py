@@ -26,6 +26,9 @@ class CredentialResolver(Protocol):
     async def credential_for(self, caller: Caller | None) -> Credential:
         """The Nextcloud credential for this caller."""
 
+    def forget(self, subject: str) -> None:
+        """Drop anything cached for this subject (after a grant changed)."""
+
 
 class StaticCredential:
     """Single-user mode: every call acts as the configured user."""
@@ -35,6 +38,9 @@ class StaticCredential:
 
     async def credential_for(self, caller: Caller | None) -> Credential:
         return self._credential
+
+    def forget(self, subject: str) -> None:
+        """Nothing is cached per subject."""
 
 
 class PassThroughCredential:
@@ -49,3 +55,6 @@ class PassThroughCredential:
         if caller is None:
             raise NoCaller("no authenticated caller")
         return BearerCredential(caller.token, caller.user_id)
+
+    def forget(self, subject: str) -> None:
+        """Nothing is cached per subject."""

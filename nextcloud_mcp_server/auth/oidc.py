@@ -17,16 +17,14 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 import jwt
 
+from nextcloud_mcp_server.auth.errors import OIDCUnavailable
+
 __all__ = ["JWKSCache", "OIDCUnavailable", "ProviderMetadata"]
 
 logger = logging.getLogger(__name__)
 
 # Which key types can verify which algorithms.
 _KEY_TYPES = {"RS": "RSA", "PS": "RSA", "ES": "EC", "Ed": "OKP"}
-
-
-class OIDCUnavailable(Exception):
-    """The identity provider could not be reached or answered nonsense."""
 
 
 class ProviderMetadata:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from nextcloud_mcp_server.tools._registry import ToolSpec
 
-__all__ = ["all_tools"]
+__all__ = ["account_tools", "all_tools"]
 
 
 def all_tools() -> list[ToolSpec]:
@@ -13,3 +13,10 @@ def all_tools() -> list[ToolSpec]:
     from nextcloud_mcp_server.tools import calendar, files, notes, tasks  # noqa: F401
 
     return [spec for toolset in (notes.toolset, calendar.toolset, files.toolset) for spec in toolset.specs]
+
+
+def account_tools() -> list[ToolSpec]:
+    """The caller's own authorization (offered in offline-access mode only)."""
+    from nextcloud_mcp_server.tools import account
+
+    return list(account.toolset.specs)

@@ -23,8 +23,11 @@ from typing import Any, TypeVar
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
+from nextcloud_mcp_server.auth.errors import GrantMissing, OIDCUnavailable
+from nextcloud_mcp_server.auth.provisioning import require_provisioning
 from nextcloud_mcp_server.auth.scopes import declared_scopes
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NextcloudError
+from nextcloud_mcp_server.storage.errors import DecryptionFailed
 
 __all__ = ["SCOPES_META_KEY", "ToolSpec", "Toolset"]
 
@@ -62,9 +65,14 @@ class ToolSpec:
 
 @dataclass
 class Toolset:
-    """A named group of tools (`notes`, `calendar`, `files`, `account`)."""
+    """A named group of tools (`notes`, `calendar`, `files`, `account`).
+
+    Tools of a toolset that reaches Nextcloud (`nextcloud=True`) declare scopes and run only for
+    provisioned callers (`@require_provisioning`, a no-op outside offline-access mode). The
+    account toolset manages the caller's own authorization and needs neither."""
 
     name: str
+    nextcloud: bool = True
     specs: list[ToolSpec] = field(default_factory=list)
 
     def tool(
@@ -75,9 +83,9 @@ class Toolset:
 
         def register(fn: F) -> F:
             scopes = declared_scopes(fn)
-            if not scopes:
+            if self.nextcloud and not scopes:
                 raise ValueError(f"{fn.__name__} must declare its scopes with @require_scopes")
-            wrapped = _readable_errors(fn)
+            wrapped = _readable_errors(require_provisioning(fn) if self.nextcloud else fn)
             self.specs.append(
                 ToolSpec(
                     name=fn.__name__,
@@ -107,5 +115,15 @@ def _readable_errors(fn: F) -> F:
             raise ToolError(str(exc)) from exc
         except InvalidInput as exc:
             raise ToolError(f"invalid input: {exc}; nothing was changed") from exc
+        except OIDCUnavailable as exc:
+            raise ToolError(f"the identity provider cannot be reached: {exc}") from exc
+        except GrantMissing as exc:
+            raise ToolError(
+                "access to your Nextcloud was revoked or has expired; ask again to reconnect"
+            ) from exc
+        except DecryptionFailed as exc:
+            raise ToolError(
+                f"your stored Nextcloud access cannot be read ({exc}); ask your administrator"
+            ) from exc
 
     return call  # type: ignore[return-value]

@@ -1,0 +1,170 @@
+"""`@require_provisioning`: in offline-access mode, a tool runs only for a user who has granted
+access to their Nextcloud; otherwise the user is asked, in the conversation, at that moment.
+
+How the question reaches the user depends on what the client declared:
+- `elicitation.url`, protocol 2025-11-25: JSON-RPC error -32042 (URL elicitation required) with the
+  consent URL; when the browser flow completes, `notifications/elicitation/complete` goes to the
+  session that asked, and the client retries by itself.
+- protocol 2026-07-28: an input-required result carrying the URL elicitation (no notification in
+  that era; the client retries after the user is done).
+- form elicitation only: the tool answers that the user should run `check_logged_in`, which shows
+  the URL in an inline form.
+- no elicitation: an error result whose text gives the URL and whose `_meta` carries it.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from mcp import UrlElicitationRequiredError
+from mcp.server.mcpserver import Context
+from mcp.types import CallToolResult, ElicitRequest, ElicitRequestURLParams, InputRequiredResult, TextContent
+
+from nextcloud_mcp_server.auth.caller import caller_of
+from nextcloud_mcp_server.auth.errors import GrantMissing
+from nextcloud_mcp_server.auth.scopes import declared_scopes, missing_scopes
+
+__all__ = ["CONSENT_META_KEY", "ElicitationSessions", "Provisioning", "consent_url", "require_provisioning"]
+
+logger = logging.getLogger(__name__)
+
+CONSENT_META_KEY = "nextcloud-mcp/consent"
+AUTHORIZE_PATH = "/oauth/authorize-nextcloud"
+MESSAGE = (
+    "Connect your Nextcloud: sign in once to let this assistant work with your notes, calendars "
+    "and files. The call is retried when you are done."
+)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def consent_url(public_origin: str, elicitation_id: str) -> str:
+    return f"{public_origin}{AUTHORIZE_PATH}?elicitation={elicitation_id}"
+
+
+class ElicitationSessions:
+    """Which MCP session asked for which elicitation, to tell it when the consent completes.
+
+    Held in memory: with several replicas, the browser's callback must reach the replica that
+    holds the session (sticky sessions); the client also retries on its own.
+    """
+
+    def __init__(self) -> None:
+        self._sessions: dict[str, tuple[Any, float]] = {}
+
+    def remember(self, elicitation_id: str, session: Any, expires_at: float) -> None:
+        self._sessions[elicitation_id] = (session, expires_at)
+
+    def forget(self, elicitation_id: str) -> None:
+        self._sessions.pop(elicitation_id, None)
+
+    async def complete(self, elicitation_id: str) -> bool:
+        entry = self._sessions.pop(elicitation_id, None)
+        if entry is None:
+            return False
+        session = entry[0]
+        try:
+            await session.send_elicit_complete(elicitation_id)
+        except Exception:
+            logger.info("could not notify the session of elicitation %s", elicitation_id)
+            return False
+        return True
+
+    def prune(self, now: float) -> None:
+        """Forget sessions of elicitations that expired."""
+        for elicitation_id, (_, expires_at) in list(self._sessions.items()):
+            if expires_at <= now:
+                self._sessions.pop(elicitation_id, None)
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+
+class Provisioning:
+    """Decides, per call, whether the caller may go on, or how to ask for consent."""
+
+    def __init__(self, runtime: Any) -> None:
+        self.runtime = runtime
+
+    async def check(self, ctx: Context[Any, Any]) -> CallToolResult | InputRequiredResult | None:
+        """None when the caller has a usable grant; otherwise what the tool should answer (or the
+        -32042 error, raised)."""
+        caller = caller_of(ctx)
+        if caller is None:
+            return None
+        try:
+            await self.runtime.credentials.credential_for(caller)
+            return None
+        except GrantMissing:
+            pass
+        settings = self.runtime.settings
+        modern = (ctx.protocol_version or "") >= "2026-07-28"  # no server-to-client requests there
+        if modern:
+            previous = ctx.request_state
+            if ctx.input_responses and previous:
+                url = consent_url(settings.public_origin, previous)
+                return _error_with_url(
+                    f"Not connected yet. Open {url} to connect your Nextcloud, then ask again.", url, previous
+                )
+        store = self.runtime.store
+        elicitation = await store.create_elicitation(caller.subject, settings.elicitation_timeout_seconds)
+        await store.audit(caller.subject, "consent_requested", f"elicitation {elicitation.id}")
+        url = consent_url(settings.public_origin, elicitation.id)
+        if modern:
+            return InputRequiredResult(
+                input_requests={
+                    "nextcloud_consent": ElicitRequest(
+                        params=ElicitRequestURLParams(message=MESSAGE, url=url)
+                    )
+                },
+                request_state=elicitation.id,
+            )
+        elicitation_caps = ctx.client_capabilities.elicitation if ctx.client_capabilities else None
+        if elicitation_caps is not None and elicitation_caps.url is not None:
+            self.runtime.elicitation_sessions.remember(elicitation.id, ctx.session, elicitation.expires_at)
+            raise UrlElicitationRequiredError(
+                [ElicitRequestURLParams(mode="url", message=MESSAGE, url=url, elicitation_id=elicitation.id)]
+            )
+        if elicitation_caps is not None:
+            return _error_with_url(
+                "Your Nextcloud is not connected yet. Run the check_logged_in tool: it shows a link to "
+                "connect it, then ask again.",
+                url,
+                elicitation.id,
+            )
+        return _error_with_url(
+            f"Your Nextcloud is not connected yet. Open this link to connect it, then ask again: {url}",
+            url,
+            elicitation.id,
+        )
+
+
+def _error_with_url(text: str, url: str, elicitation_id: str) -> CallToolResult:
+    return CallToolResult(
+        is_error=True,
+        content=[TextContent(type="text", text=text)],
+        _meta={CONSENT_META_KEY: {"url": url, "elicitationId": elicitation_id}},
+    )
+
+
+def require_provisioning(fn: F) -> F:
+    """Run the tool only for a caller with a usable Nextcloud grant (offline-access mode);
+    elsewhere (single-user, pass-through) it changes nothing."""
+
+    needed = declared_scopes(fn)
+
+    @functools.wraps(fn)
+    async def provisioned(*args: Any, **kwargs: Any) -> Any:
+        ctx = next((v for v in (*args, *kwargs.values()) if isinstance(v, Context)), None)
+        provisioning = getattr(ctx.request_context.lifespan_context, "provisioning", None) if ctx else None
+        caller = caller_of(ctx) if provisioning is not None else None
+        # A call the scopes refuse anyway is refused by the tool, without asking for consent first.
+        if provisioning is not None and not (caller and missing_scopes(needed, caller.scopes)):
+            answer = await provisioning.check(ctx)
+            if answer is not None:
+                return answer
+        return await fn(*args, **kwargs)
+
+    return provisioned  # type: ignore[return-value]
