@@ -81,12 +81,15 @@ async def verify_costs(issuer: str, token: str, resource: str, rounds: int) -> d
 async def call_latency(mcp_url: str, headers: dict[str, str], calls: int) -> list[float]:
     timings = []
     async with http_session(mcp_url, headers=headers) as session:
-        note = await session.call_tool("nc_notes_create_note", {"title": "bench", "content": "x" * 500})
-        note_id = (note.structured_content or {})["id"]
+        # Files, not notes: Nextcloud 29's Notes API refuses OAuth Bearer tokens (see README).
+        written = await session.call_tool(
+            "nc_webdav_write_file", {"path": "bench.txt", "content": "x" * 500, "overwrite": True}
+        )
+        assert not written.is_error, written.content
         for i in range(calls + 20):
             started = time.perf_counter()
             if i % 2:
-                result = await session.call_tool("nc_notes_get_note", {"note_id": note_id})
+                result = await session.call_tool("nc_webdav_read_file", {"path": "bench.txt"})
             else:
                 result = await session.call_tool("nc_webdav_list_directory", {"path": "/"})
             assert not result.is_error, result.content
@@ -147,7 +150,7 @@ def main() -> int:
     print(f"warm JWT verification: {micro['verify_us']:.0f} us", end=" ")
     print(f"(bare jwt.decode {micro['bare_decode_us']:.0f} us)")
     print(
-        f"tools/call over HTTP, {args.calls} calls (notes get + folder list): single-user median "
+        f"tools/call over HTTP, {args.calls} calls (file read + folder list): single-user median "
         f"{single_s['median_ms']:.2f} ms p95 {single_s['p95_ms']:.2f} ms; OAuth median "
         f"{oauth_s['median_ms']:.2f} ms p95 {oauth_s['p95_ms']:.2f} ms; ratio {figures['call_ratio']:.2f}x"
     )

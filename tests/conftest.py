@@ -81,3 +81,11 @@ def opaque_idp() -> Iterator[IdP]:
     """The same provider issuing opaque access tokens (for introspection)."""
     with running_idp(ACCESS_TOKEN_FORMAT="opaque") as provider:
         yield provider
+
+
+@pytest.fixture(scope="session")
+def rotating_idp() -> Iterator[IdP]:
+    """Access tokens that live 6 seconds, and a new refresh token on every refresh (the old one
+    dies): a second refresh with a stale token would fail loudly."""
+    with running_idp(ACCESS_TOKEN_TTL="6", ROTATE_REFRESH="1") as provider:
+        yield provider

@@ -79,6 +79,22 @@ class IdP:
         assert answer.status_code == 201, answer.text
         return str(answer.json()["client_id"])
 
+    def register_confidential(self, redirect_uri: str) -> tuple[str, str]:
+        """A confidential client (this MCP server's own, for offline access): (id, secret)."""
+        answer = self.http.post(
+            self.metadata["registration_endpoint"],
+            json={
+                "client_name": "nextcloud-mcp-server",
+                "redirect_uris": [redirect_uri],
+                "grant_types": ["authorization_code", "refresh_token"],
+                "response_types": ["code"],
+                "token_endpoint_auth_method": "client_secret_basic",
+                "scope": f"openid offline_access profile email {APP_SCOPES}",
+            },
+        )
+        assert answer.status_code == 201, answer.text
+        return str(answer.json()["client_id"]), str(answer.json()["client_secret"])
+
     def token(
         self,
         *,
@@ -86,7 +102,9 @@ class IdP:
         resource: str,
         scope: str = APP_SCOPES,
         client_id: str | None = None,
+        client_secret: str | None = None,
         redirect_uri: str = "http://127.0.0.1:1/callback",
+        offline: bool = False,
     ) -> dict[str, Any]:
         """An access token for `user` and `resource` through the full code + PKCE flow."""
         client_id = client_id or self.register(redirect_uri)
@@ -96,7 +114,7 @@ class IdP:
                 "client_id": client_id,
                 "response_type": "code",
                 "redirect_uri": redirect_uri,
-                "scope": f"openid {scope}",
+                "scope": f"openid {'offline_access ' if offline else ''}{scope}",
                 "state": state,
                 "code_challenge": pkce.challenge,
                 "code_challenge_method": "S256",
@@ -108,17 +126,17 @@ class IdP:
         landed = follow_to_redirect(f"{self.metadata['authorization_endpoint']}?{query}", redirect_uri)
         params = parse_qs(urlsplit(landed).query)
         assert params["state"] == [state], params
-        answer = self.http.post(
-            self.metadata["token_endpoint"],
-            data={
-                "grant_type": "authorization_code",
-                "code": params["code"][0],
-                "redirect_uri": redirect_uri,
-                "client_id": client_id,
-                "code_verifier": pkce.verifier,
-                "resource": resource,
-            },
-        )
+        data = {
+            "grant_type": "authorization_code",
+            "code": params["code"][0],
+            "redirect_uri": redirect_uri,
+            "code_verifier": pkce.verifier,
+            "resource": resource,
+        }
+        if client_secret is None:
+            data["client_id"] = client_id
+        auth = (client_id, client_secret) if client_secret is not None else None
+        answer = self.http.post(self.metadata["token_endpoint"], data=data, auth=auth)
         assert answer.status_code == 200, answer.text
         return dict(answer.json())
 

@@ -174,3 +174,68 @@ async def test_run_http_serves_mcp_on_the_given_port(server_env: dict[str, str],
             listed = structured(await session.call_tool("nc_notes_list_notes", {}))
         assert process.poll() is None
     assert listed["total"] == 0
+
+
+def test_keys_generate_prints_a_fresh_32_byte_key() -> None:
+    import base64
+
+    first, second = cli("keys", "generate"), cli("keys", "generate")
+    assert first.returncode == 0
+    key = first.stdout.strip()
+    assert len(base64.urlsafe_b64decode(key + "=")) == 32
+    assert key != second.stdout.strip()
+
+
+def _offline_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    return {
+        "NEXTCLOUD_HOST": "https://cloud.example.com",
+        "OIDC_ISSUER": "https://id.example.com",
+        "MCP_PUBLIC_URL": "http://127.0.0.1:8000/mcp",
+        "OIDC_CLIENT_ID": "mcp",
+        "OIDC_CLIENT_SECRET": "mcp-secret",
+        "ENABLE_OFFLINE_ACCESS": "true",
+        "STORE_PATH": str(tmp_path / "store.sqlite3"),
+        **extra,
+    }
+
+
+def test_offline_access_without_a_key_refuses_to_start(tmp_path: Path) -> None:
+    result = cli("run", "--transport", "http", env=_offline_env(tmp_path), cwd=tmp_path)
+    assert result.returncode == 2
+    assert "TOKEN_ENCRYPTION_KEY (or TOKEN_ENCRYPTION_KEY_FILE) is required" in result.stderr
+    assert "keys generate" in result.stderr
+
+
+def test_a_wrong_key_refuses_to_start_and_rotation_moves_to_a_new_key(tmp_path: Path) -> None:
+    """Secrets stored under key A: starting with key B alone fails and changes nothing;
+    `keys rotate` with B,A re-encrypts under B; then B alone works."""
+    import asyncio
+
+    from nextcloud_mcp_server.storage.crypto import Cipher, generate_key
+    from nextcloud_mcp_server.storage.store import Grant, SQLiteStore
+
+    old, new = generate_key(), generate_key()
+    path = tmp_path / "store.sqlite3"
+
+    async def seed() -> None:
+        store = SQLiteStore(path, Cipher([old]))
+        await store.open()
+        await store.save_grant(Grant("alice", "alice", "oidc", "refresh_token", "rt"))
+        await store.close()
+
+    asyncio.run(seed())
+    before = path.read_bytes()
+    refused = cli(
+        "run", "--transport", "http", env=_offline_env(tmp_path, TOKEN_ENCRYPTION_KEY=new), cwd=tmp_path
+    )
+    assert refused.returncode == 2
+    assert f"encrypted with key(s) {Cipher([old]).current_key_id}" in refused.stderr
+    assert path.read_bytes() == before
+    rotated = cli(
+        "keys", "rotate", env=_offline_env(tmp_path, TOKEN_ENCRYPTION_KEY=f"{new},{old}"), cwd=tmp_path
+    )
+    assert rotated.returncode == 0, rotated.stderr
+    assert f"re-encrypted 1 secret(s) under key {Cipher([new]).current_key_id}" in rotated.stdout
+    check = cli("keys", "rotate", env=_offline_env(tmp_path, TOKEN_ENCRYPTION_KEY=new), cwd=tmp_path)
+    assert check.returncode == 0
+    assert "re-encrypted 0 secret(s)" in check.stdout

@@ -32,6 +32,13 @@ def test_the_tool_table_is_generated_from_the_registry() -> None:
     assert table.group(1) == markdown_table(all_tools())
 
 
+def test_the_account_tools_are_named() -> None:
+    from nextcloud_mcp_server.tools import account_tools
+
+    for spec in account_tools():
+        assert f"`{spec.name}`" in README
+
+
 def claude_desktop_config() -> dict[str, object]:
     block = next(b for b in re.findall(r"```json\n(.*?)```", README, flags=re.S) if "mcpServers" in b)
     return json.loads(block)  # type: ignore[no-any-return]

@@ -12,6 +12,7 @@
 //   EXTRA_AUDIENCES       comma-separated audiences added to JWT access tokens (aud becomes a list)
 //   REFRESH_ALWAYS        1: refresh tokens without offline_access + prompt=consent
 //   CLIENT_REDIRECT_URIS  redirect URIs of the static confidential client "mcp-server"
+//   ROTATE_REFRESH        1: every refresh returns a new refresh token (the old one dies)
 //   TEST_SIGNING          1: POST /test/sign {payload, header?} signs with the provider's RSA key,
 //                         so tests can present well-signed tokens with chosen (bad) claims
 //
@@ -84,6 +85,7 @@ const provider = new Provider(issuer, {
     },
   },
   ...(env.REFRESH_ALWAYS === '1' ? { issueRefreshToken: async (ctx, client) => client.grantTypeAllowed('refresh_token') } : {}),
+  ...(env.ROTATE_REFRESH === '1' ? { rotateRefreshToken: () => true } : {}),
   ttl: { AccessToken: TTL, AuthorizationCode: 60, IdToken: 3600, RefreshToken: 86400, Interaction: 600, Session: 86400, Grant: 86400, ClientCredentials: 600 },
   interactions: { url: (ctx, interaction) => `/interaction/${interaction.uid}` },
   renderError(ctx, out) { ctx.type = 'json'; ctx.body = out; },

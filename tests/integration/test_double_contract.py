@@ -6,6 +6,7 @@ mapped to the double's value the first time it is seen and substituted in later 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 from xml.etree import ElementTree
@@ -81,10 +82,14 @@ class Replayer:
         self.client = httpx.Client(base_url=base_url, timeout=10)
 
     def substitute(self, text: str) -> str:
+        """Replace recorded ids/ETags by the double's, in one pass over whole tokens (a value
+        just substituted is never rewritten again, and '77' inside another token is left)."""
         text = text.replace("http://127.0.0.1:8080", self.base_url)
-        for recorded, actual in sorted(self.values.items(), key=lambda kv: -len(kv[0])):
-            text = text.replace(recorded, actual)
-        return text
+        if not self.values:
+            return text
+        keys = sorted(self.values, key=len, reverse=True)
+        pattern = re.compile(r"(?<![0-9A-Za-z])(" + "|".join(map(re.escape, keys)) + r")(?![0-9A-Za-z])")
+        return pattern.sub(lambda m: self.values[m.group(1)], text)
 
     def learn(self, recorded: Any, actual: Any) -> None:
         """Remember which double value stands for which recorded id or ETag."""

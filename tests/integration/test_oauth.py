@@ -128,7 +128,8 @@ async def test_a_valid_token_with_our_audience_among_others_reaches_nextcloud(
     server: OAuthServer, idp: IdP, double: NextcloudDouble
 ) -> None:
     """A token from a real code + PKCE flow (aud = [this server, another API]) lists all tools and
-    creates a note; Nextcloud receives the caller's own token (pass-through)."""
+    writes a file; Nextcloud receives the caller's own token (pass-through). The Notes API of
+    Nextcloud 29 refuses it, as recorded: tried once as Bearer, once as Basic, then a clear error."""
     token = idp.access_token(user="admin", resource=server.mcp)
     assert jwt.decode(token, options={"verify_signature": False})["aud"] == [
         server.mcp,
@@ -136,18 +137,20 @@ async def test_a_valid_token_with_our_audience_among_others_reaches_nextcloud(
     ]
     async with http_session(server.mcp, headers={"Authorization": f"Bearer {token}"}) as session:
         tools = (await session.list_tools()).tools
-        created = structured(await session.call_tool("nc_notes_create_note", {"title": "Via OAuth"}))
-        await session.call_tool("nc_notes_list_notes", {})
+        written = structured(
+            await session.call_tool("nc_webdav_write_file", {"path": "via-oauth.txt", "content": "hi"})
+        )
         files = structured(await session.call_tool("nc_webdav_list_directory", {"path": "/"}))
+        notes = await session.call_tool("nc_notes_list_notes", {})
     assert len(tools) == len(all_tools())
-    assert (double.user_files("admin") / "Notes" / "Via OAuth.md").exists()
-    assert created["title"] == "Via OAuth"
-    assert [e["name"] for e in files["entries"]] == ["Notes"]
-    schemes = {(r.path.split("/")[1], r.scheme) for r in double.requests if r.user == "admin"}
-    assert ("remote.php", "bearer") in schemes  # WebDAV and OCS take the token as Bearer
-    assert ("index.php", "basic") in schemes  # the Notes API got it as a Basic password
+    assert written["created"] is True
+    assert (double.user_files("admin") / "via-oauth.txt").read_text() == "hi"
+    assert [e["name"] for e in files["entries"]] == ["via-oauth.txt"]
+    assert {r.scheme for r in double.requests if r.path.startswith("/remote.php")} == {"bearer"}
+    assert notes.is_error
+    assert "refuses OAuth Bearer tokens" in notes.content[0].text  # type: ignore[union-attr]
     notes_calls = [r.status for r in double.requests if r.path.startswith("/index.php")]
-    assert notes_calls == [401, 200, 200]  # refused once as Bearer; later calls go straight to Basic
+    assert notes_calls == [401, 401]  # as Bearer ('CORS requires basic auth'), then as Basic
 
 
 def test_protected_resource_metadata_at_both_paths(server: OAuthServer, idp: IdP) -> None:
@@ -283,11 +286,11 @@ def test_a_call_beyond_the_scopes_gets_403_step_up(
             "jsonrpc": "2.0",
             "id": 3,
             "method": "tools/call",
-            "params": {"name": "nc_notes_list_notes", "arguments": {}},
+            "params": {"name": "nc_notes_search_notes", "arguments": {"query": "x"}},
         },
         session_id,
     )
-    assert allowed.status_code == 200
+    assert allowed.status_code == 200  # the gate lets a notes:read tool through
 
 
 def test_re_authorizing_in_the_same_session_takes_effect_at_once(server: OAuthServer, idp: IdP) -> None:
@@ -346,7 +349,9 @@ async def test_nextcloud_oauth2_tokens_are_validated_by_asking_nextcloud(
     double: NextcloudDouble, double_url: str, idp: IdP
 ) -> None:
     """OIDC_OPAQUE_TOKENS=nextcloud: an opaque token Nextcloud issued maps to its user."""
-    double.accounts.add_bearer_validator(issued_tokens({"nc-oauth2-token-for-alice": "alice"}))
+    double.accounts.add_bearer_validator(
+        issued_tokens({"nc-oauth2-token-for-alice": "alice"}), as_basic_password=True
+    )
     with oauth_server(double, double_url, idp, oidc_opaque_tokens="nextcloud") as server:
         async with http_session(
             server.mcp, headers={"Authorization": "Bearer nc-oauth2-token-for-alice"}
@@ -409,7 +414,7 @@ async def test_the_sdk_oauth_client_discovers_registers_authorizes_and_calls(ser
         ClientSession(read, write) as session,
     ):
         await session.initialize()
-        listed = structured(await session.call_tool("nc_notes_list_notes", {}))
+        listed = structured(await session.call_tool("nc_webdav_list_directory", {"path": "/"}))
     assert listed["total"] == 0
     assert "resource=" in seen["authorize"]
     assert parse_qs(urlsplit(seen["authorize"]).query)["resource"] == [server.mcp]
@@ -425,27 +430,30 @@ def test_a_session_is_bound_to_the_subject_that_opened_it(server: OAuthServer, i
     assert own.status_code == 200
 
 
-async def test_two_users_at_once_each_see_only_their_own_notes(
+async def test_two_users_at_once_each_see_only_their_own_files(
     server: OAuthServer, idp: IdP, double: NextcloudDouble
 ) -> None:
+    """Alice and admin work at the same time; each request reaches Nextcloud with its own user's
+    token, and each sees only their own files."""
     tokens = {user: idp.access_token(user=user, resource=server.mcp) for user in ("alice", "admin")}
 
     async def work(user: str) -> list[str]:
         async with http_session(server.mcp, headers={"Authorization": f"Bearer {tokens[user]}"}) as session:
             await asyncio.gather(
-                *(session.call_tool("nc_notes_create_note", {"title": f"{user} {i}"}) for i in range(5))
+                *(
+                    session.call_tool("nc_webdav_write_file", {"path": f"{user}-{i}.txt", "content": user})
+                    for i in range(5)
+                )
             )
-            listed = structured(await session.call_tool("nc_notes_list_notes", {}))
-        return sorted(n["title"] for n in listed["notes"])
+            listed = structured(await session.call_tool("nc_webdav_list_directory", {"path": "/"}))
+        return sorted(e["name"] for e in listed["entries"])
 
     alice, admin = await asyncio.gather(work("alice"), work("admin"))
-    assert alice == [f"alice {i}" for i in range(5)]
-    assert admin == [f"admin {i}" for i in range(5)]
+    assert alice == [f"alice-{i}.txt" for i in range(5)]
+    assert admin == [f"admin-{i}.txt" for i in range(5)]
     for record in double.requests:
-        if record.path.startswith(("/remote.php/dav/files/", "/index.php")) and record.user:
-            assert record.path.startswith(f"/remote.php/dav/files/{record.user}") or record.path.startswith(
-                "/index.php"
-            )
+        if record.path.startswith("/remote.php/dav/files/"):
+            assert record.path.startswith(f"/remote.php/dav/files/{record.user}/")
 
 
 def test_foreign_host_and_origin_are_refused(server: OAuthServer) -> None:

@@ -46,7 +46,7 @@ class Accounts:
     def __init__(self, accounts: list[Account], *, login_password_delay: float = 0.0) -> None:
         self._accounts = {a.id: a for a in accounts}
         self._lock = threading.Lock()
-        self._bearer_validators: list[BearerValidator] = []
+        self._bearer_validators: list[tuple[BearerValidator, bool]] = []
         # A real Nextcloud verifies a password hash per request with a login password.
         self.login_password_delay = login_password_delay
 
@@ -56,9 +56,11 @@ class Accounts:
     def __iter__(self):  # type: ignore[no-untyped-def]
         return iter(list(self._accounts.values()))
 
-    def add_bearer_validator(self, validator: BearerValidator) -> None:
-        """Accept Bearer tokens for which `validator(token)` returns a user id."""
-        self._bearer_validators.append(validator)
+    def add_bearer_validator(self, validator: BearerValidator, *, as_basic_password: bool = False) -> None:
+        """Accept Bearer tokens for which `validator(token)` returns a user id. With
+        `as_basic_password`, also as the password of Basic auth - which real Nextcloud does for the
+        tokens of its own oauth2 app (recorded), not for an external IdP's tokens."""
+        self._bearer_validators.append((validator, as_basic_password))
 
     def add_app_password(self, user_id: str, password: str | None = None) -> str:
         password = password or "-".join(secrets.token_urlsafe(4) for _ in range(5))
@@ -92,13 +94,13 @@ class Accounts:
                 if self.login_password_delay:
                     time.sleep(self.login_password_delay)
                 return Caller(user_id, "basic")
-            for validator in self._bearer_validators:
+            for validator, as_basic in self._bearer_validators:
                 # Nextcloud accepts its own OAuth access tokens as a Basic password.
-                if validator(password) == user_id:
+                if as_basic and validator(password) == user_id:
                     return Caller(user_id, "basic", token=password)
             return None
         if scheme.lower() == "bearer":
-            for validator in self._bearer_validators:
+            for validator, _ in self._bearer_validators:
                 user_id = validator(value)
                 if user_id and user_id in self._accounts:
                     return Caller(user_id, "bearer", token=value)

@@ -1,0 +1,448 @@
+"""Offline access and progressive consent, end to end: a real IdP (npm oidc-provider), the
+server over streamable HTTP, a real SQLite store, the Nextcloud double, and several real MCP
+clients - URL-capable, form-only, without elicitation, on the 2026-07-28 protocol, and the
+TypeScript SDK. The "browser" is httpx following redirects; the IdP's auto-login stands in for
+the person at the sign-in page."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sqlite3
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import anyio
+import httpx
+import httpx2
+import pytest
+from mcp import Client, ClientSession, MCPError, UrlElicitationRequiredError
+from mcp.client import ClientRequestContext
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import (
+    ElicitCompleteNotification,
+    ElicitRequestFormParams,
+    ElicitRequestURLParams,
+    ElicitResult,
+)
+
+from nextcloud_mcp_server.app import create_app
+from nextcloud_mcp_server.config import Settings, load_settings
+from nextcloud_mcp_server.storage.crypto import Cipher, generate_key
+from nextcloud_mcp_server.storage.store import SQLiteStore, StoreError
+from tests.mcp_clients import http_session, structured
+from tests.nextcloud_double import NextcloudDouble
+from tests.nextcloud_double.server import serve_in_thread
+from tests.nextcloud_double.tokens import idp_jwt_validator
+from tests.oidc import IDP_DIR, NODE, IdP
+from tests.processes import free_port
+
+pytestmark = pytest.mark.integration
+
+KEY = generate_key()
+CONSENT_META = "nextcloud-mcp/consent"
+
+
+@dataclass
+class OfflineServer:
+    base: str
+    settings: Settings
+    idp: IdP
+
+    @property
+    def mcp(self) -> str:
+        return f"{self.base}/mcp"
+
+    def token(self, user: str) -> str:
+        return self.idp.access_token(user=user, resource=self.mcp)
+
+    def headers(self, user: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token(user)}"}
+
+    def store_rows(self, query: str, *args: Any) -> list[tuple[Any, ...]]:
+        with sqlite3.connect(self.settings.store_path) as db:
+            return list(db.execute(query, args))
+
+    def grants(self) -> list[str]:
+        return [row[0] for row in self.store_rows("SELECT subject FROM grants ORDER BY subject")]
+
+
+@contextmanager
+def offline_server(
+    double: NextcloudDouble,
+    double_url: str,
+    idp: IdP,
+    store_path: Path,
+    port: int | None = None,
+    **overrides: Any,
+) -> Iterator[OfflineServer]:
+    double.accounts.add_bearer_validator(idp_jwt_validator(idp.issuer))
+    port = port or free_port()
+    base = f"http://127.0.0.1:{port}"
+    client_id, secret = idp.register_confidential(f"{base}/oauth/callback-nextcloud")
+    settings = load_settings(
+        env_file=None,
+        nextcloud_host=double_url,
+        oidc_issuer=idp.issuer,
+        mcp_public_url=f"{base}/mcp",
+        oidc_client_id=client_id,
+        oidc_client_secret=secret,
+        enable_offline_access=True,
+        token_encryption_key=KEY,
+        store_path=store_path,
+        nextcloud_resource=double_url,
+        **overrides,
+    )
+    with serve_in_thread(create_app(settings), port=port):
+        yield OfflineServer(base, settings, idp)
+
+
+@pytest.fixture
+def server(double: NextcloudDouble, double_url: str, idp: IdP, tmp_path: Path) -> Iterator[OfflineServer]:
+    with offline_server(double, double_url, idp, tmp_path / "store.sqlite3") as running:
+        yield running
+
+
+def browse(url: str) -> httpx.Response:
+    """A person's browser: follows every redirect (cookies kept) to the final page."""
+    with httpx.Client(follow_redirects=True, timeout=15) as browser:
+        return browser.get(url)
+
+
+def walk_to_callback(url: str, *, change: dict[str, str] | None = None) -> str:
+    """Follow the consent link until the IdP redirects to our callback; return that URL.
+    `change` edits the query of the IdP's authorize request (e.g. another login_hint)."""
+    with httpx.Client(timeout=15) as browser:
+        for _ in range(20):
+            response = browser.get(url)
+            assert response.status_code in (302, 303), (response.status_code, response.text[:200])
+            target = str(httpx.URL(url).join(response.headers["location"]))
+            if change and "/auth?" in target:
+                parts = urlsplit(target)
+                query = {k: v[0] for k, v in parse_qs(parts.query).items()} | change
+                target = parts._replace(query=urlencode(query)).geturl()
+                change = None
+            if "/oauth/callback-nextcloud" in target:
+                return target
+            url = target
+    raise AssertionError("never reached the callback")
+
+
+class Completions:
+    def __init__(self) -> None:
+        self.seen: dict[str, anyio.Event] = {}
+
+    def event(self, elicitation_id: str) -> anyio.Event:
+        return self.seen.setdefault(elicitation_id, anyio.Event())
+
+    async def handler(self, message: Any) -> None:
+        if isinstance(message, ElicitCompleteNotification):
+            self.event(message.params.elicitation_id).set()
+
+
+async def _no_form(context: ClientRequestContext, params: Any) -> ElicitResult:
+    return ElicitResult(action="decline")
+
+
+async def test_a_url_capable_client_is_asked_once_and_retries_when_told(
+    server: OfflineServer, double: NextcloudDouble
+) -> None:
+    """-32042 with the consent URL; the browser signs in; the client receives
+    notifications/elicitation/complete; the retried call reaches Nextcloud as that user."""
+    completions = Completions()
+    async with http_session(
+        server.mcp,
+        headers=server.headers("alice"),
+        elicitation_callback=_no_form,
+        message_handler=completions.handler,
+    ) as session:
+        with pytest.raises(MCPError) as raised:
+            await session.call_tool("nc_webdav_write_file", {"path": "after-consent.txt", "content": "ok"})
+        assert raised.value.code == -32042
+        [request] = UrlElicitationRequiredError.from_error(raised.value.error).elicitations
+        assert request.url.startswith(f"{server.base}/oauth/authorize-nextcloud?elicitation=")
+        done = completions.event(request.elicitation_id)
+        page = await asyncio.to_thread(browse, request.url)
+        assert page.status_code == 200
+        assert "Connected" in page.text
+        with anyio.fail_after(10):
+            await done.wait()
+        written = structured(
+            await session.call_tool("nc_webdav_write_file", {"path": "after-consent.txt", "content": "ok"})
+        )
+    assert written["created"] is True
+    assert (double.user_files("alice") / "after-consent.txt").read_text() == "ok"
+    assert server.grants() == ["alice"]
+    events = [
+        row[0] for row in server.store_rows("SELECT event FROM audit WHERE subject = 'alice' ORDER BY id")
+    ]
+    assert events[:3] == ["consent_requested", "granted", "refreshed"]
+
+
+async def test_stored_tokens_never_appear_in_the_database_file(server: OfflineServer) -> None:
+    """After consent, the refresh token (decrypted here with the key) is nowhere in the SQLite
+    file or its WAL, and neither is the access token minted from it."""
+    await _provision(server, "alice")
+    store = SQLiteStore(server.settings.store_path, Cipher([KEY]))
+    await store.open()
+    grant = await store.get_grant("alice")
+    await store.close()
+    assert grant is not None
+    assert grant.kind == "refresh_token"
+    assert len(grant.secret) > 20
+    raw = b"".join(p.read_bytes() for p in server.settings.store_path.parent.glob("store.sqlite3*"))
+    assert grant.secret.encode() not in raw
+    assert b"alice" in raw  # the file was really read
+
+
+async def _provision(server: OfflineServer, user: str) -> None:
+    """Give `user` a grant through the real flow (no-elicitation client: the link is in _meta)."""
+    async with http_session(server.mcp, headers=server.headers(user)) as session:
+        asked = await session.call_tool("nc_webdav_list_directory", {"path": "/"})
+        assert asked.is_error
+        url = (asked.meta or {})[CONSENT_META]["url"]
+        assert url in asked.content[0].text  # type: ignore[union-attr]
+        page = await asyncio.to_thread(browse, url)
+        assert "Connected" in page.text, page.text
+        listed = structured(await session.call_tool("nc_webdav_list_directory", {"path": "/"}))
+        assert listed["total"] >= 0
+
+
+async def test_a_client_without_elicitation_gets_the_link_in_text_and_meta(server: OfflineServer) -> None:
+    await _provision(server, "alice")
+    assert server.grants() == ["alice"]
+
+
+class FormOnlySession(ClientSession):
+    """A client that declares form elicitation only (the SDK has no public switch for it)."""
+
+    def _build_capabilities(self, version: str) -> Any:
+        from mcp.types import ElicitationCapability, FormElicitationCapability
+
+        caps = super()._build_capabilities(version)
+        if caps.elicitation is not None:
+            caps.elicitation = ElicitationCapability(form=FormElicitationCapability())
+        return caps
+
+
+async def test_a_form_only_client_is_sent_to_check_logged_in(server: OfflineServer) -> None:
+    """The tool says to run check_logged_in, which shows the link in a form; the person opens it,
+    confirms, and check_logged_in verifies the grant exists."""
+    forms: list[str] = []
+
+    async def fill_form(context: ClientRequestContext, params: Any) -> ElicitResult:
+        assert isinstance(params, ElicitRequestFormParams)
+        forms.append(params.message)
+        link = params.message.split(": ", 1)[1].split()[0]
+        page = await asyncio.to_thread(browse, link)
+        assert "Connected" in page.text
+        return ElicitResult(action="accept", content={"connected": True})
+
+    async with (
+        httpx2.AsyncClient(headers=server.headers("alice"), timeout=30) as http,
+        streamable_http_client(server.mcp, http_client=http) as (read, write),
+        FormOnlySession(read, write, elicitation_callback=fill_form) as session,
+    ):
+        await session.initialize()
+        first = await session.call_tool("nc_webdav_list_directory", {"path": "/"})
+        assert first.is_error
+        assert "Run the check_logged_in tool" in first.content[0].text  # type: ignore[union-attr]
+        checked = await session.call_tool("check_logged_in", {})
+        assert "Connected" in checked.content[0].text  # type: ignore[union-attr]
+        listed = structured(await session.call_tool("nc_webdav_list_directory", {"path": "/"}))
+        status = structured(await session.call_tool("nc_auth_status", {}))
+    assert len(forms) == 1
+    assert listed["total"] == 0
+    assert status["connected"] is True
+    assert status["nextcloud_user"] == "alice"
+
+
+async def test_a_2026_client_gets_an_input_required_url_and_retries(server: OfflineServer) -> None:
+    """On protocol 2026-07-28 the URL request rides in an input-required result; the SDK's Client
+    calls back, the person signs in, the Client retries on its own."""
+    seen: list[str] = []
+
+    async def open_link(context: ClientRequestContext, params: Any) -> ElicitResult:
+        assert isinstance(params, ElicitRequestURLParams)
+        seen.append(params.url)
+        page = await asyncio.to_thread(browse, params.url)
+        assert "Connected" in page.text
+        return ElicitResult(action="accept")
+
+    async with (
+        httpx2.AsyncClient(headers=server.headers("alice"), timeout=30) as http,
+        Client(
+            streamable_http_client(server.mcp, http_client=http), elicitation_callback=open_link
+        ) as client,
+    ):
+        assert client.session.protocol_version >= "2026-07-28"
+        result = await client.call_tool("nc_webdav_list_directory", {"path": "/"})
+    assert not result.is_error, result.content
+    assert len(seen) == 1
+    assert server.grants() == ["alice"]
+
+
+def test_the_typescript_sdk_client_follows_the_same_flow(server: OfflineServer) -> None:
+    """A second, independent client (TypeScript SDK, elicitation.url): -32042, browser,
+    elicitation/complete, retry - without the test doing anything but opening the link."""
+    process = subprocess.Popen(
+        [
+            str(NODE),
+            str(IDP_DIR / "mcp_client.mjs"),
+            server.mcp,
+            "nc_webdav_write_file",
+            '{"path": "ts.txt", "content": "ts"}',
+        ],
+        cwd=IDP_DIR,
+        env={"PATH": os.environ.get("PATH", ""), "BEARER_TOKEN": server.token("alice")},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        first = json.loads(process.stdout.readline())
+        url = first["elicitation"]["url"]
+        assert "Connected" in browse(url).text
+        events = [json.loads(line) for line in process.stdout]
+        assert process.wait(30) == 0, process.stderr.read() if process.stderr else ""
+    finally:
+        if process.poll() is None:
+            process.kill()
+        for stream in (process.stdout, process.stderr):
+            if stream:
+                stream.close()
+    assert events[0] == {"completed": first["elicitation"]["elicitationId"]}
+    assert events[1]["result"]["isError"] is False
+    assert events[1]["result"]["structuredContent"]["path"] == "/ts.txt"
+
+
+async def _consent_link(server: OfflineServer, user: str) -> str:
+    async with http_session(server.mcp, headers=server.headers(user)) as session:
+        asked = await session.call_tool("nc_webdav_list_directory", {"path": "/"})
+    return str((asked.meta or {})[CONSENT_META]["url"])
+
+
+async def test_a_callback_state_works_once(server: OfflineServer) -> None:
+    """Replaying the callback (same state, same code) is refused and changes nothing."""
+    callback = await asyncio.to_thread(walk_to_callback, await _consent_link(server, "alice"))
+    first, again = browse(callback), browse(callback)
+    assert first.status_code == 200
+    assert again.status_code == 400
+    assert "already used" in again.text
+    granted = server.store_rows("SELECT COUNT(*) FROM audit WHERE event = 'granted'")
+    assert granted == [(1,)]
+
+
+def test_an_unknown_state_is_refused(server: OfflineServer) -> None:
+    page = browse(f"{server.base}/oauth/callback-nextcloud?state=made-up&code=whatever")
+    assert page.status_code == 400
+    assert server.grants() == []
+
+
+async def test_a_consent_link_works_once(server: OfflineServer) -> None:
+    link = await _consent_link(server, "alice")
+    await asyncio.to_thread(walk_to_callback, link)
+    reused = browse(link)
+    assert reused.status_code == 400
+    assert "already used" in reused.text
+
+
+async def test_an_expired_consent_link_is_refused(server: OfflineServer) -> None:
+    link = await _consent_link(server, "alice")
+    server.store_rows("UPDATE elicitations SET expires_at = 0")  # an old link, as time would make it
+    page = browse(link)
+    assert page.status_code == 400
+    assert "expired" in page.text
+    assert server.grants() == []
+
+
+async def test_signing_in_as_another_user_connects_nobody(server: OfflineServer) -> None:
+    """Alice's consent link, completed by Bob's sign-in: refused; no grant for either."""
+    link = await _consent_link(server, "alice")
+    callback = await asyncio.to_thread(walk_to_callback, link, change={"login_hint": "bob"})
+    page = browse(callback)
+    assert page.status_code == 403
+    assert "different account" in page.text
+    assert server.grants() == []
+    assert server.store_rows("SELECT status FROM elicitations") == [("failed",)]
+
+
+async def test_an_error_from_the_identity_provider_is_explained(server: OfflineServer) -> None:
+    link = await _consent_link(server, "alice")
+    callback = await asyncio.to_thread(walk_to_callback, link)
+    state = parse_qs(urlsplit(callback).query)["state"][0]
+    page = browse(
+        f"{server.base}/oauth/callback-nextcloud?" + urlencode({"state": state, "error": "access_denied"})
+    )
+    assert page.status_code == 400
+    assert "access_denied" in page.text
+    assert server.grants() == []
+
+
+async def test_a_tampered_grant_is_refused_not_used(
+    double: NextcloudDouble, double_url: str, idp: IdP, tmp_path: Path
+) -> None:
+    """A grant whose ciphertext was altered at rest (found after a restart, when nothing is
+    cached) is refused with a clear error, and left in place for the administrator."""
+    store = tmp_path / "store.sqlite3"
+    with offline_server(double, double_url, idp, store) as first:
+        await _provision(first, "alice")
+        [(sealed,)] = first.store_rows("SELECT secret FROM grants")
+    flipped = sealed[:-5] + ("A" if sealed[-5] != "A" else "B") + sealed[-4:]
+    with sqlite3.connect(store) as db:
+        db.execute("UPDATE grants SET secret = ?", (flipped,))
+    with offline_server(double, double_url, idp, store) as restarted:
+        async with http_session(restarted.mcp, headers=restarted.headers("alice")) as session:
+            result = await session.call_tool("nc_webdav_list_directory", {"path": "/"})
+        assert restarted.store_rows("SELECT secret FROM grants") == [(flipped,)]  # nothing deleted
+    assert result.is_error
+    assert "cannot be read" in result.content[0].text  # type: ignore[union-attr]
+    assert "integrity check" in result.content[0].text  # type: ignore[union-attr]
+
+
+async def test_a_wrong_key_stops_the_start_and_destroys_nothing(
+    server: OfflineServer, tmp_path: Path
+) -> None:
+    await _provision(server, "alice")
+    before = server.settings.store_path.read_bytes()
+    other = SQLiteStore(server.settings.store_path, Cipher([generate_key()]))
+    with pytest.raises(StoreError, match="encrypted with key"):
+        await other.open()
+    await other.close()
+    assert server.settings.store_path.read_bytes() == before
+    assert server.grants() == ["alice"]
+
+
+async def test_a_revoked_grant_is_dropped_and_consent_asked_again(server: OfflineServer) -> None:
+    """revoke_nextcloud_access revokes at the IdP (RFC 7009) and deletes the grant; the next call
+    asks for consent again instead of failing."""
+    await _provision(server, "alice")
+    async with http_session(server.mcp, headers=server.headers("alice")) as session:
+        revoked = structured(await session.call_tool("revoke_nextcloud_access", {}))
+        again = await session.call_tool("nc_webdav_list_directory", {"path": "/"})
+        status = structured(await session.call_tool("nc_auth_status", {}))
+    assert revoked == {"revoked": True, "at_provider": True}
+    assert again.is_error
+    assert CONSENT_META in (again.meta or {})
+    assert status == {
+        "connected": False,
+        "provider": None,
+        "nextcloud_user": None,
+        "scopes": [],
+        "since": None,
+        "refreshed": None,
+    }
+    assert server.grants() == []
+
+
+async def test_account_tools_are_offered_only_with_offline_access(server: OfflineServer) -> None:
+    async with http_session(server.mcp, headers=server.headers("alice")) as session:
+        names = {t.name for t in (await session.list_tools()).tools}
+    assert {"check_logged_in", "revoke_nextcloud_access", "nc_auth_status"} <= names

@@ -1,0 +1,93 @@
+"""Single-flight refresh under load, with a real IdP that rotates refresh tokens on every use."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+from nextcloud_mcp_server.auth.caller import Caller
+from nextcloud_mcp_server.auth.offline import OfflineCredentials
+from nextcloud_mcp_server.config import load_settings
+from nextcloud_mcp_server.runtime import Runtime
+from nextcloud_mcp_server.storage.crypto import generate_key
+from nextcloud_mcp_server.storage.store import Grant
+from tests.nextcloud_double import Account, NextcloudDouble
+from tests.nextcloud_double.server import serve_in_thread
+from tests.nextcloud_double.tokens import idp_jwt_validator
+from tests.oidc import IdP
+
+pytestmark = pytest.mark.integration
+
+USERS = [f"user{i:02}" for i in range(20)]
+CALLS_PER_USER = 10
+
+
+async def test_twenty_users_ten_parallel_calls_one_refresh_per_user_per_expiry(
+    rotating_idp: IdP, tmp_path: Path
+) -> None:
+    """Round 1 mints one access token per user; after they expire, round 2 refreshes exactly once
+    more per user; no refresh token is lost (each user's stored token still works afterwards)."""
+    double = NextcloudDouble(tmp_path / "nc", [Account(u, f"{u}-pw") for u in USERS])
+    double.accounts.add_bearer_validator(idp_jwt_validator(rotating_idp.issuer))
+    redirect = "http://127.0.0.1:9/oauth/callback-nextcloud"
+    client_id, secret = rotating_idp.register_confidential(redirect)
+    with serve_in_thread(double, lifespan="off") as nextcloud:
+        settings = load_settings(
+            env_file=None,
+            nextcloud_host=nextcloud,
+            oidc_issuer=rotating_idp.issuer,
+            mcp_public_url="http://127.0.0.1:9/mcp",
+            oidc_client_id=client_id,
+            oidc_client_secret=secret,
+            enable_offline_access=True,
+            token_encryption_key=generate_key(),
+            store_path=tmp_path / "store.sqlite3",
+            nextcloud_resource=nextcloud,
+        )
+        refresh_tokens = {
+            user: rotating_idp.token(
+                user=user,
+                resource=nextcloud,
+                scope="profile",
+                client_id=client_id,
+                client_secret=secret,
+                redirect_uri=redirect,
+                offline=True,
+            )["refresh_token"]
+            for user in USERS
+        }
+        async with Runtime(settings) as runtime:
+            assert runtime.store is not None
+            credentials = runtime.credentials
+            assert isinstance(credentials, OfflineCredentials)
+            for user, token in refresh_tokens.items():
+                await runtime.store.save_grant(Grant(user, user, "oidc", "refresh_token", token))
+
+            async def call(user: str) -> int:
+                caller = Caller(subject=user, user_id=user, scopes=frozenset(), token="")
+                files = await (await runtime.client_for(caller)).files()
+                return len([entry async for entry in files.iter_directory("")])
+
+            async def round_of_calls() -> None:
+                await asyncio.gather(*(call(user) for user in USERS for _ in range(CALLS_PER_USER)))
+
+            await round_of_calls()
+            assert dict(credentials.refreshes) == dict.fromkeys(USERS, 1)
+
+            due = max(credentials.refresh_due_at(user) or 0 for user in USERS)
+            deadline = time.monotonic() + 30
+            while time.time() < due:  # poll until every cached token is due, with a deadline
+                assert time.monotonic() < deadline
+                await asyncio.sleep(0.05)
+            await round_of_calls()
+            assert dict(credentials.refreshes) == dict.fromkeys(USERS, 2)
+
+            fresh = OfflineCredentials(runtime.store, runtime.oidc_client)
+            for user in USERS:  # the last rotated refresh token of every user was kept
+                await fresh.credential_for(Caller(subject=user, user_id=user, scopes=frozenset(), token=""))
+            assert dict(fresh.refreshes) == dict.fromkeys(USERS, 1)
+            kept = [user for user in USERS if await runtime.store.get_grant(user) is not None]
+            assert kept == USERS
