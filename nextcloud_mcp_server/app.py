@@ -35,7 +35,7 @@ from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.http_guard import HostOriginGuard
 from nextcloud_mcp_server.runtime import Runtime
 from nextcloud_mcp_server.server import build_server
-from nextcloud_mcp_server.tools import all_tools
+from nextcloud_mcp_server.tools import enabled_tools
 
 __all__ = ["create_app", "is_loopback", "transport_security"]
 
@@ -94,7 +94,7 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Starlet
     if settings.oauth_enabled:
         resource = settings.mcp_public_url or ""
         meta_url = metadata_url(resource)
-        tools = all_tools()
+        tools = enabled_tools(settings)
         document = protected_resource_metadata(
             resource,
             settings.oidc_issuer or "",

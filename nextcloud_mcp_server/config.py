@@ -61,6 +61,8 @@ class Settings(BaseSettings):
 
     # --- tools
     notes_max_content_bytes: int = Field(default=1024 * 1024, gt=0)
+    nextcloud_mcp_permissions: Literal["read", "write", "destructive"] = "destructive"
+    confirm_destructive: bool = True
     files_max_read_bytes: int = Field(default=512 * 1024, gt=0, le=16 * 1024 * 1024)
     default_timezone: str = "UTC"
 

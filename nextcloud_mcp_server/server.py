@@ -14,7 +14,7 @@ from mcp.server.mcpserver import MCPServer
 from nextcloud_mcp_server import __version__
 from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.runtime import Runtime
-from nextcloud_mcp_server.tools import account_tools, all_tools
+from nextcloud_mcp_server.tools import enabled_tools
 
 __all__ = ["INSTRUCTIONS", "SERVER_NAME", "build_server"]
 
@@ -48,8 +48,7 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
         log_level=settings.log_level,
         middleware=middleware,
     )
-    offline = settings.oauth_enabled and settings.enable_offline_access
-    for spec in all_tools() + (account_tools() if offline else []):
+    for spec in enabled_tools(settings):
         server.add_tool(
             spec.fn,
             name=spec.name,

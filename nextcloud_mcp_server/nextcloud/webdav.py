@@ -262,13 +262,24 @@ class WebDAVClient:
                 if exc.status != 405:
                     raise
 
-    async def delete(self, path: str) -> None:
+    async def delete(self, path: str, *, if_match: str | None = None) -> None:
+        """Delete a file or folder; with `if_match`, only the version with that ETag."""
         if not path:
             raise InvalidInput("refusing to delete the root folder")
+        headers = {"If-Match": '"' + if_match.strip('"') + '"'} if if_match else None
         try:
-            await self._http.request("DELETE", self.url_path(path), credential=self._credential)
+            await self._http.request(
+                "DELETE", self.url_path(path), credential=self._credential, headers=headers
+            )
         except NotFound as exc:
             raise self._not_found(path, exc) from None
+        except PreconditionFailed as exc:
+            raise PreconditionFailed(
+                self.host,
+                f"{paths.display(path)} changed since it was read; nothing was deleted",
+                status=412,
+                body=exc.body,
+            ) from None
 
     async def transfer(self, method: str, source: str, destination: str, *, overwrite: bool) -> bool:
         """MOVE or COPY; True when the destination was created, False when it was replaced."""

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from nextcloud_mcp_server.tools._registry import ToolSpec
 
-__all__ = ["account_tools", "all_tools"]
+if TYPE_CHECKING:
+    from nextcloud_mcp_server.config import Settings
+
+__all__ = ["account_tools", "all_tools", "enabled_tools"]
 
 
 def all_tools() -> list[ToolSpec]:
@@ -20,3 +25,12 @@ def account_tools() -> list[ToolSpec]:
     from nextcloud_mcp_server.tools import account
 
     return list(account.toolset.specs)
+
+
+def enabled_tools(settings: Settings) -> list[ToolSpec]:
+    """The tools this deployment offers. NEXTCLOUD_MCP_PERMISSIONS limits what may be done to the
+    user's Nextcloud; the account tools (offline mode) manage the connection itself, so people can
+    connect and disconnect at every level."""
+    level = settings.nextcloud_mcp_permissions
+    offline = settings.oauth_enabled and settings.enable_offline_access
+    return [spec for spec in all_tools() if spec.allowed_at(level)] + (account_tools() if offline else [])

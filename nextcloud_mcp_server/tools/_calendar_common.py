@@ -5,19 +5,30 @@ The iCalendar libraries are imported on first use (`ical()`), not when the serve
 
 from __future__ import annotations
 
-from datetime import tzinfo
+from datetime import datetime, timedelta, tzinfo
 from types import ModuleType
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from nextcloud_mcp_server.nextcloud.errors import InvalidInput
+from nextcloud_mcp_server.nextcloud.errors import InvalidInput, PreconditionFailed
 from nextcloud_mcp_server.nextcloud.models import Calendar
-from nextcloud_mcp_server.tools._context import runtime_of
+from nextcloud_mcp_server.tools._approval import refuse_changed
+from nextcloud_mcp_server.tools._context import nextcloud_for, runtime_of
 from nextcloud_mcp_server.tools._registry import Toolset
 
-__all__ = ["CalendarId", "TimezoneName", "Uid", "choose_calendar", "ical", "time_zone", "toolset"]
+__all__ = [
+    "CalendarId",
+    "TimezoneName",
+    "Uid",
+    "choose_calendar",
+    "delete_version",
+    "ical",
+    "spoken_span",
+    "time_zone",
+    "toolset",
+]
 
 toolset = Toolset("calendar")
 
@@ -58,3 +69,30 @@ def choose_calendar(calendars: list[Calendar], wanted: str | None, component: st
     if not usable:
         raise InvalidInput(f"there is no writable calendar for {kind}")
     return next((c for c in usable if c.id == "personal"), usable[0])
+
+
+async def delete_version(
+    ctx: Context[Any, Any], href: str, etag: str, *, asked: bool, tool: str, target: str
+) -> None:
+    """Delete exactly the version that was read (If-Match). If the human approved that version and
+    it changed meanwhile, the refusal says so; nothing newer is ever deleted."""
+    try:
+        await (await nextcloud_for(ctx)).caldav.delete(href, etag=etag or None)
+    except PreconditionFailed:
+        if asked:
+            await refuse_changed(ctx, tool=tool, target=target)
+        raise
+
+
+def spoken_span(view: dict[str, Any]) -> str:
+    """When an event happens, the way a person reads it: 'on Fri 04 Dec 2026, 09:00-09:30 (UTC)'."""
+    start, end = datetime.fromisoformat(view["start"]), datetime.fromisoformat(view["end"])
+    if view["all_day"]:
+        last = end - timedelta(days=1)
+        if last.date() > start.date():
+            return f"from {start:%a %d %b %Y} to {last:%a %d %b %Y} (all day)"
+        return f"on {start:%a %d %b %Y} (all day)"
+    zone = view.get("timezone") or "floating time, no time zone"
+    if start.date() == end.date():
+        return f"on {start:%a %d %b %Y}, {start:%H:%M}-{end:%H:%M} ({zone})"
+    return f"from {start:%a %d %b %Y %H:%M} to {end:%a %d %b %Y %H:%M} ({zone})"

@@ -28,6 +28,7 @@ from nextcloud_mcp_server.auth.provisioning import require_provisioning
 from nextcloud_mcp_server.auth.scopes import declared_scopes
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NextcloudError
 from nextcloud_mcp_server.storage.errors import DecryptionFailed
+from nextcloud_mcp_server.tools._approval import ApprovalInterrupt
 
 __all__ = ["SCOPES_META_KEY", "ToolSpec", "Toolset"]
 
@@ -61,6 +62,15 @@ class ToolSpec:
     @property
     def meta(self) -> dict[str, Any]:
         return {SCOPES_META_KEY: list(self.scopes)}
+
+    def allowed_at(self, level: str) -> bool:
+        """Permission levels, derived from the annotations: read = read-only tools; write = also
+        tools that create or change but never delete or overwrite; destructive = everything."""
+        if level == "read":
+            return self.read_only
+        if level == "write":
+            return not self.destructive
+        return True
 
 
 @dataclass
@@ -121,6 +131,8 @@ def _readable_errors(fn: F) -> F:
             raise ToolError(
                 "access to your Nextcloud was revoked or has expired; ask again to reconnect"
             ) from exc
+        except ApprovalInterrupt as exc:
+            return exc.result
         except DecryptionFailed as exc:
             raise ToolError(
                 f"your stored Nextcloud access cannot be read ({exc}); ask your administrator"

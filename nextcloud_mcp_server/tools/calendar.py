@@ -14,12 +14,15 @@ from pydantic import BaseModel, Field
 from nextcloud_mcp_server.auth.scopes import CALENDAR_READ, CALENDAR_WRITE, require_scopes
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, PreconditionFailed
 from nextcloud_mcp_server.nextcloud.models import CalendarObject
+from nextcloud_mcp_server.tools._approval import require_approval
 from nextcloud_mcp_server.tools._calendar_common import (
     CalendarId,
     TimezoneName,
     Uid,
     choose_calendar,
+    delete_version,
     ical,
+    spoken_span,
     time_zone,
     toolset,
 )
@@ -323,12 +326,23 @@ async def nc_calendar_delete_event(
     ctx: Context[Any, Any],
     etag: Annotated[str | None, Field(description="Only delete if it is still this version")] = None,
 ) -> DeletedEvent:
-    """Delete an event by its uid (all occurrences of a recurring one). Pass its etag to delete
-    only the version you have seen."""
+    """Delete an event by its uid (all occurrences of a recurring one). The user is asked to
+    approve first (unless the server is set up not to ask). Pass its etag to delete only the
+    version you have seen."""
     cal_id, obj = await _find_event(ctx, calendar, uid)
-    summary = ical().event_view(ical().master(ical().load(obj.ics), "VEVENT"), recurring=False)["summary"]
-    await (await nextcloud_for(ctx)).caldav.delete(obj.href, etag=etag)
-    return DeletedEvent(uid=uid, calendar=cal_id, summary=summary)
+    if etag is not None and etag.strip('"') != obj.etag:
+        host = (await nextcloud_for(ctx)).http.host
+        raise PreconditionFailed(host, "the event changed since that etag; nothing was deleted", status=412)
+    component = ical().master(ical().load(obj.ics), "VEVENT")
+    view = ical().event_view(component, recurring="RRULE" in component or "RDATE" in component)
+    series = " (every occurrence of this recurring event)" if view["recurring"] else ""
+    target = f'the event "{view["summary"]}"'
+    question = f"Delete {target} {spoken_span(view)}{series} from calendar '{cal_id}'?"
+    asked = await require_approval(
+        ctx, tool="nc_calendar_delete_event", target=target, question=question, version=obj.etag
+    )
+    await delete_version(ctx, obj.href, obj.etag, asked=asked, tool="nc_calendar_delete_event", target=target)
+    return DeletedEvent(uid=uid, calendar=cal_id, summary=view["summary"])
 
 
 def _clock(text: str, name: str) -> time:

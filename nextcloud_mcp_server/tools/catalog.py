@@ -14,8 +14,9 @@ def _kind(spec: ToolSpec) -> str:
 
 
 def markdown_table(specs: list[ToolSpec]) -> str:
-    """One row per tool: name, what it does (first sentence), scopes, kind."""
-    rows = ["| tool | what it does | scopes | kind |", "|---|---|---|---|"]
+    """One row per tool: name, what it does (first sentence), scopes, and the lowest
+    NEXTCLOUD_MCP_PERMISSIONS level that offers it."""
+    rows = ["| tool | what it does | scopes | level |", "|---|---|---|---|"]
     for spec in specs:
         summary = " ".join(spec.description.split()).split(". ")[0].rstrip(".")
         scopes = " ".join(f"`{s}`" for s in spec.scopes)

@@ -15,9 +15,16 @@ from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import FILES_READ, FILES_WRITE, require_scopes
 from nextcloud_mcp_server.nextcloud import paths
-from nextcloud_mcp_server.nextcloud.errors import InvalidInput
+from nextcloud_mcp_server.nextcloud.errors import InvalidInput, PreconditionFailed
 from nextcloud_mcp_server.nextcloud.models import FileEntry
+from nextcloud_mcp_server.tools._approval import refuse_changed
 from nextcloud_mcp_server.tools._context import nextcloud_for, runtime_of
+from nextcloud_mcp_server.tools._file_approval import (
+    approve_file_action,
+    human_size,
+    stat_or_none,
+    still_unchanged,
+)
 from nextcloud_mcp_server.tools._registry import Toolset
 
 __all__ = ["toolset"]
@@ -197,25 +204,13 @@ async def nc_webdav_read_file(
     return CallToolResult(content=blocks, structured_content=meta.model_dump())
 
 
-@toolset.tool(title="Write a file", destructive=True)
-@require_scopes(FILES_WRITE)
-async def nc_webdav_write_file(
-    path: Path,
-    content: Annotated[str, Field(description="The file's content: text, or base64 with encoding='base64'")],
-    ctx: Context[Any, Any],
-    encoding: Literal["text", "base64"] = "text",
-    content_type: Annotated[
-        str | None, Field(description="MIME type; guessed from the name if absent")
-    ] = None,
-    overwrite: Annotated[bool, Field(description="Replace an existing file (off: refuse)")] = False,
-    if_match: Annotated[
-        str | None, Field(description="Only replace if the file's etag is still this")
-    ] = None,
-    create_parents: Annotated[bool, Field(description="Create missing parent folders")] = False,
-) -> WrittenFile:
-    """Create a file, or replace one with overwrite=true (or if_match=<etag> to replace only the
-    version you read). Text is stored as UTF-8."""
-    cleaned = paths.clean(path)
+Content = Annotated[str, Field(description="The file's content: text, or base64 with encoding='base64'")]
+ContentType = Annotated[str | None, Field(description="MIME type; guessed from the name if absent")]
+CreateParents = Annotated[bool, Field(description="Create missing parent folders")]
+
+
+def _payload(path: str, content: str, encoding: str, content_type: str | None) -> tuple[bytes, str]:
+    """The bytes to upload and their MIME type (text is stored as UTF-8)."""
     if encoding == "base64":
         try:
             data = base64.b64decode(content, validate=True)
@@ -223,18 +218,84 @@ async def nc_webdav_write_file(
             raise InvalidInput("content is not valid base64") from None
     else:
         data = content.encode("utf-8")
-    guessed = mimetypes.guess_type(cleaned)[0]
+    guessed = mimetypes.guess_type(path)[0]
     mime = content_type or (f"{guessed}; charset=utf-8" if guessed and encoding == "text" else guessed)
+    fallback = "text/plain; charset=utf-8" if encoding == "text" else "application/octet-stream"
+    return data, mime or fallback
+
+
+@toolset.tool(title="Create a file")
+@require_scopes(FILES_WRITE)
+async def nc_webdav_create_file(
+    path: Path,
+    content: Content,
+    ctx: Context[Any, Any],
+    encoding: Literal["text", "base64"] = "text",
+    content_type: ContentType = None,
+    create_parents: CreateParents = False,
+) -> WrittenFile:
+    """Create a new file. Never replaces anything: fails if the path exists (use
+    nc_webdav_write_file with overwrite=true to replace a file)."""
+    cleaned = paths.clean(path)
+    data, mime = _payload(cleaned, content, encoding, content_type)
     files = await (await nextcloud_for(ctx)).files()
     result = await files.write(
-        cleaned,
-        data,
-        content_type=mime
-        or ("text/plain; charset=utf-8" if encoding == "text" else "application/octet-stream"),
-        overwrite=overwrite,
-        if_match=if_match,
-        create_parents=create_parents,
+        cleaned, data, content_type=mime, overwrite=False, create_parents=create_parents
     )
+    return WrittenFile(path=paths.display(cleaned), etag=result.etag, created=result.created, size=len(data))
+
+
+@toolset.tool(title="Write a file", destructive=True)
+@require_scopes(FILES_WRITE)
+async def nc_webdav_write_file(
+    path: Path,
+    content: Content,
+    ctx: Context[Any, Any],
+    encoding: Literal["text", "base64"] = "text",
+    content_type: ContentType = None,
+    overwrite: Annotated[bool, Field(description="Replace an existing file (off: refuse)")] = False,
+    if_match: Annotated[
+        str | None, Field(description="Only replace if the file's etag is still this")
+    ] = None,
+    create_parents: CreateParents = False,
+) -> WrittenFile:
+    """Create a file, or replace one with overwrite=true (or if_match=<etag> to replace only the
+    version you read). Replacing asks the user to approve first (unless the server is set up not
+    to ask). Text is stored as UTF-8."""
+    cleaned = paths.clean(path)
+    tool = "nc_webdav_write_file"
+    data, mime = _payload(cleaned, content, encoding, content_type)
+    files = await (await nextcloud_for(ctx)).files()
+    asked = False
+    if (overwrite or if_match) and runtime_of(ctx).settings.confirm_destructive:
+        existing = await stat_or_none(files, cleaned)
+        if existing is not None and existing.kind == "directory":
+            raise InvalidInput(f"{paths.display(cleaned)} is a folder; a file cannot replace it")
+        if existing is None:
+            overwrite, if_match = False, None  # nothing to replace: create, never replace unseen
+        else:
+            if if_match and if_match.strip().strip('"') != existing.etag:
+                raise PreconditionFailed(
+                    files.host,
+                    f"{paths.display(cleaned)} changed since its etag was read; nothing was written",
+                    status=412,
+                )
+            verb = "Replace {target} with new content (" + human_size(len(data)) + ")"
+            asked = await approve_file_action(ctx, files, existing, tool, verb)
+            if_match = existing.etag or if_match
+    try:
+        result = await files.write(
+            cleaned,
+            data,
+            content_type=mime,
+            overwrite=overwrite,
+            if_match=if_match,
+            create_parents=create_parents,
+        )
+    except PreconditionFailed:
+        if not asked:
+            raise
+        await refuse_changed(ctx, tool=tool, target=paths.display(cleaned))
     return WrittenFile(path=paths.display(cleaned), etag=result.etag, created=result.created, size=len(data))
 
 
@@ -259,12 +320,22 @@ async def nc_webdav_create_directory(
 @toolset.tool(title="Delete a file or folder", destructive=True, idempotent=True)
 @require_scopes(FILES_WRITE)
 async def nc_webdav_delete_resource(path: Path, ctx: Context[Any, Any]) -> PathResult:
-    """Delete a file, or a folder with everything in it. With Nextcloud's trash bin enabled (the
-    default) it can be restored from the Files app."""
+    """Delete a file, or a folder with everything in it. The user is asked to approve first
+    (unless the server is set up not to ask). With Nextcloud's trash bin enabled (the default) it
+    can be restored from the Files app."""
     cleaned = paths.clean(path)
+    if not cleaned:
+        raise InvalidInput("refusing to delete the root folder")
+    tool = "nc_webdav_delete_resource"
     files = await (await nextcloud_for(ctx)).files()
     entry = await files.stat(cleaned)
-    await files.delete(cleaned)
+    asked = await approve_file_action(ctx, files, entry, tool, "Delete {target}")
+    if asked:
+        await still_unchanged(ctx, files, entry, tool)
+    try:
+        await files.delete(cleaned, if_match=entry.etag if asked else None)
+    except PreconditionFailed:
+        await refuse_changed(ctx, tool=tool, target=paths.display(cleaned))
     return PathResult(path=paths.display(cleaned), type=entry.kind)
 
 
@@ -273,6 +344,15 @@ async def _transfer(
 ) -> Any:
     src, dst = paths.clean(source), paths.clean(destination)
     files = await (await nextcloud_for(ctx)).files()
+    if overwrite and src and dst and runtime_of(ctx).settings.confirm_destructive:
+        existing = await stat_or_none(files, dst)
+        if existing is None:
+            overwrite = False  # nothing to replace; never replace one that appears meanwhile
+        else:
+            tool = f"nc_webdav_{'move' if method == 'MOVE' else 'copy'}_resource"
+            verb = f"{method.capitalize()} {paths.display(src)} onto {{target}}, replacing it"
+            if await approve_file_action(ctx, files, existing, tool, verb):
+                await still_unchanged(ctx, files, existing, tool)
     created = await files.transfer(method, src, dst, overwrite=overwrite)
     return TransferResult(source=paths.display(src), destination=paths.display(dst), replaced=not created)
 
@@ -285,7 +365,8 @@ async def nc_webdav_move_resource(
     ctx: Context[Any, Any],
     overwrite: Annotated[bool, Field(description="Replace an existing target (off: refuse)")] = False,
 ) -> TransferResult:
-    """Move or rename a file or folder. An existing target is only replaced with overwrite=true."""
+    """Move or rename a file or folder. An existing target is only replaced with overwrite=true,
+    and the user is asked to approve that first (unless the server is set up not to ask)."""
     result: TransferResult = await _transfer("MOVE", ctx, source, destination, overwrite)
     return result
 
@@ -298,7 +379,8 @@ async def nc_webdav_copy_resource(
     ctx: Context[Any, Any],
     overwrite: Annotated[bool, Field(description="Replace an existing target (off: refuse)")] = False,
 ) -> TransferResult:
-    """Copy a file or folder. An existing target is only replaced with overwrite=true."""
+    """Copy a file or folder. An existing target is only replaced with overwrite=true, and the
+    user is asked to approve that first (unless the server is set up not to ask)."""
     result: TransferResult = await _transfer("COPY", ctx, source, destination, overwrite)
     return result
 

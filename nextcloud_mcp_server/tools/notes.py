@@ -20,6 +20,7 @@ from nextcloud_mcp_server.nextcloud.notes import (
     check_content,
     check_title,
 )
+from nextcloud_mcp_server.tools._approval import refuse_changed, require_approval
 from nextcloud_mcp_server.tools._context import nextcloud_for, runtime_of
 from nextcloud_mcp_server.tools._registry import Toolset
 
@@ -209,9 +210,19 @@ async def nc_notes_search_notes(
 @toolset.tool(title="Delete a note", destructive=True, idempotent=True)
 @require_scopes(NOTES_WRITE)
 async def nc_notes_delete_note(note_id: NoteId, ctx: Context[Any, Any]) -> DeletedNote:
-    """Delete a note. With Nextcloud's trash bin enabled (the default) its file can still be
-    restored from the Files app."""
+    """Delete a note. The user is asked to approve first (unless the server is set up not to ask).
+    With Nextcloud's trash bin enabled (the default) its file can still be restored from the Files
+    app."""
     nc = await nextcloud_for(ctx)
     note = await nc.notes.get(note_id)
+    place = f' in category "{note.category}"' if note.category else ""
+    target = f'the note "{note.title}"'
+    when = datetime.fromtimestamp(note.modified, UTC).strftime("%Y-%m-%d %H:%M UTC")
+    question = f"Delete {target}{place}, last changed {when}?"
+    asked = await require_approval(
+        ctx, tool="nc_notes_delete_note", target=target, question=question, version=note.etag
+    )
+    if asked and (await nc.notes.get(note_id)).etag != note.etag:
+        await refuse_changed(ctx, tool="nc_notes_delete_note", target=target)
     await nc.notes.delete(note_id)
     return DeletedNote(id=note.id, title=note.title, category=note.category)

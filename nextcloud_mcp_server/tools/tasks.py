@@ -12,11 +12,13 @@ from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import CALENDAR_READ, CALENDAR_WRITE, require_scopes
 from nextcloud_mcp_server.nextcloud.errors import PreconditionFailed
+from nextcloud_mcp_server.tools._approval import require_approval
 from nextcloud_mcp_server.tools._calendar_common import (
     CalendarId,
     TimezoneName,
     Uid,
     choose_calendar,
+    delete_version,
     ical,
     time_zone,
     toolset,
@@ -200,11 +202,22 @@ async def nc_calendar_delete_todo(
     ctx: Context[Any, Any],
     etag: Annotated[str | None, Field(description="Only delete if it is still this version")] = None,
 ) -> DeletedTodo:
-    """Delete a task by its uid (from nc_calendar_list_todos). Pass its etag to delete only the
-    version you have seen."""
-    caldav = (await nextcloud_for(ctx)).caldav
-    cal = await caldav.calendar(calendar)
-    obj = await caldav.find(cal, uid, "VTODO")
-    summary = _info(obj.ics, cal.id, obj.etag).summary
-    await caldav.delete(obj.href, etag=etag)
-    return DeletedTodo(uid=uid, calendar=cal.id, summary=summary)
+    """Delete a task by its uid (from nc_calendar_list_todos). The user is asked to approve first
+    (unless the server is set up not to ask). Pass its etag to delete only the version you have
+    seen."""
+    nc = await nextcloud_for(ctx)
+    cal = await nc.caldav.calendar(calendar)
+    obj = await nc.caldav.find(cal, uid, "VTODO")
+    if etag is not None and etag.strip('"') != obj.etag:
+        raise PreconditionFailed(
+            nc.http.host, "the task changed since that etag; nothing was deleted", status=412
+        )
+    info = _info(obj.ics, cal.id, obj.etag)
+    target = f'the task "{info.summary}"'
+    due = f", due {info.due}" if info.due else ""
+    question = f"Delete {target}{due} ({'done' if info.completed else 'open'}) from '{cal.id}'?"
+    asked = await require_approval(
+        ctx, tool="nc_calendar_delete_todo", target=target, question=question, version=obj.etag
+    )
+    await delete_version(ctx, obj.href, obj.etag, asked=asked, tool="nc_calendar_delete_todo", target=target)
+    return DeletedTodo(uid=uid, calendar=cal.id, summary=info.summary)
