@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 import httpx2
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.types import ElicitResult
 
 from nextcloud_mcp_server.app import create_app
 from nextcloud_mcp_server.config import Settings
 from tests.nextcloud_double.server import serve_in_thread
 
-__all__ = ["http_session", "running_app", "stdio_session", "structured"]
+__all__ = ["Human", "http_session", "running_app", "stdio_session", "structured"]
 
 
 @asynccontextmanager
@@ -65,3 +67,25 @@ def structured(result: Any) -> dict[str, Any]:
     assert not result.is_error, result.content
     assert result.structured_content is not None
     return dict(result.structured_content)
+
+
+@dataclass
+class Human:
+    """The person behind the client: answers form elicitations the way a test tells it to, and
+    remembers every question (message and schema) it was shown."""
+
+    action: Literal["accept", "decline", "cancel"] = "accept"
+    approve: bool = True
+    reason: str = ""
+    while_asked: Callable[[], Awaitable[None]] | None = None  # runs before the answer is sent
+    questions: list[str] = field(default_factory=list)
+    schemas: list[dict[str, Any]] = field(default_factory=list)
+
+    async def answer(self, context: Any, params: Any) -> ElicitResult:
+        self.questions.append(params.message)
+        self.schemas.append(dict(getattr(params, "requested_schema", {}) or {}))
+        if self.while_asked is not None:
+            await self.while_asked()
+        if self.action != "accept":
+            return ElicitResult(action=self.action)
+        return ElicitResult(action="accept", content={"approve": self.approve, "reason": self.reason})

@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from tests.conftest import ADMIN_APP_PASSWORD
-from tests.mcp_clients import http_session, structured
+from tests.mcp_clients import Human, http_session, structured
 from tests.nextcloud_double import NextcloudDouble
 
 pytestmark = pytest.mark.integration
@@ -70,7 +70,8 @@ async def test_calendars_are_listed_without_deleted_ones(mcp_url: str, double_ur
 async def test_a_weekly_event_is_created_expanded_updated_and_deleted(mcp_url: str, double_url: str) -> None:
     """Create a weekly series in Berlin time; list four weeks (four occurrences, sorted); update
     with the etag; a stale etag is a conflict; delete."""
-    async with http_session(mcp_url) as session:
+    human = Human()
+    async with http_session(mcp_url, elicitation_callback=human.answer) as session:
         created = structured(
             await session.call_tool(
                 "nc_calendar_create_event",
@@ -131,6 +132,10 @@ async def test_a_weekly_event_is_created_expanded_updated_and_deleted(mcp_url: s
             await session.call_tool("nc_calendar_delete_event", {"calendar": "personal", "uid": uid})
         )
         assert deleted["summary"] == "Team standup"
+        assert human.questions == [
+            'Delete the event "Team standup" on Mon 23 Nov 2026, 09:00-09:15 (Europe/Berlin) (every '
+            "occurrence of this recurring event) from calendar 'personal'?"
+        ]
         empty = structured(
             await session.call_tool("nc_calendar_list_events", {"start": "2026-11-22", "end": "2026-12-20"})
         )
@@ -225,7 +230,8 @@ async def test_events_of_all_calendars_are_merged_by_start(mcp_url: str, double_
 
 
 async def test_tasks_are_created_completed_reopened_and_deleted(mcp_url: str) -> None:
-    async with http_session(mcp_url) as session:
+    human = Human()
+    async with http_session(mcp_url, elicitation_callback=human.answer) as session:
         task = structured(
             await session.call_tool(
                 "nc_calendar_create_todo", {"summary": "File taxes", "due": "2026-12-31", "priority": 1}
@@ -274,6 +280,7 @@ async def test_tasks_are_created_completed_reopened_and_deleted(mcp_url: str) ->
             await session.call_tool("nc_calendar_delete_todo", {"calendar": "personal", "uid": task["uid"]})
         )
         assert deleted["summary"] == "File taxes"
+        assert human.questions == ["Delete the task \"File taxes\", due 2026-12-31 (open) from 'personal'?"]
 
 
 async def test_free_time_is_found_around_busy_events(mcp_url: str) -> None:

@@ -17,7 +17,7 @@ from nextcloud_mcp_server.nextcloud.auth import BasicCredential
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from tests.conftest import ADMIN_APP_PASSWORD
-from tests.mcp_clients import http_session, running_app, structured
+from tests.mcp_clients import Human, http_session, running_app, structured
 from tests.nextcloud_double import NextcloudDouble
 
 pytestmark = pytest.mark.integration
@@ -35,7 +35,8 @@ async def test_a_files_session_from_folder_to_search_to_delete(mcp_url: str, dou
     """Every files tool in one realistic session; the disk under WsgiDAV is checked as we go."""
     disk = double.user_files("admin")
     name = "Projects/2026/plan notes é#?.md"
-    async with http_session(mcp_url) as session:
+    human = Human()
+    async with http_session(mcp_url, elicitation_callback=human.answer) as session:
         made = structured(
             await session.call_tool("nc_webdav_create_directory", {"path": "Projects/2026", "parents": True})
         )
@@ -67,6 +68,9 @@ async def test_a_files_session_from_folder_to_search_to_delete(mcp_url: str, dou
             )
         )
         assert replaced["created"] is False
+        assert len(human.questions) == 1, "only replacing an existing file asks"
+        assert human.questions[0].startswith(f"Replace the file /{name} (7 bytes, last changed ")
+        assert human.questions[0].endswith("with new content (2 bytes)?")
         stale = await session.call_tool(
             "nc_webdav_write_file", {"path": name, "content": "v3", "if_match": entry["etag"]}
         )
@@ -109,6 +113,8 @@ async def test_a_files_session_from_folder_to_search_to_delete(mcp_url: str, dou
 
         deleted = structured(await session.call_tool("nc_webdav_delete_resource", {"path": "Projects"}))
         assert deleted == {"path": "/Projects", "type": "directory"}
+        assert human.questions[-1].startswith("Delete the folder /Projects with 1 item(s) directly inside")
+        assert len(human.questions) == 2
         assert not (disk / "Projects").exists()
         gone = await session.call_tool("nc_webdav_read_file", {"path": name})
         assert gone.is_error

@@ -13,7 +13,7 @@ import pytest
 from mcp import ClientSession
 
 from nextcloud_mcp_server.config import Settings
-from tests.mcp_clients import http_session, running_app, stdio_session, structured
+from tests.mcp_clients import Human, http_session, running_app, stdio_session, structured
 from tests.nextcloud_double import NextcloudDouble
 
 pytestmark = pytest.mark.integration
@@ -31,14 +31,15 @@ NOTES_TOOLS = {
 
 @asynccontextmanager
 async def connect(
-    transport: str, settings: Settings, env: dict[str, str], cwd: Path
+    transport: str, settings: Settings, env: dict[str, str], cwd: Path, human: Human | None = None
 ) -> AsyncIterator[ClientSession]:
+    answer = {"elicitation_callback": human.answer} if human else {}
     if transport == "stdio":
-        async with stdio_session(env, cwd=cwd) as session:
+        async with stdio_session(env, cwd=cwd, **answer) as session:
             yield session
     else:
         with running_app(settings) as base:
-            async with http_session(f"{base}/mcp") as session:
+            async with http_session(f"{base}/mcp", **answer) as session:
                 yield session
 
 
@@ -70,7 +71,8 @@ async def test_create_get_update_conflict_append_search_delete(
 ) -> None:
     """A note's whole life through MCP, with the files in the user's WebDAV tree checked at each step."""
     note_file = double.user_files("admin") / "Notes" / "Home" / "Groceries.md"
-    async with connect(transport, settings, server_env, tmp_path) as session:
+    human = Human()
+    async with connect(transport, settings, server_env, tmp_path, human) as session:
         created = structured(
             await session.call_tool(
                 "nc_notes_create_note", {"title": "Groceries", "content": "milk", "category": "Home"}
@@ -124,6 +126,8 @@ async def test_create_get_update_conflict_append_search_delete(
         deleted = structured(await session.call_tool("nc_notes_delete_note", {"note_id": note_id}))
         assert deleted == {"id": note_id, "title": "Groceries", "category": "Home", "deleted": True}
         assert not note_file.exists()
+        [question] = human.questions
+        assert question.startswith('Delete the note "Groceries" in category "Home", last changed 20')
 
         gone = await session.call_tool("nc_notes_get_note", {"note_id": note_id})
         assert gone.is_error

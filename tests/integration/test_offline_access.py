@@ -12,8 +12,6 @@ import os
 import sqlite3
 import subprocess
 from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -32,87 +30,20 @@ from mcp.types import (
     ElicitResult,
 )
 
-from nextcloud_mcp_server.app import create_app
-from nextcloud_mcp_server.config import Settings, load_settings
 from nextcloud_mcp_server.storage.crypto import Cipher, generate_key
 from nextcloud_mcp_server.storage.store import SQLiteStore, StoreError
 from tests.mcp_clients import http_session, structured
 from tests.nextcloud_double import NextcloudDouble
-from tests.nextcloud_double.server import serve_in_thread
-from tests.nextcloud_double.tokens import idp_jwt_validator
+from tests.offline import CONSENT_META, KEY, OfflineServer, browse, offline_server, provision
 from tests.oidc import IDP_DIR, NODE, IdP
-from tests.processes import free_port
 
 pytestmark = pytest.mark.integration
-
-KEY = generate_key()
-CONSENT_META = "nextcloud-mcp/consent"
-
-
-@dataclass
-class OfflineServer:
-    base: str
-    settings: Settings
-    idp: IdP
-
-    @property
-    def mcp(self) -> str:
-        return f"{self.base}/mcp"
-
-    def token(self, user: str) -> str:
-        return self.idp.access_token(user=user, resource=self.mcp)
-
-    def headers(self, user: str) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.token(user)}"}
-
-    def store_rows(self, query: str, *args: Any) -> list[tuple[Any, ...]]:
-        with sqlite3.connect(self.settings.store_path) as db:
-            return list(db.execute(query, args))
-
-    def grants(self) -> list[str]:
-        return [row[0] for row in self.store_rows("SELECT subject FROM grants ORDER BY subject")]
-
-
-@contextmanager
-def offline_server(
-    double: NextcloudDouble,
-    double_url: str,
-    idp: IdP,
-    store_path: Path,
-    port: int | None = None,
-    **overrides: Any,
-) -> Iterator[OfflineServer]:
-    double.accounts.add_bearer_validator(idp_jwt_validator(idp.issuer))
-    port = port or free_port()
-    base = f"http://127.0.0.1:{port}"
-    client_id, secret = idp.register_confidential(f"{base}/oauth/callback-nextcloud")
-    settings = load_settings(
-        env_file=None,
-        nextcloud_host=double_url,
-        oidc_issuer=idp.issuer,
-        mcp_public_url=f"{base}/mcp",
-        oidc_client_id=client_id,
-        oidc_client_secret=secret,
-        enable_offline_access=True,
-        token_encryption_key=KEY,
-        store_path=store_path,
-        nextcloud_resource=double_url,
-        **overrides,
-    )
-    with serve_in_thread(create_app(settings), port=port):
-        yield OfflineServer(base, settings, idp)
 
 
 @pytest.fixture
 def server(double: NextcloudDouble, double_url: str, idp: IdP, tmp_path: Path) -> Iterator[OfflineServer]:
     with offline_server(double, double_url, idp, tmp_path / "store.sqlite3") as running:
         yield running
-
-
-def browse(url: str) -> httpx.Response:
-    """A person's browser: follows every redirect (cookies kept) to the final page."""
-    with httpx.Client(follow_redirects=True, timeout=15) as browser:
-        return browser.get(url)
 
 
 def walk_to_callback(url: str, *, change: dict[str, str] | None = None) -> str:
@@ -188,7 +119,7 @@ async def test_a_url_capable_client_is_asked_once_and_retries_when_told(
 async def test_stored_tokens_never_appear_in_the_database_file(server: OfflineServer) -> None:
     """After consent, the refresh token (decrypted here with the key) is nowhere in the SQLite
     file or its WAL, and neither is the access token minted from it."""
-    await _provision(server, "alice")
+    await provision(server, "alice")
     store = SQLiteStore(server.settings.store_path, Cipher([KEY]))
     await store.open()
     grant = await store.get_grant("alice")
@@ -201,21 +132,8 @@ async def test_stored_tokens_never_appear_in_the_database_file(server: OfflineSe
     assert b"alice" in raw  # the file was really read
 
 
-async def _provision(server: OfflineServer, user: str) -> None:
-    """Give `user` a grant through the real flow (no-elicitation client: the link is in _meta)."""
-    async with http_session(server.mcp, headers=server.headers(user)) as session:
-        asked = await session.call_tool("nc_webdav_list_directory", {"path": "/"})
-        assert asked.is_error
-        url = (asked.meta or {})[CONSENT_META]["url"]
-        assert url in asked.content[0].text  # type: ignore[union-attr]
-        page = await asyncio.to_thread(browse, url)
-        assert "Connected" in page.text, page.text
-        listed = structured(await session.call_tool("nc_webdav_list_directory", {"path": "/"}))
-        assert listed["total"] >= 0
-
-
 async def test_a_client_without_elicitation_gets_the_link_in_text_and_meta(server: OfflineServer) -> None:
-    await _provision(server, "alice")
+    await provision(server, "alice")
     assert server.grants() == ["alice"]
 
 
@@ -393,7 +311,7 @@ async def test_a_tampered_grant_is_refused_not_used(
     cached) is refused with a clear error, and left in place for the administrator."""
     store = tmp_path / "store.sqlite3"
     with offline_server(double, double_url, idp, store) as first:
-        await _provision(first, "alice")
+        await provision(first, "alice")
         [(sealed,)] = first.store_rows("SELECT secret FROM grants")
     flipped = sealed[:-5] + ("A" if sealed[-5] != "A" else "B") + sealed[-4:]
     with sqlite3.connect(store) as db:
@@ -410,7 +328,7 @@ async def test_a_tampered_grant_is_refused_not_used(
 async def test_a_wrong_key_stops_the_start_and_destroys_nothing(
     server: OfflineServer, tmp_path: Path
 ) -> None:
-    await _provision(server, "alice")
+    await provision(server, "alice")
     before = server.settings.store_path.read_bytes()
     other = SQLiteStore(server.settings.store_path, Cipher([generate_key()]))
     with pytest.raises(StoreError, match="encrypted with key"):
@@ -423,7 +341,7 @@ async def test_a_wrong_key_stops_the_start_and_destroys_nothing(
 async def test_a_revoked_grant_is_dropped_and_consent_asked_again(server: OfflineServer) -> None:
     """revoke_nextcloud_access revokes at the IdP (RFC 7009) and deletes the grant; the next call
     asks for consent again instead of failing."""
-    await _provision(server, "alice")
+    await provision(server, "alice")
     async with http_session(server.mcp, headers=server.headers("alice")) as session:
         revoked = structured(await session.call_tool("revoke_nextcloud_access", {}))
         again = await session.call_tool("nc_webdav_list_directory", {"path": "/"})

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from nextcloud_mcp_server.auth.scopes import ALL_SCOPES, require_scopes
-from nextcloud_mcp_server.tools import all_tools
+from nextcloud_mcp_server.config import Settings
+from nextcloud_mcp_server.tools import all_tools, enabled_tools
 from nextcloud_mcp_server.tools._registry import Toolset
 
 
@@ -46,3 +47,23 @@ def test_a_tool_without_scopes_or_with_contradicting_hints_is_refused() -> None:
         toolset.tool(title="x", read_only=True, destructive=True)
     with pytest.raises(ValueError, match="unknown"):
         require_scopes("notes:admin")
+
+
+@pytest.mark.parametrize("level", ["read", "write", "destructive"])
+def test_account_tools_are_offered_at_every_level_in_offline_mode(level: str) -> None:
+    """A level limits what may be done to the user's Nextcloud; connecting and disconnecting are
+    about the connection itself, so a read-only deployment can still be joined and left."""
+    offline = Settings(
+        nextcloud_host="https://cloud.example.com",
+        oidc_issuer="https://id.example.com",
+        mcp_public_url="https://mcp.example.com/mcp",
+        mcp_allowed_hosts="mcp.example.com",
+        enable_offline_access=True,
+        nextcloud_mcp_permissions=level,
+    )
+    names = {spec.name for spec in enabled_tools(offline)}
+    assert {"check_logged_in", "nc_auth_status", "revoke_nextcloud_access"} <= names
+    nextcloud = [
+        spec for spec in enabled_tools(offline) if spec.name.startswith("nc_") and spec.toolset != "account"
+    ]
+    assert nextcloud == [spec for spec in all_tools() if spec.allowed_at(level)]

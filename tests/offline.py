@@ -1,0 +1,103 @@
+"""Offline access, running: the server with a real IdP, a real SQLite store and the Nextcloud
+double; a "browser" that follows the consent link; and a helper that provisions a user through
+the real flow."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from nextcloud_mcp_server.app import create_app
+from nextcloud_mcp_server.config import Settings, load_settings
+from nextcloud_mcp_server.storage.crypto import generate_key
+from tests.mcp_clients import http_session, structured
+from tests.nextcloud_double import NextcloudDouble
+from tests.nextcloud_double.server import serve_in_thread
+from tests.nextcloud_double.tokens import idp_jwt_validator
+from tests.oidc import IdP
+from tests.processes import free_port
+
+__all__ = ["CONSENT_META", "KEY", "OfflineServer", "browse", "offline_server", "provision"]
+
+KEY = generate_key()
+CONSENT_META = "nextcloud-mcp/consent"
+
+
+@dataclass
+class OfflineServer:
+    base: str
+    settings: Settings
+    idp: IdP
+
+    @property
+    def mcp(self) -> str:
+        return f"{self.base}/mcp"
+
+    def token(self, user: str) -> str:
+        return self.idp.access_token(user=user, resource=self.mcp)
+
+    def headers(self, user: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token(user)}"}
+
+    def store_rows(self, query: str, *args: Any) -> list[tuple[Any, ...]]:
+        with sqlite3.connect(self.settings.store_path) as db:
+            return list(db.execute(query, args))
+
+    def grants(self) -> list[str]:
+        return [row[0] for row in self.store_rows("SELECT subject FROM grants ORDER BY subject")]
+
+
+@contextmanager
+def offline_server(
+    double: NextcloudDouble,
+    double_url: str,
+    idp: IdP,
+    store_path: Path,
+    port: int | None = None,
+    **overrides: Any,
+) -> Iterator[OfflineServer]:
+    double.accounts.add_bearer_validator(idp_jwt_validator(idp.issuer))
+    port = port or free_port()
+    base = f"http://127.0.0.1:{port}"
+    client_id, secret = idp.register_confidential(f"{base}/oauth/callback-nextcloud")
+    settings = load_settings(
+        env_file=None,
+        nextcloud_host=double_url,
+        oidc_issuer=idp.issuer,
+        mcp_public_url=f"{base}/mcp",
+        oidc_client_id=client_id,
+        oidc_client_secret=secret,
+        enable_offline_access=True,
+        token_encryption_key=KEY,
+        store_path=store_path,
+        nextcloud_resource=double_url,
+        **overrides,
+    )
+    with serve_in_thread(create_app(settings), port=port):
+        yield OfflineServer(base, settings, idp)
+
+
+def browse(url: str) -> httpx.Response:
+    """A person's browser: follows every redirect (cookies kept) to the final page."""
+    with httpx.Client(follow_redirects=True, timeout=15) as browser:
+        return browser.get(url)
+
+
+async def provision(server: OfflineServer, user: str) -> None:
+    """Give `user` a grant through the real flow (no-elicitation client: the link is in _meta)."""
+    async with http_session(server.mcp, headers=server.headers(user)) as session:
+        asked = await session.call_tool("nc_webdav_list_directory", {"path": "/"})
+        assert asked.is_error
+        url = (asked.meta or {})[CONSENT_META]["url"]
+        assert url in asked.content[0].text  # type: ignore[union-attr]
+        page = await asyncio.to_thread(browse, url)
+        assert "Connected" in page.text, page.text
+        listed = structured(await session.call_tool("nc_webdav_list_directory", {"path": "/"}))
+        assert listed["total"] >= 0
