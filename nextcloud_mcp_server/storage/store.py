@@ -18,13 +18,21 @@ import hashlib
 import secrets
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 import aiosqlite
 
 from nextcloud_mcp_server.storage.crypto import Cipher
+from nextcloud_mcp_server.storage.records import (
+    MIGRATIONS,
+    AuditEvent,
+    ConsentError,
+    ConsentState,
+    Elicitation,
+    Grant,
+    StoreError,
+)
 
 __all__ = [
     "AuditEvent",
@@ -37,111 +45,13 @@ __all__ = [
     "StoreError",
 ]
 
-MIGRATIONS: list[str] = [
-    # 1: the first schema
-    """
-    CREATE TABLE grants (
-        subject TEXT PRIMARY KEY,
-        user_id TEXT NOT NULL,
-        provider TEXT NOT NULL,
-        kind TEXT NOT NULL,
-        secret TEXT NOT NULL,
-        key_id TEXT NOT NULL,
-        scopes TEXT NOT NULL DEFAULT '',
-        created_at REAL NOT NULL,
-        updated_at REAL NOT NULL,
-        version INTEGER NOT NULL DEFAULT 1
-    );
-    CREATE TABLE elicitations (
-        id TEXT PRIMARY KEY,
-        subject TEXT NOT NULL,
-        status TEXT NOT NULL,
-        created_at REAL NOT NULL,
-        expires_at REAL NOT NULL,
-        opened_at REAL,
-        completed_at REAL,
-        error TEXT
-    );
-    CREATE INDEX elicitations_pending ON elicitations (status, expires_at);
-    CREATE TABLE oauth_states (
-        state_hash TEXT PRIMARY KEY,
-        elicitation_id TEXT NOT NULL,
-        subject TEXT NOT NULL,
-        verifier TEXT NOT NULL,
-        nonce TEXT NOT NULL,
-        expires_at REAL NOT NULL,
-        used_at REAL
-    );
-    CREATE TABLE audit (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        at REAL NOT NULL,
-        subject TEXT NOT NULL,
-        event TEXT NOT NULL,
-        detail TEXT NOT NULL DEFAULT ''
-    );
-    CREATE INDEX audit_subject ON audit (subject, at);
-    """,
-]
-
-
-class StoreError(Exception):
-    """The store cannot be used (unreadable file, keys that do not fit the stored secrets)."""
-
-
-class ConsentError(Exception):
-    """A consent step is not allowed (link expired, already used, unknown)."""
-
-
-@dataclass(frozen=True)
-class Grant:
-    subject: str
-    user_id: str
-    provider: str  # oidc | nextcloud-oauth2 | login-flow-v2
-    kind: str  # refresh_token | app_password
-    secret: str
-    scopes: str = ""
-    created_at: float = 0.0
-    updated_at: float = 0.0
-    version: int = 1
-
-    def __repr__(self) -> str:  # never the secret
-        return f"Grant(subject={self.subject!r}, user_id={self.user_id!r}, provider={self.provider!r})"
-
-
-@dataclass(frozen=True)
-class Elicitation:
-    id: str
-    subject: str
-    status: str  # pending | complete | failed | expired
-    created_at: float
-    expires_at: float
-    opened_at: float | None = None
-    completed_at: float | None = None
-    error: str | None = None
-
-
-@dataclass(frozen=True)
-class ConsentState:
-    elicitation_id: str
-    subject: str
-    verifier: str
-    nonce: str
-
-
-@dataclass(frozen=True)
-class AuditEvent:
-    at: float
-    subject: str
-    event: str
-    detail: str
-
 
 class Store(Protocol):
     async def get_grant(self, subject: str) -> Grant | None: ...
     async def save_grant(self, grant: Grant) -> None: ...
     async def replace_secret(self, subject: str, expected_version: int, secret: str) -> bool: ...
     async def delete_grant(self, subject: str) -> bool: ...
-    async def create_elicitation(self, subject: str, ttl: float) -> Elicitation: ...
+    async def create_elicitation(self, subject: str, ttl: float, user_id: str = "") -> Elicitation: ...
     async def get_elicitation(self, elicitation_id: str) -> Elicitation | None: ...
     async def open_elicitation(self, elicitation_id: str) -> Elicitation: ...
     async def finish_elicitation(
@@ -234,28 +144,28 @@ class SQLiteStore:
 
     async def get_grant(self, subject: str) -> Grant | None:
         query = (
-            "SELECT subject, user_id, provider, kind, secret, scopes, created_at, updated_at, version "
-            "FROM grants WHERE subject = ?"
+            "SELECT subject, user_id, provider, kind, secret, scopes, created_at, updated_at, version, "
+            "login FROM grants WHERE subject = ?"
         )
         async with self.db.execute(query, (subject,)) as cursor:
             row = await cursor.fetchone()
         if row is None:
             return None
         secret = self.cipher.decrypt(row[4], table="grants", subject=subject, field="secret")
-        return Grant(row[0], row[1], row[2], row[3], secret, row[5], row[6], row[7], row[8])
+        return Grant(row[0], row[1], row[2], row[3], secret, row[5], row[6], row[7], row[8], row[9])
 
     async def save_grant(self, grant: Grant) -> None:
         now = self._clock()
         sealed = self._seal(grant.subject, grant.secret)
         await self.db.execute(
             "INSERT INTO grants (subject, user_id, provider, kind, secret, key_id, scopes, created_at, "
-            "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "updated_at, login) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT(subject) DO UPDATE SET user_id=excluded.user_id, "
             "provider=excluded.provider, kind=excluded.kind, secret=excluded.secret, key_id=excluded.key_id, "
             "scopes=excluded.scopes, created_at=excluded.created_at, updated_at=excluded.updated_at, "
-            "version=grants.version + 1",
+            "login=excluded.login, version=grants.version + 1",
             (grant.subject, grant.user_id, grant.provider, grant.kind, sealed, self.cipher.current_key_id,
-             grant.scopes, now, now),
+             grant.scopes, now, now, grant.login),
         )  # fmt: skip
         await self.db.commit()
 
@@ -311,19 +221,23 @@ class SQLiteStore:
     def _elicitation(self, row: Iterable[object]) -> Elicitation:
         return Elicitation(*row)  # type: ignore[arg-type]
 
-    async def create_elicitation(self, subject: str, ttl: float) -> Elicitation:
+    async def create_elicitation(self, subject: str, ttl: float, user_id: str = "") -> Elicitation:
+        """A pending consent request of `subject`, to be answered by Nextcloud user `user_id`."""
         now = self._clock()
-        elicitation = Elicitation(secrets.token_urlsafe(24), subject, "pending", now, now + ttl)
+        elicitation = Elicitation(
+            secrets.token_urlsafe(24), subject, "pending", now, now + ttl, user_id=user_id
+        )
         await self.db.execute(
-            "INSERT INTO elicitations (id, subject, status, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
-            (elicitation.id, subject, "pending", now, now + ttl),
+            "INSERT INTO elicitations (id, subject, status, created_at, expires_at, user_id) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (elicitation.id, subject, "pending", now, now + ttl, user_id),
         )
         await self.db.commit()
         return elicitation
 
     async def get_elicitation(self, elicitation_id: str) -> Elicitation | None:
         query = (
-            "SELECT id, subject, status, created_at, expires_at, opened_at, completed_at, error "
+            "SELECT id, subject, status, created_at, expires_at, opened_at, completed_at, error, user_id "
             "FROM elicitations WHERE id = ?"
         )
         async with self.db.execute(query, (elicitation_id,)) as cursor:

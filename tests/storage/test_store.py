@@ -136,3 +136,40 @@ async def test_the_audit_trail_keeps_events_without_secrets(store: SQLiteStore) 
     events = await store.audit_events("alice")
     assert [(e.subject, e.event, e.detail) for e in events] == [("alice", "granted", "provider oidc")]
     assert len(await store.audit_events()) == 2
+
+
+async def test_a_first_schema_store_is_migrated_and_keeps_its_grants(tmp_path: Path) -> None:
+    """A store written by the first release (schema 1) opens: the grant is still readable, and
+    the new columns (an app password's login name, an elicitation's expected user) exist."""
+    path = tmp_path / "old.sqlite3"
+    cipher = Cipher([KEY])
+    with sqlite3.connect(path) as db:
+        db.executescript(MIGRATIONS[0])
+        db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+        db.execute("INSERT INTO schema_version VALUES (1)")
+        sealed = cipher.encrypt("old-refresh-token", table="grants", subject="alice", field="secret")
+        db.execute(
+            "INSERT INTO grants (subject, user_id, provider, kind, secret, key_id, created_at, updated_at) "
+            "VALUES ('alice', 'alice', 'oidc', 'refresh_token', ?, ?, 1, 1)",
+            (sealed, cipher.current_key_id),
+        )
+    store = SQLiteStore(path, cipher)
+    await store.open()
+    try:
+        grant = await store.get_grant("alice")
+        asked = await store.create_elicitation("bob", 60, user_id="bob.nc")
+        again = await store.get_elicitation(asked.id)
+        await store.save_grant(
+            Grant("carol", "carol", "login-flow-v2", "app_password", "pw", login="carol@x")
+        )
+        carol = await store.get_grant("carol")
+    finally:
+        await store.close()
+    assert grant is not None
+    assert (grant.secret, grant.login) == ("old-refresh-token", "")
+    assert again is not None
+    assert again.user_id == "bob.nc"
+    assert carol is not None
+    assert carol.login == "carol@x"
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT version FROM schema_version").fetchall() == [(len(MIGRATIONS),)]
