@@ -14,14 +14,16 @@ __all__ = ["BasicCredential", "BearerCredential", "Credential"]
 
 @dataclass(frozen=True)
 class BasicCredential:
-    """A login name and (app) password, sent as HTTP Basic."""
+    """A login name and (app) password, sent as HTTP Basic. `uid` is the Nextcloud user id when it
+    differs from the login name (e.g. a login by e-mail address); it names the user's DAV paths."""
 
     username: str
     password: str = field(repr=False)
+    uid: str = ""
 
     @property
     def user_id(self) -> str:
-        return self.username
+        return self.uid or self.username
 
     def authorization(self) -> str:
         raw = f"{self.username}:{self.password}".encode()
@@ -34,10 +36,13 @@ class BasicCredential:
 
 @dataclass(frozen=True)
 class BearerCredential:
-    """An OAuth access token for Nextcloud, and the Nextcloud user it belongs to."""
+    """An OAuth access token for Nextcloud, and the Nextcloud user it belongs to.
+    `basic_for_notes`: a token of Nextcloud's own oauth2 app, known to work as a Basic password,
+    which the Notes API (refusing Bearer) gets that way from the first call."""
 
     token: str = field(repr=False)
     username: str
+    basic_for_notes: bool = False
 
     @property
     def user_id(self) -> str:

@@ -134,7 +134,10 @@ class NotesClient:
         accept: frozenset[int] | set[int] = frozenset(),
     ) -> httpx.Response:
         headers = {**_JSON, **(headers or {})}
-        if self._http.notes_refuses_bearer and self._credential is not None:
+        bearer_refused = self._http.notes_refuses_bearer or getattr(
+            self._credential, "basic_for_notes", False
+        )
+        if bearer_refused and self._credential is not None:
             self._credential = self._credential.basic_fallback() or self._credential
         try:
             return await self._http.request(

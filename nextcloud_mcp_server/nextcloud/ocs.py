@@ -45,6 +45,10 @@ class OCSClient:
             raise error_for_status(self._http.host, code, str(meta.get("message") or ""))
         return body
 
+    async def delete_app_password(self) -> None:
+        """Revoke the app password (or Nextcloud OAuth2 token) this client's credential uses."""
+        await self.request("DELETE", "core/apppassword")
+
     async def current_user(self) -> CurrentUser:
         return CurrentUser.model_validate(await self.request("GET", "cloud/user"))
 
