@@ -93,6 +93,10 @@ class Settings(BaseSettings):
     elicitation_timeout_seconds: int = Field(default=300, ge=30, le=3600)
     nextcloud_oidc_scopes: str = "profile email"
     nextcloud_resource: str | None = None
+    nextcloud_consent_provider: Literal["oidc", "nextcloud-oauth2", "login-flow-v2"] = "oidc"
+    nextcloud_oauth2_client_id: str | None = None
+    nextcloud_oauth2_client_secret: SecretStr | None = None
+    nextcloud_public_url: str | None = None
 
     # --- operations
     log_level: LogLevel = "INFO"
@@ -104,7 +108,13 @@ class Settings(BaseSettings):
             return None
         return _http_url(value)
 
-    @field_validator("oidc_issuer", "oidc_jwks_uri", "oidc_introspection_endpoint", "mcp_public_url")
+    @field_validator(
+        "oidc_issuer",
+        "oidc_jwks_uri",
+        "oidc_introspection_endpoint",
+        "mcp_public_url",
+        "nextcloud_public_url",
+    )
     @classmethod
     def _optional_urls(cls, value: str | None) -> str | None:
         if value is None or not value.strip():
@@ -197,7 +207,12 @@ class Settings(BaseSettings):
 
     def secrets(self) -> list[str]:
         """Every secret value, so the log filter can redact it wherever it appears."""
-        found = (self.nextcloud_password, self.oidc_client_secret, self.token_encryption_key)
+        found = (
+            self.nextcloud_password,
+            self.oidc_client_secret,
+            self.token_encryption_key,
+            self.nextcloud_oauth2_client_secret,
+        )
         values = [s.get_secret_value() for s in found if s] + self.encryption_keys()
         return [v for v in values if len(v) >= 4]
 
@@ -257,12 +272,27 @@ class Settings(BaseSettings):
                     "ENABLE_OFFLINE_ACCESS=true: grants are stored encrypted; create one with "
                     "`nextcloud-mcp-server keys generate`"
                 )
-            if not self.oidc_client_id or not self.oidc_client_secret:
+            provider = self.nextcloud_consent_provider
+            if provider == "oidc" and (not self.oidc_client_id or not self.oidc_client_secret):
                 problems.append(
-                    "OIDC_CLIENT_ID and OIDC_CLIENT_SECRET are required with ENABLE_OFFLINE_ACCESS=true: "
-                    "the server's own client at the identity provider asks for the users' consent"
+                    "OIDC_CLIENT_ID and OIDC_CLIENT_SECRET are required with ENABLE_OFFLINE_ACCESS=true "
+                    "and NEXTCLOUD_CONSENT_PROVIDER=oidc: the server's own client at the identity "
+                    "provider asks for the users' consent"
+                )
+            oauth2_client = self.nextcloud_oauth2_client_id and self.nextcloud_oauth2_client_secret
+            if provider == "nextcloud-oauth2" and not oauth2_client:
+                problems.append(
+                    "NEXTCLOUD_OAUTH2_CLIENT_ID and NEXTCLOUD_OAUTH2_CLIENT_SECRET are required with "
+                    "NEXTCLOUD_CONSENT_PROVIDER=nextcloud-oauth2: add a client in Nextcloud under "
+                    f"Administration settings > Security > OAuth 2.0 clients, with redirection URI "
+                    f"{self.public_origin}/oauth/callback-nextcloud"
                 )
         return problems
+
+    @property
+    def nextcloud_browser_url(self) -> str:
+        """Nextcloud's address as people's browsers reach it (consent pages)."""
+        return (self.nextcloud_public_url or self.nextcloud_host or "").rstrip("/")
 
     def problems_for_nextcloud(self) -> list[str]:
         """What is missing before the server can talk to a Nextcloud as one user."""

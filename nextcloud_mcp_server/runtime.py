@@ -13,6 +13,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from nextcloud_mcp_server.auth.caller import Caller
+from nextcloud_mcp_server.auth.consent_outcome import FailureNotes
 from nextcloud_mcp_server.auth.credentials import CredentialResolver, PassThroughCredential, StaticCredential
 from nextcloud_mcp_server.auth.provisioning import ElicitationSessions, Provisioning
 from nextcloud_mcp_server.config import ConfigError, Settings
@@ -21,6 +22,7 @@ from nextcloud_mcp_server.nextcloud.discovery import DiscoveryCache
 if TYPE_CHECKING:
     import httpx
 
+    from nextcloud_mcp_server.auth.consent_providers import ConsentProvider
     from nextcloud_mcp_server.auth.oidc_client import OIDCClient
     from nextcloud_mcp_server.auth.verifier import BearerTokenVerifier
     from nextcloud_mcp_server.nextcloud.client import NextcloudClient
@@ -52,6 +54,8 @@ class Runtime:
         self.elicitation_sessions = ElicitationSessions()
         self.store: SQLiteStore | None = None
         self.provisioning: Provisioning | None = None
+        self.consent_providers: dict[str, ConsentProvider] = {}
+        self.consent_failures = FailureNotes()
         self.credentials = credentials or self._default_credentials(settings)
         if settings.oauth_enabled and settings.enable_offline_access and credentials is None:
             self._offline_access(settings)
@@ -79,8 +83,27 @@ class Runtime:
         except InvalidKey as exc:
             raise ConfigError([f"TOKEN_ENCRYPTION_KEY is not usable: {exc}"]) from None
         self.store = SQLiteStore(settings.store_path, cipher)
-        self.credentials = OfflineCredentials(self.store, self.oidc_client)
+        self.consent_providers = self._providers(settings)
+        self.credentials = OfflineCredentials(self.store, self.consent_providers)
         self.provisioning = Provisioning(self)
+
+    def _providers(self, settings: Settings) -> dict[str, ConsentProvider]:
+        """Every provider whose configuration is present: new consents use the chosen one; grants
+        from another configured one keep working."""
+        from nextcloud_mcp_server.auth.consent_providers import NextcloudOAuth2Consent, OIDCConsent
+        from nextcloud_mcp_server.auth.login_flow import LoginFlowConsent
+
+        providers: dict[str, ConsentProvider] = {LoginFlowConsent.name: LoginFlowConsent(self)}
+        if settings.oidc_client_id and settings.oidc_client_secret:
+            providers[OIDCConsent.name] = OIDCConsent(self)
+        if settings.nextcloud_oauth2_client_id and settings.nextcloud_oauth2_client_secret:
+            providers[NextcloudOAuth2Consent.name] = NextcloudOAuth2Consent(self)
+        return providers
+
+    @property
+    def consent_provider(self) -> ConsentProvider:
+        """Where new consents go (NEXTCLOUD_CONSENT_PROVIDER)."""
+        return self.consent_providers[self.settings.nextcloud_consent_provider]
 
     @property
     def oidc_client(self) -> OIDCClient:
@@ -126,13 +149,8 @@ class Runtime:
 
     async def revoke_grant(self, grant: Grant) -> bool:
         """Revoke a stored grant where it was issued; True when the issuer confirmed it."""
-        from nextcloud_mcp_server.auth.errors import OIDCUnavailable
-
-        try:
-            return await self.oidc_client.revoke(grant.secret)
-        except OIDCUnavailable as exc:
-            logger.warning("revocation at the identity provider failed: %s", exc)
-            return False
+        provider = self.consent_providers.get(grant.provider)
+        return await provider.revoke(grant) if provider is not None else False
 
     async def _whoami(self, token: str) -> str | None:
         """Who Nextcloud says a bearer token belongs to (for Nextcloud's own oauth2 tokens)."""
@@ -174,6 +192,10 @@ class Runtime:
         if self._housekeeping is not None:
             self._housekeeping.cancel()
             self._housekeeping = None
+        for provider in self.consent_providers.values():
+            closing = getattr(provider, "aclose", None)
+            if closing is not None:
+                await closing()
         if self.store is not None:
             await self.store.close()
         if self._http is not None:

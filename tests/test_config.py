@@ -59,3 +59,55 @@ def test_allowed_hosts_are_split_and_checked() -> None:
     assert settings.allowed_hosts == ["mcp.example.com", "other.example:8443"]
     with pytest.raises(ConfigError, match="MCP_ALLOWED_HOSTS must be a comma-separated list"):
         load_settings(env_file=None, mcp_allowed_hosts="https://mcp.example.com/")
+
+
+@pytest.mark.parametrize(
+    ("provider", "extra", "needed"),
+    [
+        ("oidc", {}, "OIDC_CLIENT_ID and OIDC_CLIENT_SECRET are required"),
+        (
+            "nextcloud-oauth2",
+            {},
+            "NEXTCLOUD_OAUTH2_CLIENT_ID and NEXTCLOUD_OAUTH2_CLIENT_SECRET are required",
+        ),
+        ("login-flow-v2", {}, None),
+        (
+            "nextcloud-oauth2",
+            {"nextcloud_oauth2_client_id": "c", "nextcloud_oauth2_client_secret": "s"},
+            None,
+        ),
+    ],
+)
+def test_each_consent_provider_asks_only_for_its_own_client(
+    provider: str, extra: dict[str, str], needed: str | None
+) -> None:
+    settings = load_settings(
+        env_file=None,
+        nextcloud_host="https://cloud.example.com",
+        oidc_issuer="https://id.example.com",
+        mcp_public_url="https://mcp.example.com/mcp",
+        mcp_allowed_hosts="mcp.example.com",
+        enable_offline_access="true",
+        token_encryption_key="k" * 44,
+        nextcloud_consent_provider=provider,
+        **extra,
+    )
+    problems = settings.problems_for_oauth()
+    if needed is None:
+        assert problems == []
+    else:
+        [problem] = problems
+        assert problem.startswith(needed)
+    if provider == "nextcloud-oauth2" and needed:
+        assert "redirection URI https://mcp.example.com/oauth/callback-nextcloud" in problems[0]
+
+
+def test_an_unknown_consent_provider_and_a_bad_public_url_are_named() -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings(
+            env_file=None, nextcloud_consent_provider="saml", nextcloud_public_url="cloud.example.com"
+        )
+    assert caught.value.problems == [
+        "NEXTCLOUD_CONSENT_PROVIDER must be one of 'oidc', 'nextcloud-oauth2' or 'login-flow-v2'",
+        "NEXTCLOUD_PUBLIC_URL must be an http(s) URL",
+    ]

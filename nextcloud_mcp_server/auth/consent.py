@@ -1,36 +1,37 @@
 """The browser side of consent ("Flow 2"): two routes and the pages a person sees.
 
 `GET /oauth/authorize-nextcloud?elicitation=<id>`: the elicitation must be pending, unexpired and
-never opened before. A single-use `state`, a PKCE S256 verifier (stored encrypted) and a nonce are
-stored, and the browser goes to the identity provider.
+never opened before. The consent provider (NEXTCLOUD_CONSENT_PROVIDER) then decides where the
+browser goes: the identity provider or Nextcloud's OAuth2 app (with a single-use `state` and a
+PKCE S256 verifier stored encrypted), or Nextcloud's Login Flow v2 page.
 
-`GET /oauth/callback-nextcloud?code&state`: the state is consumed once; the code is exchanged;
-the ID token's subject must be the subject the elicitation was created for (no account mix-up);
-the refresh token is stored encrypted; the elicitation is completed and the MCP session that asked
-is told. Every failure says what went wrong and what to do, and changes nothing else.
+`GET /oauth/callback-nextcloud?code&state` (redirect-based providers): the state is consumed once;
+the provider exchanges the code and checks the account (no mix-up); the grant is stored encrypted;
+the elicitation is completed and the MCP session that asked is told. Every failure says what went
+wrong and what to do, and changes nothing else.
 """
 
 from __future__ import annotations
 
 import html
 import logging
-import secrets
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from nextcloud_mcp_server.auth.oidc import OIDCUnavailable
-from nextcloud_mcp_server.auth.oidc_client import CALLBACK_PATH, InvalidGrant, ProviderError, pkce_pair
+from nextcloud_mcp_server.auth.consent_outcome import complete_consent, fail_consent
+from nextcloud_mcp_server.auth.consent_providers import ConsentFailed
+from nextcloud_mcp_server.auth.errors import OIDCUnavailable
+from nextcloud_mcp_server.auth.oidc_client import CALLBACK_PATH
 from nextcloud_mcp_server.auth.provisioning import AUTHORIZE_PATH
 from nextcloud_mcp_server.storage.crypto import DecryptionFailed
-from nextcloud_mcp_server.storage.store import ConsentError, Grant
+from nextcloud_mcp_server.storage.records import ConsentError
 
 __all__ = ["consent_routes", "page"]
 
 logger = logging.getLogger(__name__)
-STATE_TTL = 600.0
 TRY_AGAIN = "Go back to your assistant and ask again: it will give you a fresh link."
 _STYLE = (
     "body{font-family:system-ui,sans-serif;max-width:34rem;margin:4rem auto;padding:0 1rem;color:#222}"
@@ -51,20 +52,14 @@ def page(title: str, message: str, *, ok: bool, status: int = 200) -> HTMLRespon
 def consent_routes(runtime: Any) -> list[Route]:
     async def authorize(request: Request) -> Response:
         elicitation_id = request.query_params.get("elicitation", "")
-        store = runtime.store
         try:
-            elicitation = await store.open_elicitation(elicitation_id)
+            elicitation = await runtime.store.open_elicitation(elicitation_id)
         except ConsentError as exc:
             return page(
                 "This link cannot be used", f"{str(exc).capitalize()}. {TRY_AGAIN}", ok=False, status=400
             )
-        verifier, challenge = pkce_pair()
-        nonce = secrets.token_urlsafe(16)
-        state = await store.create_state(elicitation.id, elicitation.subject, verifier, nonce, STATE_TTL)
         try:
-            target = await runtime.oidc_client.authorization_url(
-                state=state, challenge=challenge, nonce=nonce, login_hint=elicitation.subject
-            )
+            target = await runtime.consent_provider.begin(elicitation)
         except OIDCUnavailable as exc:
             logger.warning("consent cannot start: %s", exc)
             return page(
@@ -73,6 +68,9 @@ def consent_routes(runtime: Any) -> list[Route]:
                 ok=False,
                 status=502,
             )
+        except ConsentFailed as exc:
+            await fail_consent(runtime, elicitation.id, elicitation.subject, exc.reason)
+            return page(exc.title, f"{exc.message} {TRY_AGAIN}", ok=False, status=exc.status)
         return RedirectResponse(target, status_code=303, headers={"Cache-Control": "no-store"})
 
     async def callback(request: Request) -> Response:
@@ -97,8 +95,8 @@ def consent_routes(runtime: Any) -> list[Route]:
             )
         if "error" in params:
             reason = params.get("error_description") or params["error"]
-            await _fail(
-                runtime, consent.elicitation_id, consent.subject, f"the identity provider said: {reason}"
+            await fail_consent(
+                runtime, consent.elicitation_id, consent.subject, f"the sign-in service said: {reason}"
             )
             return page(
                 "Access was not granted",
@@ -106,37 +104,13 @@ def consent_routes(runtime: Any) -> list[Route]:
                 ok=False,
                 status=400,
             )
+        elicitation = await store.get_elicitation(consent.elicitation_id)
+        expected_user = elicitation.user_id if elicitation else ""
         try:
-            tokens = await runtime.oidc_client.exchange_code(params.get("code", ""), consent.verifier)
-            claims = await runtime.oidc_client.id_token_claims(tokens.id_token or "", consent.nonce)
-        except (ProviderError, InvalidGrant, OIDCUnavailable) as exc:
-            await _fail(runtime, consent.elicitation_id, consent.subject, f"sign-in failed: {exc}")
-            return page(
-                "Sign-in failed",
-                f"The sign-in could not be completed ({exc}). {TRY_AGAIN}",
-                ok=False,
-                status=400,
-            )
-        if claims.get("sub") != consent.subject:
-            await _fail(runtime, consent.elicitation_id, consent.subject, "signed in as a different account")
-            return page(
-                "Signed in as someone else",
-                "You signed in with a different account than the one your assistant uses, so nothing "
-                f"was connected. Sign out of the identity provider, then: {TRY_AGAIN}",
-                ok=False,
-                status=403,
-            )
-        if not tokens.refresh_token:
-            await _fail(runtime, consent.elicitation_id, consent.subject, "no refresh token was issued")
-            return page(
-                "Offline access was not granted",
-                "The sign-in service did not allow offline access (no refresh token). Ask your "
-                "administrator to allow the offline_access scope for this server's client.",
-                ok=False,
-                status=400,
-            )
-        user_id = str(claims.get(runtime.settings.oidc_user_claim) or consent.subject)
-        grant = Grant(consent.subject, user_id, "oidc", "refresh_token", tokens.refresh_token, tokens.scope)
+            grant = await runtime.consent_provider.finish(consent, expected_user, params)
+        except ConsentFailed as exc:
+            await fail_consent(runtime, consent.elicitation_id, consent.subject, exc.reason)
+            return page(exc.title, f"{exc.message} {TRY_AGAIN}", ok=False, status=exc.status)
         await complete_consent(runtime, consent.elicitation_id, grant)
         return page("Connected", "Your Nextcloud is connected. You can return to your app.", ok=True)
 
@@ -144,19 +118,3 @@ def consent_routes(runtime: Any) -> list[Route]:
         Route(AUTHORIZE_PATH, authorize, methods=["GET"]),
         Route(CALLBACK_PATH, callback, methods=["GET"]),
     ]
-
-
-async def complete_consent(runtime: Any, elicitation_id: str, grant: Grant) -> None:
-    """Store the grant, close the elicitation and tell the MCP session that asked."""
-    await runtime.store.save_grant(grant)
-    runtime.credentials.forget(grant.subject)
-    await runtime.store.finish_elicitation(elicitation_id, "complete")
-    await runtime.store.audit(grant.subject, "granted", f"provider {grant.provider}; scopes {grant.scopes}")
-    notified = await runtime.elicitation_sessions.complete(elicitation_id)
-    logger.info("consent for %s complete (session notified: %s)", grant.subject, notified)
-
-
-async def _fail(runtime: Any, elicitation_id: str, subject: str, reason: str) -> None:
-    await runtime.store.finish_elicitation(elicitation_id, "failed", reason)
-    await runtime.store.audit(subject, "failed", reason)
-    runtime.elicitation_sessions.forget(elicitation_id)

@@ -10,12 +10,16 @@ How the question reaches the user depends on what the client declared:
 - form elicitation only: the tool answers that the user should run `check_logged_in`, which shows
   the URL in an inline form.
 - no elicitation: an error result whose text gives the URL and whose `_meta` carries it.
+
+When Nextcloud answers 401 to a stored credential (revoked in Nextcloud's security settings, the
+password changed), the grant is dropped and the same call asks for consent again.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -23,9 +27,10 @@ from mcp import UrlElicitationRequiredError
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ElicitRequest, ElicitRequestURLParams, InputRequiredResult, TextContent
 
-from nextcloud_mcp_server.auth.caller import caller_of
+from nextcloud_mcp_server.auth.caller import Caller, caller_of
 from nextcloud_mcp_server.auth.errors import GrantMissing
 from nextcloud_mcp_server.auth.scopes import declared_scopes, missing_scopes
+from nextcloud_mcp_server.nextcloud.errors import Unauthorized
 
 __all__ = ["CONSENT_META_KEY", "ElicitationSessions", "Provisioning", "consent_url", "require_provisioning"]
 
@@ -109,14 +114,18 @@ class Provisioning:
                     f"Not connected yet. Open {url} to connect your Nextcloud, then ask again.", url, previous
                 )
         store = self.runtime.store
-        elicitation = await store.create_elicitation(caller.subject, settings.elicitation_timeout_seconds)
+        elicitation = await store.create_elicitation(
+            caller.subject, settings.elicitation_timeout_seconds, caller.user_id
+        )
         await store.audit(caller.subject, "consent_requested", f"elicitation {elicitation.id}")
         url = consent_url(settings.public_origin, elicitation.id)
+        failed = self.runtime.consent_failures.pop(caller.subject)
+        last = f" The last attempt failed: {failed}." if failed else ""
         if modern:
             return InputRequiredResult(
                 input_requests={
                     "nextcloud_consent": ElicitRequest(
-                        params=ElicitRequestURLParams(message=MESSAGE, url=url)
+                        params=ElicitRequestURLParams(message=MESSAGE + last, url=url)
                     )
                 },
                 request_state=elicitation.id,
@@ -124,21 +133,29 @@ class Provisioning:
         elicitation_caps = ctx.client_capabilities.elicitation if ctx.client_capabilities else None
         if elicitation_caps is not None and elicitation_caps.url is not None:
             self.runtime.elicitation_sessions.remember(elicitation.id, ctx.session, elicitation.expires_at)
+            message = MESSAGE + last
             raise UrlElicitationRequiredError(
-                [ElicitRequestURLParams(mode="url", message=MESSAGE, url=url, elicitation_id=elicitation.id)]
+                [ElicitRequestURLParams(mode="url", message=message, url=url, elicitation_id=elicitation.id)]
             )
         if elicitation_caps is not None:
             return _error_with_url(
                 "Your Nextcloud is not connected yet. Run the check_logged_in tool: it shows a link to "
-                "connect it, then ask again.",
+                f"connect it, then ask again.{last}",
                 url,
                 elicitation.id,
             )
         return _error_with_url(
-            f"Your Nextcloud is not connected yet. Open this link to connect it, then ask again: {url}",
+            f"Your Nextcloud is not connected yet. Open this link to connect it, then ask again: {url}{last}",
             url,
             elicitation.id,
         )
+
+    async def refused(self, caller: Caller, since: float) -> bool:
+        """Nextcloud refused the caller's stored credential (401) in a call begun at `since`:
+        True when the grant was dropped (ask for consent again), False when it had changed since
+        (try the call once more)."""
+        refused = getattr(self.runtime.credentials, "refused", None)
+        return bool(await refused(caller.subject, since)) if refused is not None else False
 
 
 def _error_with_url(text: str, url: str, elicitation_id: str) -> CallToolResult:
@@ -161,10 +178,22 @@ def require_provisioning(fn: F) -> F:
         provisioning = getattr(ctx.request_context.lifespan_context, "provisioning", None) if ctx else None
         caller = caller_of(ctx) if provisioning is not None else None
         # A call the scopes refuse anyway is refused by the tool, without asking for consent first.
-        if provisioning is not None and not (caller and missing_scopes(needed, caller.scopes)):
-            answer = await provisioning.check(ctx)
-            if answer is not None:
-                return answer
-        return await fn(*args, **kwargs)
+        if provisioning is None or caller is None or missing_scopes(needed, caller.scopes):
+            # Not offline access, or a call the scopes refuse anyway (the tool says so, without
+            # asking for consent first).
+            return await fn(*args, **kwargs)
+        answer = await provisioning.check(ctx)
+        if answer is not None:
+            return answer
+        started = time.time()
+        try:
+            return await fn(*args, **kwargs)
+        except Unauthorized:
+            if not await provisioning.refused(caller, started):
+                return await fn(*args, **kwargs)  # the grant changed meanwhile: once more
+        # Nextcloud no longer takes the stored credential (revoked there, password changed): the
+        # grant is gone, so this asks for consent again (or, if one just arrived, runs the call).
+        answer = await provisioning.check(ctx)
+        return answer if answer is not None else await fn(*args, **kwargs)
 
     return provisioned  # type: ignore[return-value]

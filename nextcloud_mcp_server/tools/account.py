@@ -30,7 +30,9 @@ class AuthStatus(BaseModel):
 
 class Revocation(BaseModel):
     revoked: bool
-    at_provider: bool = Field(description="The identity provider confirmed the revocation")
+    at_provider: bool = Field(
+        description="Where the access was issued (identity provider or Nextcloud) confirmed the revocation"
+    )
 
 
 class ConsentConfirmation(BaseModel):
@@ -75,7 +77,9 @@ async def check_logged_in(ctx: Context[Any, Any]) -> CallToolResult:
     if caller is None or runtime.store is None:
         return _text("This server does not keep Nextcloud access for you (offline access is off).")
     store, settings = runtime.store, runtime.settings
-    elicitation = await store.create_elicitation(caller.subject, settings.elicitation_timeout_seconds)
+    elicitation = await store.create_elicitation(
+        caller.subject, settings.elicitation_timeout_seconds, caller.user_id
+    )
     url = consent_url(settings.public_origin, elicitation.id)
     caps = ctx.client_capabilities.elicitation if ctx.client_capabilities else None
     if caps is None or (ctx.protocol_version or "") >= "2026-07-28":
@@ -104,8 +108,9 @@ async def nc_auth_status(ctx: Context[Any, Any]) -> AuthStatus:
 
 @toolset.tool(title="Disconnect Nextcloud", destructive=True, idempotent=True)
 async def revoke_nextcloud_access(ctx: Context[Any, Any]) -> Revocation:
-    """Disconnect your Nextcloud: revoke the stored grant at the identity provider and delete it
-    here. Your next Nextcloud request will ask for consent again."""
+    """Disconnect your Nextcloud: revoke the stored access where it was issued (the identity
+    provider, or Nextcloud itself) and delete it here. Your next Nextcloud request will ask for
+    consent again."""
     caller, runtime = caller_of(ctx), runtime_of(ctx)
     if caller is None or runtime.store is None:
         return Revocation(revoked=False, at_provider=False)

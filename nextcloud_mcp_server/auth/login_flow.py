@@ -1,0 +1,141 @@
+"""Consent through Nextcloud's Login Flow v2: the person grants an app password in Nextcloud's own
+pages, and this server collects it by polling.
+
+The consent link leads (once) to Nextcloud's login page. A background task polls until Nextcloud
+hands out the app password, the flow's 20 minutes or the elicitation's time run out, or the
+elicitation ends otherwise; it stops at the first answer. The app password is checked to belong to
+the Nextcloud user the MCP caller maps to (OCS `cloud/user`) - if not, it is deleted at Nextcloud
+again - and stored encrypted with its login name. The last page the person sees is Nextcloud's, so
+a failure is told through the MCP session instead: it is notified, and the next consent request
+says what went wrong.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from nextcloud_mcp_server.auth.consent_outcome import complete_consent, fail_consent
+from nextcloud_mcp_server.auth.consent_providers import ConsentFailed, Minted, delete_at_nextcloud
+from nextcloud_mcp_server.nextcloud.auth import BasicCredential
+from nextcloud_mcp_server.nextcloud.errors import NextcloudError
+from nextcloud_mcp_server.storage.records import ConsentState, Elicitation, Grant
+
+if TYPE_CHECKING:
+    from nextcloud_mcp_server.nextcloud.login import LoginFlowV2
+
+__all__ = ["FLOW_LIFETIME", "LoginFlowConsent"]
+
+logger = logging.getLogger(__name__)
+FLOW_LIFETIME = 20 * 60.0  # Nextcloud forgets a flow after 20 minutes
+
+
+class LoginFlowConsent:
+    name = "login-flow-v2"
+    poll_every = 1.0
+
+    def __init__(self, runtime: Any) -> None:
+        self._runtime = runtime
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    @property
+    def _flows(self) -> LoginFlowV2:
+        from nextcloud_mcp_server.nextcloud.login import LoginFlowV2
+
+        return LoginFlowV2(self._runtime.http, self._runtime.settings.nextcloud_public_url)
+
+    @property
+    def waiting(self) -> int:
+        """Flows being polled right now."""
+        return len(self._tasks)
+
+    async def begin(self, elicitation: Elicitation) -> str:
+        host = urlsplit(self._runtime.settings.mcp_public_url or "").hostname or "MCP"
+        try:
+            flow = await self._flows.start(user_agent=f"Nextcloud MCP server ({host})")
+        except NextcloudError as exc:
+            raise ConsentFailed(
+                "Nextcloud is unavailable",
+                "Nextcloud could not start the sign-in. Try again in a minute.",
+                reason=f"Login Flow v2 could not start: {exc}",
+                status=502,
+            ) from None
+        deadline = min(elicitation.expires_at, time.time() + FLOW_LIFETIME)
+        task = asyncio.create_task(
+            self._wait(elicitation, flow, deadline), name=f"login-flow-{elicitation.id[:8]}"
+        )
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return flow.login_url
+
+    async def _wait(self, elicitation: Elicitation, flow: Any, deadline: float) -> None:
+        store = self._runtime.store
+        try:
+            while time.time() < deadline:
+                try:
+                    password = await self._flows.poll(flow)
+                except NextcloudError as exc:
+                    logger.info("Login Flow v2 poll failed (%s); trying again", exc)
+                    password = None
+                if password is not None:
+                    await self._granted(elicitation, password.login_name, password.password)
+                    return
+                current = await store.get_elicitation(elicitation.id)
+                if current is None or current.status != "pending":
+                    return
+                await asyncio.sleep(self.poll_every)
+            await fail_consent(
+                self._runtime,
+                elicitation.id,
+                elicitation.subject,
+                "the Nextcloud sign-in was not completed in time",
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            logger.exception("Login Flow v2 for %s failed", elicitation.subject)
+
+    async def _granted(self, elicitation: Elicitation, login: str, password: str) -> None:
+        from nextcloud_mcp_server.nextcloud.ocs import OCSClient
+
+        credential = BasicCredential(login, password)
+        try:
+            user = await OCSClient(self._runtime.http, credential).current_user()
+        except NextcloudError as exc:
+            await fail_consent(
+                self._runtime,
+                elicitation.id,
+                elicitation.subject,
+                f"the new app password did not work: {exc}",
+                tell=True,
+            )
+            return
+        if elicitation.user_id and user.id != elicitation.user_id:
+            await delete_at_nextcloud(self._runtime, credential)
+            reason = f"consent came from Nextcloud user {user.id}, expected {elicitation.user_id}"
+            await fail_consent(self._runtime, elicitation.id, elicitation.subject, reason, tell=True)
+            return
+        grant = Grant(elicitation.subject, user.id, self.name, "app_password", password, login=login)
+        await complete_consent(self._runtime, elicitation.id, grant)
+
+    async def finish(self, consent: ConsentState, expected_user: str, params: Mapping[str, str]) -> Grant:
+        raise ConsentFailed(
+            "Nothing to complete here",
+            "This server signs you in through Nextcloud's own pages; this address is not part of it.",
+            reason="a callback arrived while Login Flow v2 is the consent provider",
+        )
+
+    async def mint(self, grant: Grant) -> Minted:
+        return Minted(BasicCredential(grant.login or grant.user_id, grant.secret, uid=grant.user_id), None)
+
+    async def revoke(self, grant: Grant) -> bool:
+        return await delete_at_nextcloud(self._runtime, (await self.mint(grant)).credential)
+
+    async def aclose(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
