@@ -5,6 +5,8 @@ the real flow."""
 from __future__ import annotations
 
 import asyncio
+import html
+import re
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,7 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
+from mcp.types import ElicitCompleteNotification
 
 from nextcloud_mcp_server.app import create_app
 from nextcloud_mcp_server.config import Settings, load_settings
@@ -24,7 +28,16 @@ from tests.nextcloud_double.tokens import idp_jwt_validator
 from tests.oidc import IdP
 from tests.processes import free_port
 
-__all__ = ["CONSENT_META", "KEY", "OfflineServer", "browse", "offline_server", "provision"]
+__all__ = [
+    "CONSENT_META",
+    "KEY",
+    "Completions",
+    "OfflineServer",
+    "browse",
+    "offline_server",
+    "provision",
+    "sign_in_at_nextcloud",
+]
 
 KEY = generate_key()
 CONSENT_META = "nextcloud-mcp/consent"
@@ -63,17 +76,30 @@ def offline_server(
     port: int | None = None,
     **overrides: Any,
 ) -> Iterator[OfflineServer]:
-    double.accounts.add_bearer_validator(idp_jwt_validator(idp.issuer))
+    """The server in offline-access mode. With the default consent provider (`oidc`) the double
+    trusts the IdP's tokens, as a Nextcloud with user_oidc does; with `nextcloud-oauth2` or
+    `login-flow-v2` it does not - the IdP then only authenticates MCP clients to this server -
+    and for `nextcloud-oauth2` a client is registered in the double's OAuth2 app."""
     port = port or free_port()
     base = f"http://127.0.0.1:{port}"
-    client_id, secret = idp.register_confidential(f"{base}/oauth/callback-nextcloud")
+    callback = f"{base}/oauth/callback-nextcloud"
+    provider = overrides.get("nextcloud_consent_provider", "oidc")
+    if provider == "oidc":
+        double.accounts.add_bearer_validator(idp_jwt_validator(idp.issuer))
+        client_id, secret = idp.register_confidential(callback)
+        overrides = {"oidc_client_id": client_id, "oidc_client_secret": secret, **overrides}
+    if provider == "nextcloud-oauth2" and "nextcloud_oauth2_client_id" not in overrides:
+        client_id, secret = double.login.add_client("MCP server", callback)
+        overrides = {
+            "nextcloud_oauth2_client_id": client_id,
+            "nextcloud_oauth2_client_secret": secret,
+            **overrides,
+        }
     settings = load_settings(
         env_file=None,
         nextcloud_host=double_url,
         oidc_issuer=idp.issuer,
         mcp_public_url=f"{base}/mcp",
-        oidc_client_id=client_id,
-        oidc_client_secret=secret,
         enable_offline_access=True,
         token_encryption_key=KEY,
         store_path=store_path,
@@ -84,10 +110,38 @@ def offline_server(
         yield OfflineServer(base, settings, idp)
 
 
+class Completions:
+    def __init__(self) -> None:
+        self.seen: dict[str, anyio.Event] = {}
+
+    def event(self, elicitation_id: str) -> anyio.Event:
+        return self.seen.setdefault(elicitation_id, anyio.Event())
+
+    async def handler(self, message: Any) -> None:
+        if isinstance(message, ElicitCompleteNotification):
+            self.event(message.params.elicitation_id).set()
+
+
 def browse(url: str) -> httpx.Response:
     """A person's browser: follows every redirect (cookies kept) to the final page."""
     with httpx.Client(follow_redirects=True, timeout=15) as browser:
         return browser.get(url)
+
+
+def sign_in_at_nextcloud(url: str, user: str, password: str) -> httpx.Response:
+    """A person's browser on a consent link that leads to Nextcloud's sign-in page: follows the
+    redirects there, signs in as `user` and grants access, then follows wherever Nextcloud sends
+    it (our callback, or Nextcloud's own "Account connected" page)."""
+    with httpx.Client(follow_redirects=True, timeout=15) as browser:
+        page = browser.get(url)
+        assert page.status_code == 200, (page.status_code, page.text[:300])
+        action = re.search(r'<form method="post" action="([^"]+)"', page.text)
+        token = re.search(r'name="token" value="([^"]+)"', page.text)
+        assert action is not None, page.text[:300]
+        assert token is not None, page.text[:300]
+        target = page.url.join(html.unescape(action.group(1)))
+        form = {"token": html.unescape(token.group(1)), "user": user, "password": password}
+        return browser.post(target, data=form)
 
 
 async def provision(server: OfflineServer, user: str) -> None:

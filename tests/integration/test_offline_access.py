@@ -24,7 +24,6 @@ from mcp import Client, ClientSession, MCPError, UrlElicitationRequiredError
 from mcp.client import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import (
-    ElicitCompleteNotification,
     ElicitRequestFormParams,
     ElicitRequestURLParams,
     ElicitResult,
@@ -34,7 +33,7 @@ from nextcloud_mcp_server.storage.crypto import Cipher, generate_key
 from nextcloud_mcp_server.storage.store import SQLiteStore, StoreError
 from tests.mcp_clients import http_session, structured
 from tests.nextcloud_double import NextcloudDouble
-from tests.offline import CONSENT_META, KEY, OfflineServer, browse, offline_server, provision
+from tests.offline import CONSENT_META, KEY, Completions, OfflineServer, browse, offline_server, provision
 from tests.oidc import IDP_DIR, NODE, IdP
 
 pytestmark = pytest.mark.integration
@@ -63,18 +62,6 @@ def walk_to_callback(url: str, *, change: dict[str, str] | None = None) -> str:
                 return target
             url = target
     raise AssertionError("never reached the callback")
-
-
-class Completions:
-    def __init__(self) -> None:
-        self.seen: dict[str, anyio.Event] = {}
-
-    def event(self, elicitation_id: str) -> anyio.Event:
-        return self.seen.setdefault(elicitation_id, anyio.Event())
-
-    async def handler(self, message: Any) -> None:
-        if isinstance(message, ElicitCompleteNotification):
-            self.event(message.params.elicitation_id).set()
 
 
 async def _no_form(context: ClientRequestContext, params: Any) -> ElicitResult:

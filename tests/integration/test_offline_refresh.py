@@ -85,7 +85,7 @@ async def test_twenty_users_ten_parallel_calls_one_refresh_per_user_per_expiry(
             await round_of_calls()
             assert dict(credentials.refreshes) == dict.fromkeys(USERS, 2)
 
-            fresh = OfflineCredentials(runtime.store, runtime.oidc_client)
+            fresh = OfflineCredentials(runtime.store, runtime.consent_providers)
             for user in USERS:  # the last rotated refresh token of every user was kept
                 await fresh.credential_for(Caller(subject=user, user_id=user, scopes=frozenset(), token=""))
             assert dict(fresh.refreshes) == dict.fromkeys(USERS, 1)

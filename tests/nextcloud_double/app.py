@@ -6,6 +6,7 @@
     /index.php/apps/notes/api/v1/...         Notes API v1, notes kept as files in the WebDAV tree
     /remote.php/dav/files/<user>/...         WsgiDAV
     /remote.php/dav/calendars/<user>/...     Radicale (also answers principal discovery at /remote.php/dav/)
+    /index.php/apps/oauth2/..., /index.php/login/...   the OAuth2 app and Login Flow v2 (`login_api.py`)
 
 Every request is authenticated at this front door; the inner DAV servers see an internal password.
 `requests` records what reached the double (method, path, user, scheme) for tests to assert on.
@@ -27,6 +28,7 @@ from starlette.types import Receive, Scope, Send
 from tests.nextcloud_double import ocs_api
 from tests.nextcloud_double.dav import CALENDARS_PREFIX, FILES_PREFIX, make_radicale, make_wsgidav
 from tests.nextcloud_double.dav_extras import CalendarTrash, create_calendar, search_files
+from tests.nextcloud_double.login_api import LoginAPI
 from tests.nextcloud_double.notes_api import NotesStore, notes_endpoint
 from tests.nextcloud_double.users import Account, Accounts, Caller
 
@@ -64,6 +66,7 @@ class NextcloudDouble:
         # Test hooks: (method, path prefix) -> list of statuses to answer before behaving normally.
         self.injected: dict[tuple[str, str], list[int]] = {}
         self.ocs_routes: dict[tuple[str, str], Handler] = {}
+        self.login = LoginAPI(self.accounts)  # Nextcloud's OAuth2 app and Login Flow v2
 
     def inject(self, method: str, path_prefix: str, *statuses: int) -> None:
         """Answer the next requests matching `method` and `path_prefix` with these statuses."""
@@ -135,7 +138,9 @@ class NextcloudDouble:
             else:
                 await self._dav(scope, receive, send, caller)
                 return
-        else:
+        elif path.startswith("/index.php/"):
+            response = await self.login.handle(request)
+        if response is None:
             response = JSONResponse({"message": "not found"}, status_code=404)
         await response(scope, receive, send)
 
@@ -164,6 +169,10 @@ class NextcloudDouble:
             return ocs_api.ocs_response(request, ocs_api.capabilities(self.notes_enabled))
         if endpoint == "cloud/user":
             return ocs_api.ocs_response(request, ocs_api.cloud_user(self.accounts[caller.user_id]))
+        if endpoint == "core/apppassword" and request.method == "DELETE":
+            if self.login.delete_app_password(caller.user_id, caller.token):
+                return ocs_api.ocs_response(request, [])
+            return ocs_api.ocs_response(request, [], 403, "no app password in use")
         return ocs_api.ocs_response(request, [], 404, "Invalid query")
 
     async def _dav(self, scope: Scope, receive: Receive, send: Send, caller: Caller) -> None:

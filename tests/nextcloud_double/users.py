@@ -89,7 +89,7 @@ class Accounts:
             if account is None:
                 return None
             if password in account.app_passwords:
-                return Caller(user_id, "basic", via_app_password=True)
+                return Caller(user_id, "basic", via_app_password=True, token=password)
             if secrets.compare_digest(password, account.password):
                 if self.login_password_delay:
                     time.sleep(self.login_password_delay)
