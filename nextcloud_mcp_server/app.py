@@ -1,8 +1,8 @@
 """`create_app(settings)`: the Starlette app for the streamable HTTP transport.
 
-Routes: `/mcp` (MCP, stateful sessions), `/health`, and in OAuth mode the protected resource
-metadata (RFC 9728). Every route is behind the Host/Origin guard. The lifespan owns the runtime
-(HTTP pools, verifier) and the MCP session manager.
+Routes: `/mcp` (MCP, stateful sessions), `/health` and `/health/ready`, and in OAuth mode the
+protected resource metadata (RFC 9728). Every route is behind the Host/Origin guard. The lifespan
+owns the runtime (HTTP pools, verifier) and the MCP session manager.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
-from nextcloud_mcp_server import __version__
 from nextcloud_mcp_server.auth.resource_server import (
     RequireBearer,
     StepUpGate,
@@ -32,6 +31,7 @@ from nextcloud_mcp_server.auth.resource_server import (
 )
 from nextcloud_mcp_server.auth.scopes import advertised
 from nextcloud_mcp_server.config import Settings
+from nextcloud_mcp_server.health import health_routes
 from nextcloud_mcp_server.http_guard import HostOriginGuard
 from nextcloud_mcp_server.runtime import Runtime
 from nextcloud_mcp_server.server import build_server
@@ -67,10 +67,6 @@ def transport_security(settings: Settings) -> TransportSecuritySettings:
     )
 
 
-async def _health(request: Request) -> JSONResponse:
-    return JSONResponse({"status": "ok", "version": __version__})
-
-
 def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Starlette:
     runtime = runtime or Runtime(settings)
     mcp = build_server(settings, runtime)
@@ -85,7 +81,7 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Starlet
             yield
 
     endpoint: ASGIApp = StreamableHTTPASGIApp(manager)
-    routes = [Route("/health", endpoint=_health, methods=["GET"])]
+    routes = health_routes(runtime)
     middleware = [
         Middleware(
             HostOriginGuard, allowed_hosts=security.allowed_hosts, allowed_origins=security.allowed_origins

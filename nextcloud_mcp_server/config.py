@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 __all__ = ["ConfigError", "Settings", "load_settings"]
@@ -54,6 +54,7 @@ class Settings(BaseSettings):
     nextcloud_host: str | None = None
     nextcloud_username: str | None = None
     nextcloud_password: SecretStr | None = None
+    nextcloud_password_file: Path | None = None
     nextcloud_verify_tls: bool = True
     nextcloud_ca_bundle: Path | None = None
     nextcloud_timeout_seconds: float = Field(default=30.0, gt=0, le=600)
@@ -123,6 +124,27 @@ class Settings(BaseSettings):
         if parts.scheme not in ("http", "https") or not parts.hostname or parts.fragment:
             raise ValueError("must be an http(s) URL")
         return value.strip()
+
+    @field_validator("nextcloud_password_file")
+    @classmethod
+    def _password_file(cls, value: Path | None) -> Path | None:
+        if value is not None and not value.is_file():
+            raise ValueError("must be the path of a readable file holding the app password")
+        return value
+
+    @model_validator(mode="after")
+    def _password_from_file(self) -> Settings:
+        """NEXTCLOUD_PASSWORD_FILE (Docker secrets and the like): its first line is the password."""
+        if self.nextcloud_password_file is None:
+            return self
+        if self.nextcloud_password is not None:
+            raise ValueError("NEXTCLOUD_PASSWORD and NEXTCLOUD_PASSWORD_FILE are both set; keep one")
+        lines = self.nextcloud_password_file.read_text(encoding="utf-8").splitlines()
+        password = lines[0].strip() if lines else ""
+        if not password:
+            raise ValueError(f"NEXTCLOUD_PASSWORD_FILE {self.nextcloud_password_file} is empty")
+        self.nextcloud_password = SecretStr(password)
+        return self
 
     @field_validator("token_encryption_key_file")
     @classmethod
@@ -300,14 +322,14 @@ class Settings(BaseSettings):
         if not self.nextcloud_host:
             problems.append(
                 "NEXTCLOUD_HOST is required: the URL of your Nextcloud, e.g. https://cloud.example.com "
-                "(see .env.example)"
+                "(see .env.example; no Nextcloud at hand? `make demo` starts a sandbox)"
             )
         if not self.nextcloud_username:
             problems.append("NEXTCLOUD_USERNAME is required: your Nextcloud login name")
         if not self.nextcloud_password:
             problems.append(
-                "NEXTCLOUD_PASSWORD is required: an app password from Nextcloud's "
-                "Settings > Security > Devices & sessions"
+                "NEXTCLOUD_PASSWORD (or NEXTCLOUD_PASSWORD_FILE) is required: an app password from "
+                "Nextcloud's Settings > Security > Devices & sessions"
             )
         return problems
 
@@ -323,9 +345,11 @@ _TYPE_PHRASES = {
 
 
 def _describe(error: Any) -> str:
-    name = str(error["loc"][0]).upper() if error["loc"] else "configuration"
     kind = error["type"]
     ctx = error.get("ctx") or {}
+    if not error["loc"] and kind == "value_error" and "error" in ctx:
+        return str(ctx["error"])  # a rule across variables: its message names them
+    name = str(error["loc"][0]).upper() if error["loc"] else "configuration"
     if kind == "value_error" and "error" in ctx:
         phrase = str(ctx["error"])
     elif kind == "literal_error":

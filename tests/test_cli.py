@@ -49,8 +49,9 @@ def test_missing_configuration_names_each_variable_on_one_line(tmp_path: Path) -
     assert len(lines) == 3
     assert lines[0].startswith("nextcloud-mcp-server: NEXTCLOUD_HOST is required")
     assert ".env.example" in lines[0]
+    assert "`make demo` starts a sandbox" in lines[0]
     assert "NEXTCLOUD_USERNAME is required" in lines[1]
-    assert "NEXTCLOUD_PASSWORD is required" in lines[2]
+    assert "NEXTCLOUD_PASSWORD (or NEXTCLOUD_PASSWORD_FILE) is required" in lines[2]
     assert "Traceback" not in result.stderr
 
 

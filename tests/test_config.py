@@ -111,3 +111,39 @@ def test_an_unknown_consent_provider_and_a_bad_public_url_are_named() -> None:
         "NEXTCLOUD_CONSENT_PROVIDER must be one of 'oidc', 'nextcloud-oauth2' or 'login-flow-v2'",
         "NEXTCLOUD_PUBLIC_URL must be an http(s) URL",
     ]
+
+
+def test_the_password_can_come_from_a_file(tmp_path: Path) -> None:
+    """Docker secrets: the first line of NEXTCLOUD_PASSWORD_FILE, trimmed, is the app password."""
+    secret = tmp_path / "app-password"
+    secret.write_text("Abcde-Fghij-Klmno-Pqrst-Uvwxy\n")
+    settings = load_settings(
+        env_file=None,
+        nextcloud_host="https://x.example",
+        nextcloud_username="alice",
+        nextcloud_password_file=secret,
+    )
+    assert settings.nextcloud_password is not None
+    assert settings.nextcloud_password.get_secret_value() == "Abcde-Fghij-Klmno-Pqrst-Uvwxy"
+    assert settings.problems_for_nextcloud() == []
+    assert "Abcde-Fghij-Klmno-Pqrst-Uvwxy" in settings.secrets()  # redacted from logs like the variable
+
+
+@pytest.mark.parametrize(
+    ("content", "password", "problem"),
+    [
+        ("", None, "NEXTCLOUD_PASSWORD_FILE {file} is empty"),
+        ("pw\n", "pw", "NEXTCLOUD_PASSWORD and NEXTCLOUD_PASSWORD_FILE are both set; keep one"),
+        (None, None, "NEXTCLOUD_PASSWORD_FILE must be the path of a readable file holding the app password"),
+    ],
+    ids=["empty", "both", "missing"],
+)
+def test_a_bad_password_file_is_named(
+    tmp_path: Path, content: str | None, password: str | None, problem: str
+) -> None:
+    secret = tmp_path / "app-password"
+    if content is not None:
+        secret.write_text(content)
+    with pytest.raises(ConfigError) as caught:
+        load_settings(env_file=None, nextcloud_password_file=secret, nextcloud_password=password)
+    assert caught.value.problems == [problem.format(file=secret)]

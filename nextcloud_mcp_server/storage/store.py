@@ -101,6 +101,11 @@ class SQLiteStore:
             await self.close()  # the connection's thread must not outlive a failed open
             raise
 
+    async def ping(self) -> None:
+        """A trivial query: raises when the file cannot be read."""
+        async with self.db.execute("SELECT 1 FROM schema_version") as cursor:
+            await cursor.fetchone()
+
     async def close(self) -> None:
         if self._db is not None:
             await self._db.close()

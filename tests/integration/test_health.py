@@ -1,0 +1,66 @@
+"""Liveness and readiness over HTTP, as Docker's HEALTHCHECK and orchestrators see them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from nextcloud_mcp_server.config import Settings
+from nextcloud_mcp_server.health import _store
+from tests.mcp_clients import running_app
+from tests.nextcloud_double import NextcloudDouble
+from tests.offline import offline_server
+from tests.oidc import IdP
+from tests.processes import free_port
+
+pytestmark = pytest.mark.integration
+
+
+def test_ready_when_nextcloud_answers_and_live_regardless(
+    settings: Settings, double: NextcloudDouble
+) -> None:
+    with running_app(settings) as base:
+        ready = httpx.get(f"{base}/health/ready", timeout=10)
+        double.inject("GET", "/status.php", 503, 503, 503)
+        not_ready = httpx.get(f"{base}/health/ready", timeout=10)
+        live = httpx.get(f"{base}/health", timeout=10)
+    assert ready.status_code == 200
+    assert ready.json()["checks"] == {"nextcloud": "ok (Nextcloud 29.0.6)"}
+    assert ready.json()["status"] == "ready"
+    assert not_ready.status_code == 503
+    assert not_ready.json()["status"] == "not ready"
+    assert not_ready.json()["checks"]["nextcloud"].startswith("failed: ")
+    assert live.status_code == 200
+    assert live.json()["status"] == "ok"
+
+
+def test_not_ready_when_nextcloud_is_unreachable(settings: Settings) -> None:
+    elsewhere = settings.model_copy(update={"nextcloud_host": f"http://127.0.0.1:{free_port()}"})
+    with running_app(elsewhere) as base:
+        answer = httpx.get(f"{base}/health/ready", timeout=15)
+    assert answer.status_code == 503
+    assert "failed: " in answer.json()["checks"]["nextcloud"]
+    assert "connection refused" in answer.json()["checks"]["nextcloud"].lower()
+
+
+def test_offline_access_readiness_includes_the_store(
+    double: NextcloudDouble, double_url: str, idp: IdP, tmp_path: Path
+) -> None:
+    with offline_server(double, double_url, idp, tmp_path / "store.sqlite3") as server:
+        answer = httpx.get(f"{server.base}/health/ready", timeout=10)
+    assert answer.status_code == 200
+    assert answer.json()["checks"]["store"] == "ok"
+
+
+async def test_a_store_that_cannot_answer_is_reported() -> None:
+    class BrokenStore:
+        async def ping(self) -> None:
+            raise OSError("disk I/O error")
+
+    class Runtime:
+        store: Any = BrokenStore()
+
+    assert await _store(Runtime()) == "disk I/O error"
