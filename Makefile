@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 NODE_STAMP := tests/idp/node_modules/.installed
 ARGS ?=
 
-.PHONY: run check test lint typecheck pytest bench docs clean
+.PHONY: run check demo test lint typecheck pytest bench docs clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,6 +26,10 @@ run: $(STAMP)
 ## check: verify the configuration against your Nextcloud
 check: $(STAMP)
 	$(BIN)/nextcloud-mcp-server check
+
+## demo: try the server without a Nextcloud: a stand-in one with sample data (ARGS="--port N")
+demo: $(STAMP)
+	$(BIN)/python -m tests.demo $(ARGS)
 
 ## docs: regenerate the README's tool table from the code
 docs: $(STAMP)

@@ -1,0 +1,343 @@
+"""`make demo`: try the MCP server without a Nextcloud.
+
+    python -m tests.demo [--port 8000] [--data DIR] [--once]
+
+Starts the Nextcloud double (real WsgiDAV and Radicale behind a Nextcloud-shaped front door) on a
+free loopback port, seeds it with a few notes, events, a task and files for the user `demo`
+(whose app password is new on every run), starts this MCP server over streamable HTTP against it,
+and prints the MCP URL and ready-to-paste client configurations. The first line on stdout is
+machine-readable: {"ready": true, "mcp_url": ..., "nextcloud_url": ..., "username": "demo"}.
+
+Runs until Ctrl-C or SIGTERM (with --once: exits as soon as everything is up), then stops the
+server and the double and removes the temporary data (data kept with --data).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import errno
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+from contextlib import ExitStack
+from pathlib import Path
+from types import FrameType
+
+import httpx
+
+from tests.nextcloud_double import Account, NextcloudDouble
+from tests.nextcloud_double.server import serve_in_thread
+from tests.processes import free_port, wait_for_http
+
+__all__ = ["main"]
+
+PROG = "python -m tests.demo"
+USERNAME = "demo"
+REPO = Path(__file__).resolve().parents[1]
+STARTUP_TIMEOUT = 30.0
+STOP_TIMEOUT = 10.0
+
+NOTES = (
+    (
+        "Work",
+        "Project kickoff",
+        "# Project kickoff\n\nGoals for the quarter:\n\n- Ship the calendar sync\n"
+        "- Write the user guide\n- Plan the beta with 20 testers\n",
+    ),
+    (
+        "Work",
+        "Meeting notes",
+        "# Meeting notes\n\nDecisions:\n\n- Weekly release on Thursdays\n"
+        "- Anna owns the migration script\n\nOpen question: which CI runners do we keep?\n",
+    ),
+    (
+        "Personal",
+        "Shopping list",
+        "# Shopping list\n\n- Coffee beans\n- Oat milk\n- Batteries (AA)\n- Birthday card for Sam\n",
+    ),
+)
+FILES = (
+    ("Documents/Welcome.md", "# Welcome\n\nThis is the demo user's stand-in Nextcloud.\n"),
+    ("Documents/Budget 2026.csv", "month,planned,spent\nJanuary,1200,1130\nFebruary,1200,1275\n"),
+    ("Projects/Website/roadmap.txt", "Q1: new landing page\nQ2: blog\nQ3: shop\n"),
+)
+
+
+class DemoError(Exception):
+    """Start-up failed; the message is the one line shown to the user."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    parser.add_argument("--port", type=int, default=8000, help="port of the MCP server (default 8000)")
+    parser.add_argument(
+        "--data", type=Path, help="keep the double's data in this folder (default: a temp folder, removed)"
+    )
+    parser.add_argument("--once", action="store_true", help="exit as soon as everything is up (for tests)")
+    return parser
+
+
+def _check_port_free(port: int) -> None:
+    """Fail early, naming --port, when something already listens there. SO_REUSEADDR as uvicorn
+    sets it, so a port in TIME_WAIT after a previous run does not count as taken."""
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as exc:
+            reason = "is already in use" if exc.errno == errno.EADDRINUSE else f"cannot be used ({exc})"
+            raise DemoError(f"port {port} on 127.0.0.1 {reason}; choose another with --port PORT") from None
+
+
+def _ics(component: str, uid: str, lines: list[str]) -> str:
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    body = [
+        "BEGIN:VCALENDAR",
+        "VERSION:2.0",
+        "PRODID:-//nextcloud-mcp-server//demo//EN",
+        f"BEGIN:{component}",
+        f"UID:{uid}",
+        f"DTSTAMP:{stamp}",
+        *lines,
+        f"END:{component}",
+        "END:VCALENDAR",
+    ]
+    return "\r\n".join(body) + "\r\n"
+
+
+def _utc(day: dt.date, hour: int, minute: int = 0) -> str:
+    return dt.datetime.combine(day, dt.time(hour, minute)).strftime("%Y%m%dT%H%M%SZ")
+
+
+def seed(client: httpx.Client, today: dt.date) -> None:
+    """Notes, two events this week and a task in `personal`, and files in folders, through the
+    double's HTTP APIs as any Nextcloud client would add them."""
+
+    def ok(response: httpx.Response) -> None:
+        if response.status_code >= 300:
+            raise DemoError(
+                f"seeding the double failed: {response.request.method} {response.url.path} "
+                f"answered {response.status_code}"
+            )
+
+    for category, title, content in NOTES:
+        ok(
+            client.post(
+                "/index.php/apps/notes/api/v1/notes",
+                json={"title": title, "category": category, "content": content},
+            )
+        )
+
+    sunday = today + dt.timedelta(days=6 - today.weekday())
+    later = min(today + dt.timedelta(days=2), sunday)  # both events stay within this week
+    calendar = f"/remote.php/dav/calendars/{USERNAME}/personal"
+    items = {
+        "demo-kickoff": _ics(
+            "VEVENT",
+            "demo-kickoff",
+            [
+                f"DTSTART:{_utc(today, 14)}",
+                f"DTEND:{_utc(today, 15)}",
+                "SUMMARY:Project kickoff meeting",
+                "LOCATION:Room 2.14",
+                "DESCRIPTION:Agenda in the note 'Project kickoff'.",
+            ],
+        ),
+        "demo-dentist": _ics(
+            "VEVENT",
+            "demo-dentist",
+            [
+                f"DTSTART:{_utc(later, 10, 30)}",
+                f"DTEND:{_utc(later, 11, 15)}",
+                "SUMMARY:Dentist appointment",
+                "LOCATION:Main Street 12",
+            ],
+        ),
+        "demo-report": _ics(
+            "VTODO",
+            "demo-report",
+            [
+                f"DUE;VALUE=DATE:{(today + dt.timedelta(days=3)).strftime('%Y%m%d')}",
+                "SUMMARY:Send the quarterly report",
+                "PRIORITY:1",
+                "STATUS:NEEDS-ACTION",
+            ],
+        ),
+    }
+    for uid, ics in items.items():
+        ok(client.put(f"{calendar}/{uid}.ics", content=ics, headers={"Content-Type": "text/calendar"}))
+
+    files = f"/remote.php/dav/files/{USERNAME}"
+    folders = sorted(
+        {"/".join(path.split("/")[: i + 1]) for path, _ in FILES for i in range(path.count("/"))}
+    )
+    for folder in folders:
+        ok(client.request("MKCOL", f"{files}/{folder}"))
+    for path, text in FILES:
+        ok(client.put(f"{files}/{path}", content=text.encode()))
+
+
+def _desktop_command() -> tuple[str, list[str]]:
+    """The venv's console script next to this interpreter (not resolved: a venv's python is a
+    symlink to the base interpreter, whose folder has no such script)."""
+    script = Path(sys.executable).absolute().parent / "nextcloud-mcp-server"
+    if script.exists():
+        return str(script), ["run"]
+    return str(Path(sys.executable).absolute()), ["-m", "nextcloud_mcp_server", "run"]
+
+
+def _banner(mcp_url: str, nextcloud_url: str, password: str, data: Path, kept: bool, seeded: bool) -> str:
+    command, args = _desktop_command()
+    desktop = {
+        "mcpServers": {
+            "nextcloud-demo": {
+                "command": command,
+                "args": args,
+                "env": {
+                    "NEXTCLOUD_HOST": nextcloud_url,
+                    "NEXTCLOUD_USERNAME": USERNAME,
+                    "NEXTCLOUD_PASSWORD": password,
+                },
+            }
+        }
+    }
+    generic = {"mcpServers": {"nextcloud-demo": {"url": mcp_url}}}
+    where = f"{data} (kept)" if kept else f"{data} (removed on exit)"
+    about = [f'A stand-in Nextcloud for user "{USERNAME}", with the data of an earlier run.']
+    if seeded:
+        about = [
+            f'A stand-in Nextcloud for user "{USERNAME}": 3 notes (Work, Personal), 2 events this',
+            "week and a task in the Personal calendar, files in /Documents and /Projects.",
+        ]
+    return "\n".join(
+        [
+            "",
+            "Nextcloud MCP server demo",
+            "=========================",
+            *about,
+            f"  Nextcloud (double): {nextcloud_url}",
+            f"  Data:               {where}",
+            "",
+            f"MCP endpoint (streamable HTTP): {mcp_url}",
+            "",
+            "Claude Desktop (claude_desktop_config.json; it starts its own server over stdio against the",
+            "same stand-in Nextcloud, so keep this demo running):",
+            json.dumps(desktop, indent=2),
+            "",
+            "Any streamable-HTTP MCP client:",
+            json.dumps(generic, indent=2),
+            f"(Claude Code: claude mcp add --transport http nextcloud-demo {mcp_url})",
+            "",
+            "Press Ctrl-C to stop.",
+        ]
+    )
+
+
+def _start_server(port: int, nextcloud_url: str, password: str, cwd: Path) -> subprocess.Popen[str]:
+    """`python -m nextcloud_mcp_server run --transport http` with only the demo's settings: the
+    caller's NEXTCLOUD_*/MCP_* variables and any ./.env (cwd is the data folder) stay out."""
+    env = {
+        "PATH": os.environ.get("PATH", os.defpath),
+        "PYTHONPATH": str(REPO),
+        "NEXTCLOUD_HOST": nextcloud_url,
+        "NEXTCLOUD_USERNAME": USERNAME,
+        "NEXTCLOUD_PASSWORD": password,
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "nextcloud_mcp_server", "run", "--transport", "http", "--port", str(port)],
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=sys.stderr.fileno(),  # our stdout carries only the demo's own lines
+        text=True,
+    )
+
+
+def _stop_server(process: subprocess.Popen[str]) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(STOP_TIMEOUT)
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    """SIGINT/SIGTERM: unwind (every resource is released by the ExitStack). Further signals are
+    ignored, so a second Ctrl-C cannot cut the clean-up short; every step of it has a deadline."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
+def run(port: int, data: Path | None, once: bool) -> None:
+    _check_port_free(port)
+    password = secrets.token_urlsafe(24)
+    with ExitStack() as stack:
+        if data is None:
+            root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="nextcloud-mcp-demo-")))
+            fresh = True
+        else:
+            root = data.absolute()
+            root.mkdir(parents=True, exist_ok=True)
+            fresh = not any(root.iterdir())
+        account = Account(
+            USERNAME, secrets.token_urlsafe(24), display_name="Demo User", app_passwords={password}
+        )
+        double = NextcloudDouble(root / "nextcloud", [account])
+        nextcloud_url = stack.enter_context(serve_in_thread(double, lifespan="off"))
+        if fresh:
+            with httpx.Client(base_url=nextcloud_url, auth=(USERNAME, password), timeout=10) as client:
+                seed(client, dt.datetime.now(dt.UTC).date())
+
+        server = _start_server(port, nextcloud_url, password, root)
+        stack.callback(_stop_server, server)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            health = wait_for_http(f"{base}/health", server, timeout=STARTUP_TIMEOUT)
+        except (RuntimeError, TimeoutError) as exc:
+            raise DemoError(f"the MCP server did not start: {exc}") from None
+        if health.status_code != 200:
+            raise DemoError(f"the MCP server's /health answered {health.status_code}")
+
+        mcp_url = f"{base}/mcp"
+        ready = {"ready": True, "mcp_url": mcp_url, "nextcloud_url": nextcloud_url, "username": USERNAME}
+        print(json.dumps(ready), flush=True)
+        banner = _banner(mcp_url, nextcloud_url, password, root, kept=data is not None, seeded=fresh)
+        print(banner, flush=True)
+        if not once:
+            try:
+                server.wait()  # until a signal (KeyboardInterrupt), or the server dies on its own
+            except KeyboardInterrupt:
+                print("\nStopping ...", flush=True)
+            else:
+                raise DemoError(f"the MCP server exited unexpectedly (exit status {server.returncode})")
+    print("Stopped." if data is not None else "Stopped; temporary data removed.", flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if not 0 <= args.port <= 65535:
+        _parser().error("--port must be between 0 and 65535")
+    port = args.port or free_port()
+    signal.signal(signal.SIGINT, _interrupt)
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        run(port, args.data, args.once)
+    except DemoError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:  # stopped while starting: everything started so far was stopped
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
