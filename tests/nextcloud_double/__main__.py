@@ -43,7 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     double = NextcloudDouble(args.data, accounts)
     if args.idp_issuer:
         double.accounts.add_bearer_validator(idp_jwt_validator(args.idp_issuer))
-    sock = socket.socket()
+    # IPPROTO_TCP: asyncio sets TCP_NODELAY only on sockets created with it; without, each
+    # keep-alive answer waits ~40 ms for the client's delayed ACK (Nagle).
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", args.port))
     print(json.dumps({"ready": True, "url": f"http://127.0.0.1:{sock.getsockname()[1]}"}), flush=True)
