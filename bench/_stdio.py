@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import statistics
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 
@@ -46,16 +48,27 @@ def _peak_rss_kib(pid: int) -> int:
     return 0
 
 
-def cold_start(command: list[str], env: dict[str, str]) -> ColdStart:
-    """Spawn `command`, and time spawn -> initialize -> tools/list answered."""
+def cold_start(
+    command: list[str],
+    env: dict[str, str],
+    *,
+    inherit_env: bool = True,
+    cwd: str | None = None,
+    timeout: float = 120.0,
+) -> ColdStart:
+    """Spawn `command`, and time spawn -> initialize -> tools/list answered (killed after `timeout`
+    seconds). With `inherit_env` false, `env` is the whole environment of the process."""
     started = time.perf_counter()
     process = subprocess.Popen(
         command,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
-        env={**os.environ, **env},
+        env={**os.environ, **env} if inherit_env else env,
+        cwd=cwd,
     )
+    watchdog = threading.Timer(timeout, process.kill)
+    watchdog.start()
     try:
         _send(
             process,
@@ -78,8 +91,10 @@ def cold_start(command: list[str], env: dict[str, str]) -> ColdStart:
         peak = _peak_rss_kib(process.pid)
         tools = len(listed["result"]["tools"])
     finally:
+        watchdog.cancel()
         if process.stdin:
-            process.stdin.close()
+            with contextlib.suppress(OSError):
+                process.stdin.close()
         try:
             process.wait(10)
         except subprocess.TimeoutExpired:
