@@ -48,9 +48,10 @@ typecheck: $(STAMP)
 pytest: $(STAMP) $(NODE_STAMP)
 	$(BIN)/pytest $(ARGS)
 
-## bench: benchmarks that print figures (never part of `make test`)
-bench: $(STAMP)
-	$(BIN)/python bench/cold_start.py
+## bench: benchmarks side by side, printed and written to bench/results/ (never part of `make test`;
+## ARGS="--quick" for a smoke run, "--skip-published" without the PyPI package)
+bench: $(STAMP) $(NODE_STAMP)
+	$(BIN)/python bench/run_all.py $(ARGS)
 
 clean:
 	rm -rf $(VENV) tests/idp/node_modules .mypy_cache .ruff_cache .pytest_cache .hypothesis
