@@ -85,7 +85,8 @@ def opaque_idp() -> Iterator[IdP]:
 
 @pytest.fixture(scope="session")
 def rotating_idp() -> Iterator[IdP]:
-    """Access tokens that live 6 seconds, and a new refresh token on every refresh (the old one
-    dies): a second refresh with a stale token would fail loudly."""
-    with running_idp(ACCESS_TOKEN_TTL="6", ROTATE_REFRESH="1") as provider:
+    """A new refresh token on every refresh (the old one dies): a second refresh with a stale token
+    would fail loudly. Access tokens live 10 minutes, so a loaded machine never sees one expire
+    mid-test; tests move their own clock to make a token fall due."""
+    with running_idp(ACCESS_TOKEN_TTL="600", ROTATE_REFRESH="1") as provider:
         yield provider

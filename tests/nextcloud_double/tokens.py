@@ -20,8 +20,8 @@ def idp_jwt_validator(issuer: str, user_claim: str = "sub") -> Callable[[str], s
     def key(kid: str) -> jwt.PyJWK | None:
         with lock:
             if kid not in keys:
-                document = httpx.get(f"{issuer}/.well-known/openid-configuration", timeout=5).json()
-                for entry in httpx.get(document["jwks_uri"], timeout=5).json()["keys"]:
+                document = httpx.get(f"{issuer}/.well-known/openid-configuration", timeout=30).json()
+                for entry in httpx.get(document["jwks_uri"], timeout=30).json()["keys"]:
                     keys[entry["kid"]] = jwt.PyJWK(entry)
             return keys.get(kid)
 
