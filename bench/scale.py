@@ -145,7 +145,10 @@ def many_users(
     ):
         targets = {
             "single_user": mcp_target(single),
-            "oauth": mcp_target(oauth, headers=lambda i: {"Authorization": f"Bearer {tokens[i]}"}),
+            # Sessions are numbered across windows; session i is always user i mod 50.
+            "oauth": mcp_target(
+                oauth, headers=lambda i: {"Authorization": f"Bearer {tokens[i % len(tokens)]}"}
+            ),
         }
         order = list(targets)
         for turn in range(rounds):
