@@ -142,8 +142,11 @@ class Runtime:
             import httpx
 
             from nextcloud_mcp_server.auth.verifier import BearerTokenVerifier
+            from nextcloud_mcp_server.nextcloud.http import no_cookies
 
-            self._idp_http = httpx.AsyncClient(timeout=httpx.Timeout(10.0), follow_redirects=False)
+            self._idp_http = httpx.AsyncClient(
+                timeout=httpx.Timeout(10.0), follow_redirects=False, cookies=no_cookies()
+            )
             self._verifier = BearerTokenVerifier(self.settings, self._idp_http, nextcloud_whoami=self._whoami)
         return self._verifier
 

@@ -3,7 +3,9 @@
 - Connections are kept alive and reused (Nextcloud answers app-password requests in tens of ms;
   a new TLS handshake per call would dominate).
 - Every request carries the credential of the user it is made for; nothing user-specific is
-  kept on the client.
+  kept on the client. In particular no cookies: Nextcloud answers with session cookies (and
+  remember-me ones after a login), which a shared jar would send along with the next user's
+  request - and a session cookie would keep a revoked app password seemingly working.
 - Idempotent requests are retried on 429, 503 and a reset connection, with exponential backoff and
   full jitter, honouring `Retry-After`. Nothing else is retried: a POST that may have reached the
   server is never sent twice.
@@ -22,6 +24,7 @@ import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -37,7 +40,7 @@ from nextcloud_mcp_server.nextcloud.errors import (
     error_for_status,
 )
 
-__all__ = ["IDEMPOTENT_METHODS", "NextcloudHTTP", "json_body"]
+__all__ = ["IDEMPOTENT_METHODS", "NextcloudHTTP", "json_body", "no_cookies"]
 
 logger = logging.getLogger(__name__)
 
@@ -99,6 +102,11 @@ def _describe_transport_error(exc: BaseException) -> str:
     return f"connection failed ({text})"
 
 
+def no_cookies() -> CookieJar:
+    """A cookie jar that keeps nothing (no domain is allowed to set a cookie in it)."""
+    return CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
+
+
 class NextcloudHTTP:
     """A base URL, a connection pool and the rules for talking to one Nextcloud."""
 
@@ -134,6 +142,7 @@ class NextcloudHTTP:
             # idle connections under load and open new ones (measured: 31-55 per 2 s at 64 sessions).
             limits=httpx.Limits(max_connections=100, max_keepalive_connections=100, keepalive_expiry=30),
             headers={"User-Agent": f"nextcloud-mcp-server/{__version__}"},
+            cookies=no_cookies(),
         )
 
     async def aclose(self) -> None:

@@ -434,7 +434,9 @@ async def test_two_users_at_once_each_see_only_their_own_files(
     server: OAuthServer, idp: IdP, double: NextcloudDouble
 ) -> None:
     """Alice and admin work at the same time; each request reaches Nextcloud with its own user's
-    token, and each sees only their own files."""
+    token (and no cookie: the double sets session cookies as Nextcloud does), and each sees only
+    their own files."""
+    before = len(double.requests)
     tokens = {user: idp.access_token(user=user, resource=server.mcp) for user in ("alice", "admin")}
 
     async def work(user: str) -> list[str]:
@@ -451,7 +453,10 @@ async def test_two_users_at_once_each_see_only_their_own_files(
     alice, admin = await asyncio.gather(work("alice"), work("admin"))
     assert alice == [f"alice-{i}.txt" for i in range(5)]
     assert admin == [f"admin-{i}.txt" for i in range(5)]
-    for record in double.requests:
+    ours = list(double.requests)[before:]
+    assert {record.user for record in ours} == {"alice", "admin"}
+    assert not [record for record in ours if record.cookie]
+    for record in ours:
         if record.path.startswith("/remote.php/dav/files/"):
             assert record.path.startswith(f"/remote.php/dav/files/{record.user}/")
 

@@ -198,6 +198,21 @@ async def test_each_request_carries_its_own_users_credential(http: NextcloudHTTP
     assert sent == [ALICE.authorization(), "Bearer tok-of-bob", None]
 
 
+@respx.mock
+async def test_cookies_nextcloud_sets_are_never_sent_back(http: NextcloudHTTP) -> None:
+    """Nextcloud answers with session and remember-me cookies; a shared pool must not carry one
+    user's session into the next user's request."""
+    session = "ocabc123=s3ss10n; path=/; secure; HttpOnly; SameSite=Lax"
+    route = respx.get(f"{BASE}/x").mock(
+        return_value=httpx.Response(
+            200, headers=[("Set-Cookie", session), ("Set-Cookie", "nc_username=alice; path=/")]
+        )
+    )
+    await http.request("GET", "/x", credential=ALICE)
+    await http.request("GET", "/x", credential=BearerCredential("tok-of-bob", "bob"))
+    assert [call.request.headers.get("cookie") for call in route.calls] == [None, None]
+
+
 def test_credentials_never_show_their_secret_in_repr() -> None:
     """A credential printed by accident (a log line, a traceback) shows no secret."""
     assert "alice-app-password" not in repr(ALICE)

@@ -9,13 +9,15 @@
     /index.php/apps/oauth2/..., /index.php/login/...   the OAuth2 app and Login Flow v2 (`login_api.py`)
 
 Every request is authenticated at this front door; the inner DAV servers see an internal password.
-`requests` records what reached the double (method, path, user, scheme) for tests to assert on.
+`requests` records what reached the double (method, path, user, scheme, whether a cookie came
+along) for tests to assert on. Like Nextcloud, every authenticated answer sets session cookies.
 """
 
 from __future__ import annotations
 
 import collections
 import dataclasses
+import secrets
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -45,6 +47,19 @@ class Recorded:
     user: str | None
     scheme: str | None
     status: int
+    cookie: bool = False  # the request carried a Cookie header
+
+
+def _session_cookies(user: str, https: bool) -> list[tuple[bytes, bytes]]:
+    """What Nextcloud sets on an authenticated answer (see the recordings): a session id, and the
+    user's name with the session ones; `secure` only when it was asked over https."""
+    session = secrets.token_urlsafe(16)
+    flags = "; path=/; HttpOnly" + ("; secure" if https else "")
+    return [
+        (b"set-cookie", f"oc1double={session}{flags}; SameSite=Lax".encode()),
+        (b"set-cookie", f"nc_username={user}{flags}".encode()),
+        (b"set-cookie", f"nc_session_id={session}{flags}".encode()),
+    ]
 
 
 class NextcloudDouble:
@@ -91,6 +106,14 @@ class NextcloudDouble:
         async def recording_send(message: Any) -> None:
             if message["type"] == "http.response.start":
                 status_holder["status"] = message["status"]
+                if caller is not None:
+                    message = {
+                        **message,
+                        "headers": [
+                            *message["headers"],
+                            *_session_cookies(caller.user_id, scope["scheme"] == "https"),
+                        ],
+                    }
             await send(message)
 
         try:
@@ -108,6 +131,7 @@ class NextcloudDouble:
                     caller.user_id if caller else None,
                     caller.scheme if caller else None,
                     status_holder["status"],
+                    "cookie" in request.headers,
                 )
             )
 
