@@ -111,6 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", args.port))
+    sock.listen(2048)  # before "ready": a client may connect before uvicorn's loop has started
     print(json.dumps({"ready": True, "url": f"http://127.0.0.1:{sock.getsockname()[1]}"}), flush=True)
     config = uvicorn.Config(
         Metered(double), lifespan="off", log_level="warning", access_log=False, log_config=None
