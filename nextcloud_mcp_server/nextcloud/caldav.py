@@ -24,6 +24,7 @@ from nextcloud_mcp_server.nextcloud.dav_xml import (
     parse_multistatus,
     xml_escape,
 )
+from nextcloud_mcp_server.nextcloud.discovery import Discovered
 from nextcloud_mcp_server.nextcloud.errors import InvalidResponse, NotFound, PreconditionFailed
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.models import Calendar, CalendarObject
@@ -58,7 +59,7 @@ def _utc(moment: datetime) -> str:
 class CalDAVClient:
     """The calendars of one user. `home_cache` remembers discovery per user for the process."""
 
-    def __init__(self, http: NextcloudHTTP, credential: Credential, home_cache: dict[str, str]) -> None:
+    def __init__(self, http: NextcloudHTTP, credential: Credential, home_cache: Discovered) -> None:
         self._http = http
         self._credential = credential
         self._home_cache = home_cache
@@ -95,13 +96,14 @@ class CalDAVClient:
 
     async def home(self) -> str:
         """The calendar home of the user (discovered once per process and user)."""
-        key = self._credential.user_id
-        if key not in self._home_cache:
+
+        async def discover() -> str:
             dav_root = f"{self._http.base_path}/remote.php/dav/"
             principal = await self._first_href(dav_root, _PRINCIPAL, f"{{{DAV}}}current-user-principal")
             home = await self._first_href(principal, _HOME, f"{{{CALDAV}}}calendar-home-set")
-            self._home_cache[key] = home if home.endswith("/") else home + "/"
-        return self._home_cache[key]
+            return home if home.endswith("/") else home + "/"
+
+        return await self._home_cache.once(self._credential.user_id, discover)
 
     async def calendars(self) -> list[Calendar]:
         home = await self.home()

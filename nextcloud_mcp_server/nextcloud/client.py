@@ -55,10 +55,11 @@ class NextcloudClient:
 
     async def dav_user_id(self) -> str:
         """The user id in DAV paths, which need not be the login name (LDAP, e-mail logins)."""
-        login = self.credential.user_id
-        if login not in self.cache.dav_user_ids:
-            self.cache.dav_user_ids[login] = (await self.ocs.current_user()).id
-        return self.cache.dav_user_ids[login]
+
+        async def ask() -> str:
+            return (await self.ocs.current_user()).id
+
+        return await self.cache.dav_user_ids.once(self.credential.user_id, ask)
 
     async def files(self) -> WebDAVClient:
         from nextcloud_mcp_server.nextcloud.webdav import WebDAVClient

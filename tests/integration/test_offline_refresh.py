@@ -28,8 +28,9 @@ CALLS_PER_USER = 10
 async def test_twenty_users_ten_parallel_calls_one_refresh_per_user_per_expiry(
     rotating_idp: IdP, tmp_path: Path
 ) -> None:
-    """Round 1 mints one access token per user; once they fall due, round 2 refreshes exactly once
-    more per user; no refresh token is lost (each user's stored token still works afterwards).
+    """Round 1 mints one access token per user (and asks each user's DAV id once); once they fall
+    due, round 2 refreshes exactly once more per user; no refresh token is lost (each user's
+    stored token still works afterwards).
 
     The credentials' clock is ours to move: waiting for real expiry would make the test depend on
     how fast a loaded machine serves 200 calls before a short-lived token dies."""
@@ -84,6 +85,9 @@ async def test_twenty_users_ten_parallel_calls_one_refresh_per_user_per_expiry(
 
             await round_of_calls()
             assert dict(credentials.refreshes) == dict.fromkeys(USERS, 1)
+            # Each user's ten first calls arrived together and asked for the DAV user id once.
+            asked = [r.user for r in double.requests if r.path == "/ocs/v2.php/cloud/user"]
+            assert sorted(asked) == USERS
 
             due = [credentials.refresh_due_at(user) for user in USERS]
             assert all(at is not None and now[0] < at < now[0] + 600 for at in due)

@@ -10,6 +10,7 @@ import respx
 
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
 from nextcloud_mcp_server.nextcloud.caldav import CalDAVClient, CalendarNotFound
+from nextcloud_mcp_server.nextcloud.discovery import Discovered
 from nextcloud_mcp_server.nextcloud.errors import PreconditionFailed
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from tests.recordings import load
@@ -32,7 +33,7 @@ def multistatus(name: str) -> httpx.Response:
 @pytest.fixture
 async def caldav() -> CalDAVClient:
     http = NextcloudHTTP(BASE, max_retries=0)
-    yield CalDAVClient(http, LOGIN, {})  # type: ignore[misc]
+    yield CalDAVClient(http, LOGIN, Discovered())  # type: ignore[misc]
     await http.aclose()
 
 
