@@ -4,18 +4,15 @@ every request is counted and timed at the double's front door (arrival to last b
 
     .venv/bin/python bench/_double.py --data DIR [--user NAME:LOGIN_PW:APP_PW ...] [--idp-issuer URL]
 
-Prints {"ready": true, "url": ...} like `python -m tests.nextcloud_double`. Unlike that module,
-it binds a socket created with IPPROTO_TCP, so asyncio sets TCP_NODELAY on accepted connections
-(see bench/profile_call.py for what a socket without it costs per request).
+It is `python -m tests.nextcloud_double` (same options, same {"ready": true, "url": ...} line)
+with the meter wrapped around the double.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import collections
 import json
-import socket
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -88,36 +85,9 @@ class Metered:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    import uvicorn
+    from tests.nextcloud_double.__main__ import main as serve_double
 
-    from tests.nextcloud_double import Account, NextcloudDouble
-    from tests.nextcloud_double.tokens import idp_jwt_validator
-
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, required=True)
-    parser.add_argument("--port", type=int, default=0)
-    parser.add_argument("--user", action="append", default=[], help="NAME:LOGIN_PASSWORD:APP_PASSWORD")
-    parser.add_argument("--idp-issuer")
-    args = parser.parse_args(argv)
-    accounts = []
-    for spec in args.user or ["admin:admin-login-password:admin-app-password"]:
-        name, login, app = [*spec.split(":", 2), "", ""][:3]
-        accounts.append(
-            Account(name, login, display_name=name.title(), app_passwords={app} if app else set())
-        )
-    double = NextcloudDouble(args.data, accounts)
-    if args.idp_issuer:
-        double.accounts.add_bearer_validator(idp_jwt_validator(args.idp_issuer))
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", args.port))
-    sock.listen(2048)  # before "ready": a client may connect before uvicorn's loop has started
-    print(json.dumps({"ready": True, "url": f"http://127.0.0.1:{sock.getsockname()[1]}"}), flush=True)
-    config = uvicorn.Config(
-        Metered(double), lifespan="off", log_level="warning", access_log=False, log_config=None
-    )
-    uvicorn.Server(config).run(sockets=[sock])
-    return 0
+    return serve_double(argv, wrap=Metered)
 
 
 @dataclass(frozen=True)

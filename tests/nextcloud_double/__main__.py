@@ -4,7 +4,7 @@
                                      [--idp-issuer URL]
 
 Prints one JSON line, {"ready": true, "url": "http://127.0.0.1:<port>"}, then serves until
-SIGTERM/SIGINT.
+SIGTERM/SIGINT. `bench/_double.py` runs the same with a meter wrapped around the double (`wrap`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ import argparse
 import json
 import socket
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import uvicorn
 
@@ -21,7 +23,7 @@ from tests.nextcloud_double import Account, NextcloudDouble
 from tests.nextcloud_double.tokens import idp_jwt_validator
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, wrap: Callable[[Any], Any] = lambda app: app) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.nextcloud_double", description=__doc__)
     parser.add_argument("--data", type=Path, required=True, help="folder for the double's files")
     parser.add_argument("--port", type=int, default=0)
@@ -50,7 +52,9 @@ def main(argv: list[str] | None = None) -> int:
     sock.bind(("127.0.0.1", args.port))
     sock.listen(2048)  # before "ready": a client may connect before uvicorn's loop has started
     print(json.dumps({"ready": True, "url": f"http://127.0.0.1:{sock.getsockname()[1]}"}), flush=True)
-    config = uvicorn.Config(double, lifespan="off", log_level="warning", access_log=False, log_config=None)
+    config = uvicorn.Config(
+        wrap(double), lifespan="off", log_level="warning", access_log=False, log_config=None
+    )
     uvicorn.Server(config).run(sockets=[sock])
     return 0
 
