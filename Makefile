@@ -5,9 +5,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NODE_STAMP := tests/idp/node_modules/.installed
+SYSTEM_STAMP := $(VENV)/.system-packages
 ARGS ?=
 
-.PHONY: run check demo test lint typecheck pytest bench docs clean
+.PHONY: run check demo test test-fast lint typecheck pytest bench docs clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,6 +18,12 @@ $(STAMP): pyproject.toml constraints.txt
 # Test peers from npm (the OpenID provider, Node 22 itself, the TypeScript MCP client), pinned by the lockfile.
 $(NODE_STAMP): tests/idp/package.json tests/idp/package-lock.json
 	cd tests/idp && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# Debian packages the tests need: Chromium (Playwright drives it; no browser is downloaded) and the
+# real Nextcloud's nginx and php-fpm (the kit would install those itself; one apt run is faster).
+$(SYSTEM_STAMP): tests/system-packages.txt | $(STAMP)
+	tests/install-system-packages.sh tests/system-packages.txt
 	@touch $@
 
 ## run: start the server (stdio by default; ARGS="--transport http" for streamable HTTP)
@@ -45,8 +52,12 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-pytest: $(STAMP) $(NODE_STAMP)
+pytest: $(STAMP) $(NODE_STAMP) $(SYSTEM_STAMP)
 	$(BIN)/pytest $(ARGS)
+
+## test-fast: the inner loop: lint, types and the tests that need neither the real Nextcloud nor a browser
+test-fast: lint typecheck $(STAMP) $(NODE_STAMP)
+	$(BIN)/pytest -m "not real_nextcloud and not browser" $(ARGS)
 
 ## bench: benchmarks side by side, printed and written to bench/results/ (never part of `make test`;
 ## ARGS="--quick" for a smoke run, "--skip-published" without the PyPI package)

@@ -1,4 +1,9 @@
-"""Shared fixtures: a fresh Nextcloud double per test, settings pointing at it, MCP clients."""
+"""Shared fixtures: a fresh Nextcloud double per test, the real Nextcloud from the kit, settings
+pointing at them, MCP clients.
+
+`nextcloud` runs a test against both the double and the real Nextcloud (reset to its seed state
+before each test); `double` and the fixtures built on it are for what only the double can show
+(injected faults, recorded requests)."""
 
 from __future__ import annotations
 
@@ -8,13 +13,26 @@ from pathlib import Path
 import pytest
 
 from nextcloud_mcp_server.config import Settings, load_settings
+from tests.backends import Login, Nextcloud
 from tests.nextcloud_double import Account, NextcloudDouble
 from tests.nextcloud_double.server import serve_in_thread
 from tests.oidc import IdP, running_idp
+from tests.real_nextcloud import Instance, Kit
 
 ADMIN_PASSWORD = "admin-login-password"
 ADMIN_APP_PASSWORD = "Abcde-Fghij-Klmno-Pqrst-Uvwxy"
 ALICE_APP_PASSWORD = "Alice-App00-Pass0-word0-00000"
+ALICE_PASSWORD = "alice-login-password"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that use the real Nextcloud carry the `real_nextcloud` marker, so the inner loop can
+    leave them out (`make test-fast`); CI runs them all."""
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        real = callspec is not None and callspec.params.get("nextcloud") == "real"
+        if real or "real_nextcloud_instance" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.real_nextcloud)
 
 
 @pytest.fixture(autouse=True)
@@ -29,7 +47,7 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 def double(tmp_path: Path) -> NextcloudDouble:
     accounts = [
         Account("admin", ADMIN_PASSWORD, display_name="Admin", app_passwords={ADMIN_APP_PASSWORD}),
-        Account("alice", "alice-login-password", display_name="Alice", app_passwords={ALICE_APP_PASSWORD}),
+        Account("alice", ALICE_PASSWORD, display_name="Alice", app_passwords={ALICE_APP_PASSWORD}),
     ]
     return NextcloudDouble(tmp_path / "nextcloud", accounts)
 
@@ -38,6 +56,50 @@ def double(tmp_path: Path) -> NextcloudDouble:
 def double_url(double: NextcloudDouble) -> Iterator[str]:
     with serve_in_thread(double, lifespan="off") as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def real_nextcloud_instance() -> Iterator[Instance]:
+    """The real Nextcloud 29.0.6 with Notes from the kit, started once per session (installed on
+    the first run of a machine) and stopped at the end. Never skipped: without it, tests fail."""
+    instance = Kit.locate().start()
+    try:
+        yield instance
+    finally:
+        instance.stop()
+
+
+def _real(instance: Instance) -> Nextcloud:
+    url = instance.reset()  # every test starts from the seed state (about half a second)
+    config = instance.config
+    logins = {
+        name: Login(name, config[name]["password"], config[name]["app_password"], display_name=display)
+        for name, display in (("admin", "admin"), ("alice", "Alice"))
+    }
+    return Nextcloud("real", url, logins["admin"], logins["alice"], instance=instance)
+
+
+@pytest.fixture(params=["double", pytest.param("real", marks=pytest.mark.real_nextcloud)])
+def nextcloud(request: pytest.FixtureRequest) -> Iterator[Nextcloud]:
+    """The Nextcloud under test: the double (fresh per test), then the real one (reset per test)."""
+    if request.param == "real":
+        yield _real(request.getfixturevalue("real_nextcloud_instance"))
+        return
+    double: NextcloudDouble = request.getfixturevalue("double")
+    url: str = request.getfixturevalue("double_url")
+    yield Nextcloud(
+        "double",
+        url,
+        Login("admin", ADMIN_PASSWORD, ADMIN_APP_PASSWORD, display_name="Admin"),
+        Login("alice", ALICE_PASSWORD, ALICE_APP_PASSWORD, display_name="Alice"),
+        double=double,
+    )
+
+
+@pytest.fixture
+def real_nextcloud(real_nextcloud_instance: Instance) -> Nextcloud:
+    """Only the real Nextcloud, reset to its seed state (for what the double cannot show)."""
+    return _real(real_nextcloud_instance)
 
 
 @pytest.fixture

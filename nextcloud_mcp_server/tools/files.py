@@ -332,8 +332,11 @@ async def nc_webdav_delete_resource(path: Path, ctx: Context[Any, Any]) -> PathR
     asked = await approve_file_action(ctx, files, entry, tool, "Delete {target}")
     if asked:
         await still_unchanged(ctx, files, entry, tool)
+    # Real Nextcloud answers 412 to If-Match on a collection even when the ETag is current, so a
+    # folder is bound to what was shown only by the re-read above; a file also by If-Match.
+    if_match = entry.etag if asked and entry.kind == "file" else None
     try:
-        await files.delete(cleaned, if_match=entry.etag if asked else None)
+        await files.delete(cleaned, if_match=if_match)
     except PreconditionFailed:
         await refuse_changed(ctx, tool=tool, target=paths.display(cleaned))
     return PathResult(path=paths.display(cleaned), type=entry.kind)

@@ -1,0 +1,175 @@
+"""The Nextcloud a test runs against: the double, or the real one from the kit, behind one face.
+
+Toolset tests take the `nextcloud` fixture, which runs each test twice, once per backend, with the
+same assertions. State is set up and checked through Nextcloud's own HTTP APIs (WebDAV, Notes,
+CalDAV) with plain httpx and the test user's app password - never through our own client, and
+never by looking at the double's disk - so a check means the same thing on both.
+
+    async def test_x(nextcloud: Nextcloud) -> None:
+        nextcloud.put_file(nextcloud.admin, "a/b.txt", b"hi")
+        with running_app(nextcloud.settings()) as base: ...
+        assert nextcloud.read_file(nextcloud.admin, "a/b.txt") == b"hi"
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import quote
+
+import httpx
+
+from nextcloud_mcp_server.config import Settings, load_settings
+from tests.nextcloud_double import NextcloudDouble
+from tests.real_nextcloud import Instance
+
+__all__ = ["Login", "Nextcloud"]
+
+
+@dataclass(frozen=True)
+class Login:
+    user: str
+    password: str  # the login password (slow on the real server: prefer the app password)
+    app_password: str
+    display_name: str
+
+
+@dataclass
+class Nextcloud:
+    """One Nextcloud under test, with users `admin` and `alice`."""
+
+    kind: Literal["double", "real"]
+    url: str
+    admin: Login
+    alice: Login
+    double: NextcloudDouble | None = None
+    instance: Instance | None = None
+
+    def __str__(self) -> str:
+        return f"{self.kind} Nextcloud at {self.url}"
+
+    # --- configuring the server under test
+
+    def settings(self, login: Login | None = None, **overrides: Any) -> Settings:
+        """Single-user settings for `login` (admin by default) with its app password."""
+        login = login or self.admin
+        return load_settings(
+            env_file=None,
+            nextcloud_host=self.url,
+            nextcloud_username=login.user,
+            nextcloud_password=login.app_password,
+            **overrides,
+        )
+
+    def server_env(self, login: Login | None = None) -> dict[str, str]:
+        """The environment a user would give the server process (as in Claude Desktop's config)."""
+        login = login or self.admin
+        return {
+            "NEXTCLOUD_HOST": self.url,
+            "NEXTCLOUD_USERNAME": login.user,
+            "NEXTCLOUD_PASSWORD": login.app_password,
+        }
+
+    # --- Nextcloud's own APIs, for setting up and checking state
+
+    def http(self, login: Login | None = None) -> httpx.Client:
+        login = login or self.admin
+        return httpx.Client(
+            base_url=self.url,
+            auth=(login.user, login.app_password),
+            headers={"OCS-APIRequest": "true"},
+            timeout=30,
+        )
+
+    def dav_path(self, login: Login, path: str) -> str:
+        encoded = "/".join(quote(s, safe="") for s in path.strip("/").split("/") if s)
+        return f"/remote.php/dav/files/{quote(login.user, safe='')}/{encoded}"
+
+    def put_file(self, login: Login, path: str, data: bytes, *, content_type: str | None = None) -> str:
+        """Create or replace a file (parents created); return its ETag."""
+        parts = path.strip("/").split("/")
+        with self.http(login) as client:
+            for depth in range(1, len(parts)):
+                client.request("MKCOL", self.dav_path(login, "/".join(parts[:depth])))
+            headers = {"Content-Type": content_type} if content_type else {}
+            response = client.put(self.dav_path(login, path), content=data, headers=headers)
+            assert response.status_code in (201, 204), (response.status_code, response.text[:300])
+            return (response.headers.get("etag") or response.headers.get("oc-etag") or "").strip('"')
+
+    def make_folder(self, login: Login, path: str) -> None:
+        parts = path.strip("/").split("/")
+        with self.http(login) as client:
+            for depth in range(1, len(parts) + 1):
+                client.request("MKCOL", self.dav_path(login, "/".join(parts[:depth])))
+
+    def read_file(self, login: Login, path: str) -> bytes | None:
+        """A file's bytes, or None when there is nothing (or a folder) at `path`."""
+        with self.http(login) as client:
+            response = client.get(self.dav_path(login, path))
+        if response.status_code == 404:
+            return None
+        assert response.status_code == 200, (response.status_code, response.text[:300])
+        return response.content
+
+    def exists(self, login: Login, path: str) -> bool:
+        with self.http(login) as client:
+            response = client.request("PROPFIND", self.dav_path(login, path), headers={"Depth": "0"})
+        assert response.status_code in (207, 404), (response.status_code, response.text[:300])
+        return response.status_code == 207
+
+    def notes(self, login: Login | None = None) -> list[dict[str, Any]]:
+        with self.http(login) as client:
+            response = client.get("/index.php/apps/notes/api/v1/notes")
+        assert response.status_code == 200, (response.status_code, response.text[:300])
+        found: list[dict[str, Any]] = response.json()
+        return found
+
+    def add_note(
+        self, login: Login | None = None, *, title: str, content: str, category: str = ""
+    ) -> dict[str, Any]:
+        with self.http(login) as client:
+            response = client.post(
+                "/index.php/apps/notes/api/v1/notes",
+                json={"title": title, "content": content, "category": category},
+            )
+        assert response.status_code == 200, (response.status_code, response.text[:300])
+        note: dict[str, Any] = response.json()
+        return note
+
+    def calendar_path(self, login: Login, calendar: str = "personal") -> str:
+        return f"/remote.php/dav/calendars/{quote(login.user, safe='')}/{quote(calendar, safe='')}/"
+
+    def put_calendar_object(self, login: Login, uid: str, ics: str, calendar: str = "personal") -> str:
+        """Store a VCALENDAR as `<uid>.ics` (what other apps do); return its ETag."""
+        with self.http(login) as client:
+            response = client.put(
+                self.calendar_path(login, calendar) + quote(uid, safe="") + ".ics",
+                content=ics.encode(),
+                headers={"Content-Type": "text/calendar; charset=utf-8"},
+            )
+        assert response.status_code in (201, 204), (response.status_code, response.text[:300])
+        return (response.headers.get("etag") or "").strip('"')
+
+    def calendar_objects(self, login: Login, calendar: str = "personal") -> dict[str, str]:
+        """href -> iCalendar text of every object in a calendar."""
+        body = (
+            '<?xml version="1.0"?><c:calendar-query xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav">'
+            '<d:prop><c:calendar-data/></d:prop><c:filter><c:comp-filter name="VCALENDAR"/></c:filter>'
+            "</c:calendar-query>"
+        )
+        import xml.etree.ElementTree as ET  # test helper: the answer comes from our own peer
+
+        with self.http(login) as client:
+            response = client.request(
+                "REPORT",
+                self.calendar_path(login, calendar),
+                content=body,
+                headers={"Depth": "1", "Content-Type": "application/xml"},
+            )
+        assert response.status_code == 207, (response.status_code, response.text[:300])
+        found = {}
+        for item in ET.fromstring(response.content).iter("{DAV:}response"):
+            href = item.findtext("{DAV:}href") or ""
+            data = item.findtext(".//{urn:ietf:params:xml:ns:caldav}calendar-data") or ""
+            found[href] = data
+        return found

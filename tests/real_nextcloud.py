@@ -1,0 +1,129 @@
+"""The real Nextcloud of the test suite: `../shared/nextcloud/nextcloud`, a kit that runs Nextcloud
+29.0.6 with Notes 4.13.1 on 127.0.0.1 (Debian's nginx and php-fpm, SQLite).
+
+    kit = Kit.locate()                 # NEXTCLOUD_KIT, else ../shared/nextcloud/nextcloud
+    instance = kit.start()             # installs on first use (14-23 s), then starts in < 1 s
+    instance.reset()                   # back to the seed state in about half a second
+    instance.occ("user:auth-tokens:list", "alice")
+
+The instance directory is kept across runs (NEXTCLOUD_DIR, else one per checkout under
+/var/tmp/nextcloud-mcp-tests): the first run of a machine installs, later runs only start it.
+Nothing here skips: a missing kit or a failed start fails the tests that need it, loudly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["REPO", "Instance", "Kit", "KitError"]
+
+REPO = Path(__file__).resolve().parent.parent
+_KIT_CANDIDATES = (REPO.parent / "shared" / "nextcloud" / "nextcloud",)
+
+
+class KitError(RuntimeError):
+    """The real Nextcloud could not be found or started; the message says what to do."""
+
+
+def _instance_dir() -> Path:
+    if os.environ.get("NEXTCLOUD_DIR"):
+        return Path(os.environ["NEXTCLOUD_DIR"])
+    # www-data must traverse every parent (so not /root, not pytest's tmp_path); one per checkout,
+    # so two checkouts on one machine never reset each other's data.
+    checkout = hashlib.sha256(str(REPO).encode()).hexdigest()[:10]
+    return Path("/var/tmp/nextcloud-mcp-tests") / checkout
+
+
+@dataclass
+class Kit:
+    script: Path
+    log: list[str] = field(default_factory=list)
+
+    @classmethod
+    def locate(cls) -> Kit:
+        explicit = os.environ.get("NEXTCLOUD_KIT")
+        candidates = [Path(explicit)] if explicit else list(_KIT_CANDIDATES)
+        for candidate in candidates:
+            if candidate.is_file() and os.access(candidate, os.X_OK):
+                return cls(candidate)
+        raise KitError(
+            "the real Nextcloud kit was not found at "
+            + ", ".join(str(c) for c in candidates)
+            + "; set NEXTCLOUD_KIT to the kit's `nextcloud` script"
+        )
+
+    def run(self, *args: str, timeout: float = 900) -> str:
+        """Run the kit; return its standard output (start and reset end with `ready <url> <json>`)."""
+        done = subprocess.run(
+            [str(self.script), *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            env={**os.environ, "NO_PROXY": "127.0.0.1,localhost"},
+        )
+        self.log.append(done.stdout + done.stderr)
+        if done.returncode != 0:
+            raise KitError(
+                f"`nextcloud {' '.join(args[:2])}` failed ({done.returncode}):\n{done.stderr[-4000:]}"
+            )
+        return done.stdout
+
+    def start(self, directory: Path | None = None) -> Instance:
+        directory = directory or _instance_dir()
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        directory.parent.chmod(0o755)
+        self.run("start", str(directory))
+        return Instance(self, directory)
+
+
+@dataclass
+class Instance:
+    kit: Kit
+    dir: Path
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """`nextcloud.json`: url, port, version, users with passwords and app passwords, the OAuth2
+        client, log paths (rewritten at every start)."""
+        data: dict[str, Any] = json.loads((self.dir / "nextcloud.json").read_text())
+        return data
+
+    @property
+    def url(self) -> str:
+        return str(self.config["url"])
+
+    def reset(self) -> str:
+        """Back to the seed state (same users, app passwords and OAuth client); returns the URL."""
+        return self.kit.run("reset", str(self.dir), timeout=300).strip().splitlines()[-1].split()[1]
+
+    def stop(self) -> None:
+        self.kit.run("stop", str(self.dir), timeout=120)
+
+    def occ(self, *args: str) -> str:
+        """`occ` as www-data; its whole standard output."""
+        done = subprocess.run(
+            [str(self.kit.script), "occ", str(self.dir), *args],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise KitError(f"occ {' '.join(args)} failed ({done.returncode}): {done.stderr[-2000:]}")
+        return done.stdout
+
+    def oauth_client(self, name: str, redirect_uri: str) -> dict[str, Any]:
+        """Register another client in Nextcloud's OAuth2 app."""
+        data: dict[str, Any] = json.loads(self.kit.run("oauth-client", str(self.dir), name, redirect_uri))
+        return data
+
+    def log_tail(self, lines: int = 40) -> str:
+        path = Path(self.config["logs"]["nextcloud"])
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.exists() else ""
