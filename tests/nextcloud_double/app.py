@@ -71,7 +71,7 @@ class NextcloudDouble:
         self.files_root = data_dir / "files"
         self._wsgidav = WSGIMiddleware(make_wsgidav(self.files_root, self.accounts), workers=16)
         radicale = make_radicale(data_dir / "calendars", self.accounts)
-        for account in self.accounts:  # Nextcloud gives every user a "Personal" calendar
+        for account in self.accounts:  # Nextcloud gives every user a "Personal" calendar (events only)
             create_calendar(
                 radicale, account.id, self.accounts.inner_authorization(account.id), "personal", "Personal"
             )

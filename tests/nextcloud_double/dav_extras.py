@@ -1,6 +1,7 @@
 """Nextcloud behaviour the inner DAV servers do not have, added at the double's front door:
 
-- every user has a `personal` calendar, as Nextcloud creates one;
+- every user has a `personal` calendar for events only, as Nextcloud 29 creates one (tasks need a
+  calendar of their own, as the Tasks app makes);
 - DASL `SEARCH` at `/remote.php/dav/` over the user's files (RFC 5323, the subset Nextcloud
   documents: like/eq/gt/gte/lt/lte on displayname, getcontenttype, getlastmodified, oc:size;
   and/or; nresults);
@@ -64,13 +65,20 @@ def wsgi_call(app: Callable[..., Any], method: str, script: str, path: str, body
 
 
 def create_calendar(
-    radicale: Callable[..., Any], user: str, auth: str, cal_id: str, name: str, color: str = "#0082c9"
+    radicale: Callable[..., Any],
+    user: str,
+    auth: str,
+    cal_id: str,
+    name: str,
+    color: str = "#0082c9",
+    components: tuple[str, ...] = ("VEVENT",),
 ) -> int:
+    comps = "".join(f'<c:comp name="{c}"/>' for c in components)
     body = (
         '<?xml version="1.0"?><c:mkcalendar xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav" '
         'xmlns:x1="http://apple.com/ns/ical/"><d:set><d:prop>'
         f"<d:displayname>{escape(name)}</d:displayname><x1:calendar-color>{color}</x1:calendar-color>"
-        '<c:supported-calendar-component-set><c:comp name="VEVENT"/><c:comp name="VTODO"/>'
+        f"<c:supported-calendar-component-set>{comps}"
         "</c:supported-calendar-component-set></d:prop></d:set></c:mkcalendar>"
     )
     return wsgi_call(
