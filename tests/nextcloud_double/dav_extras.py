@@ -5,6 +5,8 @@
 - DASL `SEARCH` at `/remote.php/dav/` over the user's files (RFC 5323, the subset Nextcloud
   documents: like/eq/gt/gte/lt/lte on displayname, getcontenttype, getlastmodified, oc:size;
   and/or; nresults);
+- a calendar refuses objects without a component it supports (403 InvalidComponentType,
+  recorded in `toolsets_caldav_put_todo_in_personal_403.txt`); Radicale takes anything;
 - deleting a calendar moves it to a trash bin: it stays in the home's PROPFIND with resourcetype
   `nc:deleted-calendar` (recorded in `caldav_home_after_delete.txt`) until deleted with
   `X-NC-CalDAV-No-Trashbin: 1`.
@@ -84,6 +86,28 @@ def create_calendar(
     return wsgi_call(
         radicale, "MKCALENDAR", "/remote.php/dav/calendars", f"/{user}/{cal_id}/", body.encode(), auth
     )
+
+
+def missing_component(collections: Path, user: str, cal_id: str, ics: bytes) -> str | None:
+    """The component set of calendar `cal_id` when `ics` has none of them (Nextcloud refuses it),
+    else None."""
+    props_file = collections / user / cal_id / ".Radicale.props"
+    if not props_file.is_file():
+        return None
+    supported = json.loads(props_file.read_text()).get("C:supported-calendar-component-set", "")
+    names = [n for n in supported.split(",") if n]
+    if not names or any(f"BEGIN:{n}".encode() in ics for n in names):
+        return None
+    return names[0]
+
+
+def invalid_component(name: str) -> bytes:
+    return (
+        '<?xml version="1.0" encoding="utf-8"?>\n<d:error xmlns:d="DAV:" xmlns:s="http://sabredav.org/ns">\n'
+        "  <s:exception>Sabre\\CalDAV\\Exception\\InvalidComponentType</s:exception>\n"
+        f"  <s:message>iCalendar objects must at least have a component of type {name}</s:message>\n"
+        '  <cal:supported-calendar-component xmlns:cal="urn:ietf:params:xml:ns:caldav"/>\n</d:error>\n'
+    ).encode()
 
 
 class CalendarTrash:
