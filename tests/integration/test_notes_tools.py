@@ -136,3 +136,36 @@ async def test_create_get_update_conflict_append_search_delete(
         gone = await session.call_tool("nc_notes_get_note", {"note_id": note_id})
         assert gone.is_error
         assert f"note {note_id} does not exist" in gone.content[0].text  # type: ignore[union-attr]
+
+
+async def test_a_renamed_and_moved_note_is_where_nextcloud_keeps_it(nextcloud: Nextcloud) -> None:
+    """Changing title and category moves the note's file (Notes/<category>/<title>.md); a second
+    note with a taken title gets the name Nextcloud gives it, and the tool reports that name."""
+    admin = nextcloud.admin
+    with running_app(nextcloud.settings()) as base:
+        async with http_session(f"{base}/mcp") as session:
+            first = structured(
+                await session.call_tool(
+                    "nc_notes_create_note", {"title": "Plan", "content": "a", "category": "Home"}
+                )
+            )
+            moved = structured(
+                await session.call_tool(
+                    "nc_notes_update_note",
+                    {"note_id": first["id"], "etag": first["etag"], "title": "Trip", "category": "Work"},
+                )
+            )
+            second = structured(
+                await session.call_tool(
+                    "nc_notes_create_note", {"title": "Trip", "content": "b", "category": "Work"}
+                )
+            )
+    assert (moved["title"], moved["category"], moved["content"]) == ("Trip", "Work", "a")
+    assert nextcloud.read_file(admin, "Notes/Work/Trip.md") == b"a"
+    assert not nextcloud.exists(admin, "Notes/Home/Plan.md")
+    assert second["title"] == "Trip (2)"
+    assert nextcloud.read_file(admin, "Notes/Work/Trip (2).md") == b"b"
+    assert {(n["id"], n["title"]) for n in nextcloud.notes()} == {
+        (first["id"], "Trip"),
+        (second["id"], "Trip (2)"),
+    }
