@@ -116,7 +116,8 @@ def _utc(day: dt.date, hour: int, minute: int = 0) -> str:
 
 
 def seed(client: httpx.Client, today: dt.date) -> None:
-    """Notes, two events this week and a task in `personal`, and files in folders, through the
+    """Notes, two events this week in `personal`, a task in a `tasks` list (Nextcloud's personal
+    calendar takes events only, as the Tasks app knows), and files in folders, through the
     double's HTTP APIs as any Nextcloud client would add them."""
 
     def ok(response: httpx.Response) -> None:
@@ -170,8 +171,19 @@ def seed(client: httpx.Client, today: dt.date) -> None:
             ],
         ),
     }
+    tasks = f"/remote.php/dav/calendars/{USERNAME}/tasks"
+    ok(
+        client.request(
+            "MKCALENDAR",
+            f"{tasks}/",
+            content='<c:mkcalendar xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:set><d:prop>'
+            "<d:displayname>Tasks</d:displayname><c:supported-calendar-component-set>"
+            '<c:comp name="VTODO"/></c:supported-calendar-component-set></d:prop></d:set></c:mkcalendar>',
+        )
+    )
     for uid, ics in items.items():
-        ok(client.put(f"{calendar}/{uid}.ics", content=ics, headers={"Content-Type": "text/calendar"}))
+        folder = tasks if ics.count("BEGIN:VTODO") else calendar
+        ok(client.put(f"{folder}/{uid}.ics", content=ics, headers={"Content-Type": "text/calendar"}))
 
     files = f"/remote.php/dav/files/{USERNAME}"
     folders = sorted(

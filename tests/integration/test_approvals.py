@@ -1,20 +1,20 @@
-"""Human approval of destructive actions, through the SDK client's form elicitation, against the
-Nextcloud double (notes), Radicale (events) and WsgiDAV (files). Each target is created behind the
-server's back, as another device would, and checked the same way afterwards."""
+"""Human approval of destructive actions, through the SDK client's form elicitation, against both
+Nextclouds (the double, and the real 29.0.6 from the kit). Each target is created behind the
+server's back through Nextcloud's own APIs, as another device would, and checked the same way
+afterwards."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from mcp import Client
 
-from nextcloud_mcp_server.config import Settings
-from tests.conftest import ADMIN_APP_PASSWORD
+from tests.backends import Nextcloud
 from tests.mcp_clients import Human, http_session, running_app, structured
 from tests.nextcloud_double import NextcloudDouble
 from tests.offline import offline_server, provision
@@ -48,23 +48,18 @@ class Target:
     original: str
 
 
-def _dav(double_url: str) -> httpx.Client:
-    return httpx.Client(base_url=double_url, auth=("admin", ADMIN_APP_PASSWORD), timeout=10)
-
-
-def make_target(kind: str, double: NextcloudDouble, double_url: str) -> Target:
+def make_target(kind: str, nextcloud: Nextcloud) -> Target:
+    admin = nextcloud.admin
     if kind == "note":
-        with _dav(double_url) as client:
-            made = client.post(NOTES, json={"title": "Bank", "content": SECRET, "category": "Private"})
-            note_id = made.json()["id"]
+        note_id = nextcloud.add_note(title="Bank", content=SECRET, category="Private")["id"]
 
         def read_note() -> str | None:
-            with _dav(double_url) as client:
+            with nextcloud.http() as client:
                 got = client.get(f"{NOTES}/{note_id}")
             return str(got.json()["content"]) if got.status_code == 200 else None
 
         def change_note() -> None:
-            with _dav(double_url) as client:
+            with nextcloud.http() as client:
                 assert client.put(f"{NOTES}/{note_id}", json={"content": "edited on the phone"}).is_success
 
         return Target(
@@ -77,21 +72,20 @@ def make_target(kind: str, double: NextcloudDouble, double_url: str) -> Target:
             SECRET,
         )
     if kind == "event":
-        with _dav(double_url) as client:
-            assert client.put(EVENT_HREF, content=_event("Dentist")).status_code == 201
+        nextcloud.put_calendar_object(admin, "dentist", _event("Dentist"))
+        href = nextcloud.calendar_path(admin) + "dentist.ics"
 
         def read_event() -> str | None:
-            """The SUMMARY as stored (Radicale re-serialises the rest)."""
-            with _dav(double_url) as client:
-                got = client.get(EVENT_HREF)
+            """The SUMMARY as stored (the server may re-serialise the rest)."""
+            with nextcloud.http() as client:
+                got = client.get(href)
             if got.status_code == 404:
                 return None
             [summary] = [line for line in got.text.splitlines() if line.startswith("SUMMARY:")]
             return summary.removeprefix("SUMMARY:")
 
         def change_event() -> None:
-            with _dav(double_url) as client:
-                assert client.put(EVENT_HREF, content=_event("Dentist (moved)")).is_success
+            nextcloud.put_calendar_object(admin, "dentist", _event("Dentist (moved)"))
 
         return Target(
             kind,
@@ -102,15 +96,16 @@ def make_target(kind: str, double: NextcloudDouble, double_url: str) -> Target:
             change_event,
             "Dentist",
         )
-    path = double.user_files("admin") / "Reports" / "q3.txt"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(SECRET)
+    nextcloud.put_file(admin, "Reports/q3.txt", SECRET.encode())
 
     def read_file() -> str | None:
-        return path.read_text() if path.exists() else None
+        data = nextcloud.read_file(admin, "Reports/q3.txt")
+        return None if data is None else data.decode()
 
     def change_file() -> None:
-        path.write_text(SECRET + " - and a longer version saved by the desktop client")
+        nextcloud.put_file(
+            admin, "Reports/q3.txt", (SECRET + " - and a longer version saved by the desktop client").encode()
+        )
 
     return Target(
         kind,
@@ -127,8 +122,15 @@ KINDS = ["note", "event", "file"]
 
 
 @pytest.fixture(params=KINDS)
-def target(request: pytest.FixtureRequest, double: NextcloudDouble, double_url: str) -> Target:
-    return make_target(str(request.param), double, double_url)
+def target(request: pytest.FixtureRequest, nextcloud: Nextcloud) -> Target:
+    return make_target(str(request.param), nextcloud)
+
+
+@pytest.fixture
+def mcp_url(nextcloud: Nextcloud) -> Iterator[str]:
+    """This server in front of the Nextcloud under test (both backends), as admin."""
+    with running_app(nextcloud.settings()) as base:
+        yield f"{base}/mcp"
 
 
 def _text(result: Any) -> str:
@@ -219,8 +221,10 @@ async def test_a_client_that_cannot_ask_is_refused_naming_the_setting(
     assert logged.startswith(f"destructive action refused_no_elicitation by admin: {target.tool}: ")
 
 
-async def test_with_approvals_off_the_action_runs_without_asking(target: Target, settings: Settings) -> None:
-    quiet = settings.model_copy(update={"confirm_destructive": False})
+async def test_with_approvals_off_the_action_runs_without_asking(
+    target: Target, nextcloud: Nextcloud
+) -> None:
+    quiet = nextcloud.settings(confirm_destructive=False)
     with running_app(quiet) as base:
         async with http_session(f"{base}/mcp") as session:
             structured(await session.call_tool(target.tool, target.arguments))
@@ -228,11 +232,11 @@ async def test_with_approvals_off_the_action_runs_without_asking(target: Target,
 
 
 async def test_a_2026_client_answers_the_form_in_an_input_required_round(
-    double: NextcloudDouble, double_url: str, mcp_url: str
+    nextcloud: Nextcloud, mcp_url: str
 ) -> None:
     """On protocol 2026-07-28 the form rides in an input-required result; the SDK's Client asks
     the person and retries with the answer on its own."""
-    kept, gone = make_target("note", double, double_url), make_target("file", double, double_url)
+    kept, gone = make_target("note", nextcloud), make_target("file", nextcloud)
     no, yes = Human(action="decline"), Human()
     async with Client(mcp_url, elicitation_callback=no.answer) as client:
         assert client.session.protocol_version >= "2026-07-28"
@@ -248,11 +252,11 @@ async def test_a_2026_client_answers_the_form_in_an_input_required_round(
 
 
 async def test_replacing_asks_only_when_there_is_something_to_replace(
-    double: NextcloudDouble, mcp_url: str
+    nextcloud: Nextcloud, mcp_url: str
 ) -> None:
-    disk = double.user_files("admin")
-    (disk / "a.txt").write_text("A")
-    (disk / "b.txt").write_text("B")
+    admin = nextcloud.admin
+    nextcloud.put_file(admin, "a.txt", b"A")
+    nextcloud.put_file(admin, "b.txt", b"B")
     human = Human(action="decline")
     async with http_session(mcp_url, elicitation_callback=human.answer) as session:
         fresh = structured(
@@ -270,8 +274,8 @@ async def test_replacing_asks_only_when_there_is_something_to_replace(
         not_copied = await session.call_tool("nc_webdav_copy_resource", copy)
         not_moved = await session.call_tool("nc_webdav_move_resource", copy)
         assert [r.is_error for r in (kept, not_copied, not_moved)] == [True, True, True]
-        assert (disk / "a.txt").read_text() == "A"
-        assert (disk / "b.txt").read_text() == "B"
+        assert nextcloud.read_file(admin, "a.txt") == b"A"
+        assert nextcloud.read_file(admin, "b.txt") == b"B"
         assert human.questions[0].startswith("Replace the file /a.txt (1 bytes, last changed ")
         assert human.questions[0].endswith(" with new content (2 bytes)?")
         assert human.questions[1].startswith("Copy /a.txt onto the file /b.txt (1 bytes")
@@ -280,22 +284,22 @@ async def test_replacing_asks_only_when_there_is_something_to_replace(
         human.action = "accept"
         moved = structured(await session.call_tool("nc_webdav_move_resource", copy))
     assert moved["replaced"] is True
-    assert (disk / "b.txt").read_text() == "A"
-    assert not (disk / "a.txt").exists()
+    assert nextcloud.read_file(admin, "b.txt") == b"A"
+    assert not nextcloud.exists(admin, "a.txt")
     assert len(human.questions) == 4
 
 
-async def test_a_folder_prompt_counts_what_is_inside(double: NextcloudDouble, mcp_url: str) -> None:
-    folder = double.user_files("admin") / "Old"
-    (folder / "sub").mkdir(parents=True)
+async def test_a_folder_prompt_counts_what_is_inside(nextcloud: Nextcloud, mcp_url: str) -> None:
+    admin = nextcloud.admin
+    nextcloud.make_folder(admin, "Old/sub")
     for name in ("a.txt", "b.txt"):
-        (folder / name).write_text("x")
+        nextcloud.put_file(admin, f"Old/{name}", b"x")
     human = Human(action="decline")
     async with http_session(mcp_url, elicitation_callback=human.answer) as session:
         result = await session.call_tool("nc_webdav_delete_resource", {"path": "Old"})
     assert result.is_error
     assert human.questions[0].startswith("Delete the folder /Old with 3 item(s) directly inside")
-    assert sorted(p.name for p in folder.iterdir()) == ["a.txt", "b.txt", "sub"]
+    assert [nextcloud.exists(admin, f"Old/{name}") for name in ("a.txt", "b.txt", "sub")] == [True] * 3
 
 
 async def test_decisions_go_to_the_audit_trail_when_the_store_is_in_use(
@@ -332,12 +336,12 @@ def _readme_levels() -> dict[str, str]:
 
 
 @pytest.mark.parametrize("level", ["read", "write", "destructive"])
-async def test_each_permission_level_lists_what_the_readme_says(level: str, settings: Settings) -> None:
+async def test_each_permission_level_lists_what_the_readme_says(level: str, nextcloud: Nextcloud) -> None:
     """tools/list at each level = the README rows at or below it; no tool at a level carries a
     hint above it, and a hidden tool cannot be called."""
     order = ["read", "write", "destructive"]
     expected = {name for name, at in _readme_levels().items() if order.index(at) <= order.index(level)}
-    limited = settings.model_copy(update={"nextcloud_mcp_permissions": level})
+    limited = nextcloud.settings(nextcloud_mcp_permissions=level)
     with running_app(limited) as base:
         async with http_session(f"{base}/mcp") as session:
             tools = (await session.list_tools()).tools

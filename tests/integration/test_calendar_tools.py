@@ -1,14 +1,19 @@
-"""The calendar toolset over MCP against real Radicale behind the Nextcloud double."""
+"""The calendar toolset over MCP against both Nextclouds: the double (Radicale) and the real 29.0.6.
+
+Other CalDAV clients (a phone, Thunderbird) are played with plain httpx against Nextcloud's own
+CalDAV, so every check means the same on both."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.conftest import ADMIN_APP_PASSWORD
-from tests.mcp_clients import Human, http_session, structured
+from nextcloud_mcp_server.config import Settings
+from tests.backends import Nextcloud
+from tests.mcp_clients import Human, http_session, running_app, structured
 from tests.nextcloud_double import NextcloudDouble
 
 pytestmark = pytest.mark.integration
@@ -20,31 +25,38 @@ def _text(result: Any) -> str:
     return "\n".join(getattr(block, "text", "") for block in result.content)
 
 
-def dav(double_url: str) -> httpx.Client:
+@pytest.fixture
+def mcp_url(nextcloud: Nextcloud) -> Iterator[str]:
+    """This server in front of the Nextcloud under test (both backends), as admin."""
+    with running_app(nextcloud.settings()) as base:
+        yield f"{base}/mcp"
+
+
+def dav(nextcloud: Nextcloud) -> httpx.Client:
     """Another CalDAV client (a phone, Thunderbird) working on the same calendars."""
-    return httpx.Client(base_url=double_url, auth=("admin", ADMIN_APP_PASSWORD), timeout=10)
+    return nextcloud.http()
 
 
-def mkcalendar(double_url: str, cal_id: str, name: str, components: str = "VEVENT") -> None:
+def mkcalendar(nextcloud: Nextcloud, cal_id: str, name: str, components: str = "VEVENT") -> None:
     comps = "".join(f'<c:comp name="{c}"/>' for c in components.split(","))
     body = (
         '<c:mkcalendar xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:set><d:prop>'
         f"<d:displayname>{name}</d:displayname><c:supported-calendar-component-set>{comps}"
         "</c:supported-calendar-component-set></d:prop></d:set></c:mkcalendar>"
     )
-    with dav(double_url) as client:
+    with dav(nextcloud) as client:
         assert client.request("MKCALENDAR", f"{CALENDARS}/{cal_id}/", content=body).status_code == 201
 
 
-async def test_calendars_are_listed_without_deleted_ones(mcp_url: str, double_url: str) -> None:
+async def test_calendars_are_listed_without_deleted_ones(mcp_url: str, nextcloud: Nextcloud) -> None:
     """personal (created by Nextcloud) and a task list are listed; a calendar in the trash bin,
     still in the home's PROPFIND with nc:deleted-calendar, is not."""
-    mkcalendar(double_url, "tasks", "Tasks", "VTODO")
-    mkcalendar(double_url, "old", "Old stuff")
-    with dav(double_url) as client:
+    mkcalendar(nextcloud, "tasks", "Tasks", "VTODO")
+    mkcalendar(nextcloud, "old", "Old stuff")
+    with dav(nextcloud) as client:
         assert client.delete(f"{CALENDARS}/old/").status_code == 204
         home = client.request("PROPFIND", f"{CALENDARS}/", headers={"Depth": "1"})
-    assert "deleted-calendar" in home.text  # the double reproduces Nextcloud's trash bin
+    assert "deleted-calendar" in home.text  # Nextcloud's trash bin (the double reproduces it)
     async with http_session(mcp_url) as session:
         listed = structured(await session.call_tool("nc_calendar_list_calendars", {}))
     assert listed["calendars"] == [
@@ -53,7 +65,7 @@ async def test_calendars_are_listed_without_deleted_ones(mcp_url: str, double_ur
             "name": "Personal",
             "color": "#0082c9",
             "supports_events": True,
-            "supports_tasks": True,
+            "supports_tasks": False,  # Nextcloud makes it for events only
             "writable": True,
         },
         {
@@ -67,7 +79,9 @@ async def test_calendars_are_listed_without_deleted_ones(mcp_url: str, double_ur
     ]
 
 
-async def test_a_weekly_event_is_created_expanded_updated_and_deleted(mcp_url: str, double_url: str) -> None:
+async def test_a_weekly_event_is_created_expanded_updated_and_deleted(
+    mcp_url: str, nextcloud: Nextcloud
+) -> None:
     """Create a weekly series in Berlin time; list four weeks (four occurrences, sorted); update
     with the etag; a stale etag is a conflict; delete."""
     human = Human()
@@ -162,11 +176,11 @@ END:VCALENDAR
 """
 
 
-async def test_an_update_preserves_what_another_client_stored(mcp_url: str, double_url: str) -> None:
+async def test_an_update_preserves_what_another_client_stored(mcp_url: str, nextcloud: Nextcloud) -> None:
     """An event written by another client (at an href that is not <uid>.ics), with properties
     this server does not model, keeps them after an update through the tool."""
     href = f"{CALENDARS}/personal/some-phone-name.ics"
-    with dav(double_url) as client:
+    with dav(nextcloud) as client:
         assert client.put(href, content=OTHER_CLIENT_EVENT).status_code == 201
     async with http_session(mcp_url) as session:
         got = structured(
@@ -178,7 +192,7 @@ async def test_an_update_preserves_what_another_client_stored(mcp_url: str, doub
                 {"calendar": "personal", "uid": "phone-1", "etag": got["etag"], "location": "Canteen"},
             )
         )
-    with dav(double_url) as client:
+    with dav(nextcloud) as client:
         stored = client.get(href).text.replace("\r\n", "\n")
     assert "LOCATION:Canteen" in stored
     assert "X-PHONE-TRAVEL-TIME:PT15M" in stored
@@ -204,8 +218,8 @@ async def test_all_day_events_report_their_last_day(mcp_url: str) -> None:
     ]
 
 
-async def test_events_of_all_calendars_are_merged_by_start(mcp_url: str, double_url: str) -> None:
-    mkcalendar(double_url, "work", "Work")
+async def test_events_of_all_calendars_are_merged_by_start(mcp_url: str, nextcloud: Nextcloud) -> None:
+    mkcalendar(nextcloud, "work", "Work")
     async with http_session(mcp_url) as session:
         for calendar, summary, start in (
             ("work", "Review", "2026-11-24T14:00Z"),
@@ -229,7 +243,10 @@ async def test_events_of_all_calendars_are_merged_by_start(mcp_url: str, double_
     assert [e["summary"] for e in work["events"]] == ["Review"]
 
 
-async def test_tasks_are_created_completed_reopened_and_deleted(mcp_url: str) -> None:
+async def test_tasks_are_created_completed_reopened_and_deleted(mcp_url: str, nextcloud: Nextcloud) -> None:
+    """Tasks land in the first calendar that takes them: Nextcloud's `personal` takes events only,
+    so a task list is made first, as the Tasks app does."""
+    mkcalendar(nextcloud, "tasks", "Tasks", "VTODO")
     human = Human()
     async with http_session(mcp_url, elicitation_callback=human.answer) as session:
         task = structured(
@@ -244,7 +261,7 @@ async def test_tasks_are_created_completed_reopened_and_deleted(mcp_url: str) ->
         done = structured(
             await session.call_tool(
                 "nc_calendar_update_todo",
-                {"calendar": "personal", "uid": task["uid"], "etag": task["etag"], "completed": True},
+                {"calendar": "tasks", "uid": task["uid"], "etag": task["etag"], "completed": True},
             )
         )
         assert (done["completed"], done["percent_complete"]) == (True, 100)
@@ -259,7 +276,7 @@ async def test_tasks_are_created_completed_reopened_and_deleted(mcp_url: str) ->
 
         stale = await session.call_tool(
             "nc_calendar_update_todo",
-            {"calendar": "personal", "uid": task["uid"], "etag": task["etag"], "completed": False},
+            {"calendar": "tasks", "uid": task["uid"], "etag": task["etag"], "completed": False},
         )
         assert stale.is_error
         assert stale.structured_content["current_todo"]["completed"] is True  # type: ignore[index]
@@ -267,7 +284,7 @@ async def test_tasks_are_created_completed_reopened_and_deleted(mcp_url: str) ->
         reopened = structured(
             await session.call_tool(
                 "nc_calendar_update_todo",
-                {"calendar": "personal", "uid": task["uid"], "etag": done["etag"], "completed": False},
+                {"calendar": "tasks", "uid": task["uid"], "etag": done["etag"], "completed": False},
             )
         )
         assert (reopened["completed"], reopened["status"], reopened["due"]) == (
@@ -277,10 +294,10 @@ async def test_tasks_are_created_completed_reopened_and_deleted(mcp_url: str) ->
         )
 
         deleted = structured(
-            await session.call_tool("nc_calendar_delete_todo", {"calendar": "personal", "uid": task["uid"]})
+            await session.call_tool("nc_calendar_delete_todo", {"calendar": "tasks", "uid": task["uid"]})
         )
         assert deleted["summary"] == "File taxes"
-        assert human.questions == ["Delete the task \"File taxes\", due 2026-12-31 (open) from 'personal'?"]
+        assert human.questions == ["Delete the task \"File taxes\", due 2026-12-31 (open) from 'tasks'?"]
 
 
 async def test_free_time_is_found_around_busy_events(mcp_url: str) -> None:
@@ -340,10 +357,12 @@ async def test_free_time_is_found_around_busy_events(mcp_url: str) -> None:
     ],
 )
 async def test_bad_calendar_input_is_refused_and_nothing_is_written(
-    mcp_url: str, double: NextcloudDouble, tool: str, arguments: dict[str, Any], message: str
+    settings: Settings, double: NextcloudDouble, tool: str, arguments: dict[str, Any], message: str
 ) -> None:
-    async with http_session(mcp_url) as session:
-        result = await session.call_tool(tool, arguments)
+    """Double only: it records the requests that reached it."""
+    with running_app(settings) as base:
+        async with http_session(f"{base}/mcp") as session:
+            result = await session.call_tool(tool, arguments)
     assert result.is_error
     assert message in _text(result)
     assert not [r for r in double.requests if r.method == "PUT"]

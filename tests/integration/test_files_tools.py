@@ -1,9 +1,14 @@
-"""The files toolset over MCP against real WsgiDAV behind the Nextcloud double."""
+"""The files toolset over MCP against both Nextclouds: the double (WsgiDAV) and the real 29.0.6.
+
+State is checked through WebDAV (tests/backends.py), never on the double's disk, so every check
+means the same on both."""
 
 from __future__ import annotations
 
 import asyncio
 import base64
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -11,12 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp.types import BlobResourceContents, EmbeddedResource
 
-from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.nextcloud import paths
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
-from tests.conftest import ADMIN_APP_PASSWORD
+from tests.backends import Nextcloud
 from tests.mcp_clients import Human, http_session, running_app, structured
 from tests.nextcloud_double import NextcloudDouble
 
@@ -27,27 +31,37 @@ PNG = base64.b64decode(
 )
 
 
+@asynccontextmanager
+async def _serving(nextcloud: Nextcloud, **overrides: Any) -> AsyncIterator[str]:
+    """This server in front of `nextcloud` as admin; yields its MCP endpoint."""
+    with running_app(nextcloud.settings(**overrides)) as base:
+        yield f"{base}/mcp"
+
+
 def _text(result: Any) -> str:
     return "\n".join(getattr(block, "text", "") for block in result.content)
 
 
-async def test_a_files_session_from_folder_to_search_to_delete(mcp_url: str, double: NextcloudDouble) -> None:
-    """Every files tool in one realistic session; the disk under WsgiDAV is checked as we go."""
-    disk = double.user_files("admin")
+async def test_a_files_session_from_folder_to_search_to_delete(nextcloud: Nextcloud) -> None:
+    """Every files tool in one realistic session; Nextcloud's WebDAV is checked as we go."""
+    admin = nextcloud.admin
     name = "Projects/2026/plan notes é#?.md"
     human = Human()
-    async with http_session(mcp_url, elicitation_callback=human.answer) as session:
+    async with (
+        _serving(nextcloud) as mcp_url,
+        http_session(mcp_url, elicitation_callback=human.answer) as session,
+    ):
         made = structured(
             await session.call_tool("nc_webdav_create_directory", {"path": "Projects/2026", "parents": True})
         )
         assert made == {"path": "/Projects/2026", "type": "directory"}
-        assert (disk / "Projects" / "2026").is_dir()
+        assert nextcloud.exists(admin, "Projects/2026")
 
         written = structured(
             await session.call_tool("nc_webdav_write_file", {"path": name, "content": "# Plan\n"})
         )
         assert written["created"] is True
-        assert (disk / name).read_text() == "# Plan\n"
+        assert nextcloud.read_file(admin, name) == b"# Plan\n"
 
         listed = structured(await session.call_tool("nc_webdav_list_directory", {"path": "Projects/2026"}))
         [entry] = listed["entries"]
@@ -76,7 +90,7 @@ async def test_a_files_session_from_folder_to_search_to_delete(mcp_url: str, dou
         )
         assert stale.is_error
         assert "changed since its etag was read" in _text(stale)
-        assert (disk / name).read_text() == "v2"
+        assert nextcloud.read_file(admin, name) == b"v2"
 
         copied = structured(
             await session.call_tool(
@@ -101,8 +115,8 @@ async def test_a_files_session_from_folder_to_search_to_delete(mcp_url: str, dou
             )
         )
         assert moved == {"source": "/Projects/copy.md", "destination": "/Archive/copy.md", "replaced": False}
-        assert (disk / "Archive" / "copy.md").read_text() == "v2"
-        assert not (disk / "Projects" / "copy.md").exists()
+        assert nextcloud.read_file(admin, "Archive/copy.md") == b"v2"
+        assert not nextcloud.exists(admin, "Projects/copy.md")
 
         found = structured(await session.call_tool("nc_webdav_search_files", {"name_pattern": "*.md"}))
         assert sorted(f["path"] for f in found["files"]) == ["/Archive/copy.md", "/" + name]
@@ -115,16 +129,16 @@ async def test_a_files_session_from_folder_to_search_to_delete(mcp_url: str, dou
         assert deleted == {"path": "/Projects", "type": "directory"}
         assert human.questions[-1].startswith("Delete the folder /Projects with 1 item(s) directly inside")
         assert len(human.questions) == 2
-        assert not (disk / "Projects").exists()
+        assert not nextcloud.exists(admin, "Projects")
         gone = await session.call_tool("nc_webdav_read_file", {"path": name})
         assert gone.is_error
         assert "no file or folder at /Projects/2026" in _text(gone)
 
 
-async def test_binary_files_come_back_as_blob_resources(mcp_url: str) -> None:
+async def test_binary_files_come_back_as_blob_resources(nextcloud: Nextcloud) -> None:
     """A PNG written as base64 reads back as an embedded blob with its MIME type, byte for byte."""
     encoded = base64.b64encode(PNG).decode()
-    async with http_session(mcp_url) as session:
+    async with _serving(nextcloud) as mcp_url, http_session(mcp_url) as session:
         await session.call_tool(
             "nc_webdav_write_file", {"path": "pixel.png", "content": encoded, "encoding": "base64"}
         )
@@ -138,11 +152,11 @@ async def test_binary_files_come_back_as_blob_resources(mcp_url: str) -> None:
     assert base64.b64decode(blob.resource.blob) == PNG
 
 
-async def test_large_text_is_read_in_pages_that_never_split_a_character(settings: Settings) -> None:
+async def test_large_text_is_read_in_pages_that_never_split_a_character(nextcloud: Nextcloud) -> None:
     """With a 1001-byte cap per call, a text of two-byte letters is read page by page; joined, the
     pages are the file, and no page ends in half a character."""
     text = "é" * 1500 + "\nend"
-    capped = settings.model_copy(update={"files_max_read_bytes": 1001})
+    capped = nextcloud.settings(files_max_read_bytes=1001)
     pages = []
     with running_app(capped) as base:
         async with http_session(f"{base}/mcp") as session:
@@ -161,19 +175,16 @@ async def test_large_text_is_read_in_pages_that_never_split_a_character(settings
     assert "".join(pages) == text
 
 
-async def test_a_folder_listing_is_sorted_and_paged(mcp_url: str, double: NextcloudDouble) -> None:
-    folder = double.user_files("admin") / "many"
-    folder.mkdir()
+async def test_a_folder_listing_is_sorted_and_paged(nextcloud: Nextcloud) -> None:
     for i in range(30):
-        (folder / f"file-{i:02}.txt").write_text(str(i))
-    (folder / "zz-sub").mkdir()
-    async with http_session(mcp_url) as session:
+        nextcloud.put_file(nextcloud.admin, f"many/file-{i:02}.txt", str(i).encode())
+    nextcloud.make_folder(nextcloud.admin, "many/zz-sub")
+    async with _serving(nextcloud) as mcp_url, http_session(mcp_url) as session:
         page = structured(
             await session.call_tool("nc_webdav_list_directory", {"path": "/many", "limit": 10, "offset": 1})
         )
-    assert page["total"] == 31
-    assert [e["name"] for e in page["entries"]] == [f"file-{i:02}.txt" for i in range(10)]
-    async with http_session(mcp_url) as session:
+        assert page["total"] == 31
+        assert [e["name"] for e in page["entries"]] == [f"file-{i:02}.txt" for i in range(10)]
         first = structured(await session.call_tool("nc_webdav_list_directory", {"path": "/many", "limit": 1}))
     assert (first["entries"][0]["name"], first["entries"][0]["type"]) == (
         "zz-sub",
@@ -188,6 +199,7 @@ async def test_a_folder_listing_is_sorted_and_paged(mcp_url: str, double: Nextcl
 async def test_paths_that_could_escape_are_refused_before_any_request(
     mcp_url: str, double: NextcloudDouble, path: str
 ) -> None:
+    """Double only: it records the requests that reached it."""
     async with http_session(mcp_url) as session:
         result = await session.call_tool("nc_webdav_write_file", {"path": path, "content": "x"})
     assert result.is_error
@@ -204,9 +216,9 @@ name_segment = st.text(
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(name=name_segment)
-def test_any_accepted_name_round_trips_through_write_list_and_read(double_url: str, name: str) -> None:
+def test_any_accepted_name_round_trips_through_write_list_and_read(nextcloud: Nextcloud, name: str) -> None:
     """Arbitrary names (spaces, unicode, #, ?, %) that the path check accepts are written, listed
-    and read back unchanged through real WsgiDAV."""
+    and read back unchanged, through WsgiDAV and through the real Nextcloud."""
     try:
         cleaned = paths.clean(f"prop/{name}")
     except paths.InvalidPath:
@@ -214,9 +226,10 @@ def test_any_accepted_name_round_trips_through_write_list_and_read(double_url: s
     content = f"content of {name}".encode()
 
     async def round_trip() -> None:
-        http = NextcloudHTTP(double_url)
+        http = NextcloudHTTP(nextcloud.url)
         try:
-            files = await NextcloudClient(http, BasicCredential("admin", ADMIN_APP_PASSWORD)).files()
+            credential = BasicCredential(nextcloud.admin.user, nextcloud.admin.app_password)
+            files = await NextcloudClient(http, credential).files()
             await files.write(cleaned, content, overwrite=True, create_parents=True)
             names = [e.name async for e in files.iter_directory("prop")]
             assert cleaned.rpartition("/")[2] in names

@@ -1,4 +1,5 @@
-"""The notes toolset end to end: a real MCP client, the real server, the Nextcloud double.
+"""The notes toolset end to end: a real MCP client, the real server, both Nextclouds (the double
+and the real 29.0.6 with Notes 4.13.1).
 
 Each scenario runs over stdio (the server spawned as Claude Desktop would) and over streamable
 HTTP (uvicorn on a free port)."""
@@ -13,8 +14,8 @@ import pytest
 from mcp import ClientSession
 
 from nextcloud_mcp_server.config import Settings
+from tests.backends import Nextcloud
 from tests.mcp_clients import Human, http_session, running_app, stdio_session, structured
-from tests.nextcloud_double import NextcloudDouble
 
 pytestmark = pytest.mark.integration
 
@@ -67,18 +68,21 @@ async def test_tools_list_shows_the_seven_notes_tools_with_scopes_and_annotation
 
 
 async def test_create_get_update_conflict_append_search_delete(
-    transport: str, settings: Settings, server_env: dict[str, str], tmp_path: Path, double: NextcloudDouble
+    transport: str, nextcloud: Nextcloud, tmp_path: Path
 ) -> None:
     """A note's whole life through MCP, with the files in the user's WebDAV tree checked at each step."""
-    note_file = double.user_files("admin") / "Notes" / "Home" / "Groceries.md"
+
+    def note_file() -> bytes | None:
+        return nextcloud.read_file(nextcloud.admin, "Notes/Home/Groceries.md")
+
     human = Human()
-    async with connect(transport, settings, server_env, tmp_path, human) as session:
+    async with connect(transport, nextcloud.settings(), nextcloud.server_env(), tmp_path, human) as session:
         created = structured(
             await session.call_tool(
                 "nc_notes_create_note", {"title": "Groceries", "content": "milk", "category": "Home"}
             )
         )
-        assert note_file.read_text() == "milk"
+        assert note_file() == b"milk"
         note_id = created["id"]
 
         got = structured(await session.call_tool("nc_notes_get_note", {"note_id": note_id}))
@@ -92,7 +96,7 @@ async def test_create_get_update_conflict_append_search_delete(
         )
         assert updated["content"] == "milk\neggs"
         assert updated["etag"] != got["etag"]
-        assert note_file.read_text() == "milk\neggs"
+        assert note_file() == b"milk\neggs"
 
         stale = await session.call_tool(
             "nc_notes_update_note", {"note_id": note_id, "etag": got["etag"], "content": "overwrite!"}
@@ -103,7 +107,7 @@ async def test_create_get_update_conflict_append_search_delete(
         assert stale.structured_content["current_note"]["content"] == "milk\neggs"
         assert stale.structured_content["current_note"]["etag"] == updated["etag"]
         assert "nothing was overwritten" in stale.content[0].text  # type: ignore[union-attr]
-        assert note_file.read_text() == "milk\neggs"
+        assert note_file() == b"milk\neggs"
 
         appended = structured(
             await session.call_tool("nc_notes_append_content", {"note_id": note_id, "content": "bread"})
@@ -125,10 +129,43 @@ async def test_create_get_update_conflict_append_search_delete(
 
         deleted = structured(await session.call_tool("nc_notes_delete_note", {"note_id": note_id}))
         assert deleted == {"id": note_id, "title": "Groceries", "category": "Home", "deleted": True}
-        assert not note_file.exists()
+        assert note_file() is None
         [question] = human.questions
         assert question.startswith('Delete the note "Groceries" in category "Home", last changed 20')
 
         gone = await session.call_tool("nc_notes_get_note", {"note_id": note_id})
         assert gone.is_error
         assert f"note {note_id} does not exist" in gone.content[0].text  # type: ignore[union-attr]
+
+
+async def test_a_renamed_and_moved_note_is_where_nextcloud_keeps_it(nextcloud: Nextcloud) -> None:
+    """Changing title and category moves the note's file (Notes/<category>/<title>.md); a second
+    note with a taken title gets the name Nextcloud gives it, and the tool reports that name."""
+    admin = nextcloud.admin
+    with running_app(nextcloud.settings()) as base:
+        async with http_session(f"{base}/mcp") as session:
+            first = structured(
+                await session.call_tool(
+                    "nc_notes_create_note", {"title": "Plan", "content": "a", "category": "Home"}
+                )
+            )
+            moved = structured(
+                await session.call_tool(
+                    "nc_notes_update_note",
+                    {"note_id": first["id"], "etag": first["etag"], "title": "Trip", "category": "Work"},
+                )
+            )
+            second = structured(
+                await session.call_tool(
+                    "nc_notes_create_note", {"title": "Trip", "content": "b", "category": "Work"}
+                )
+            )
+    assert (moved["title"], moved["category"], moved["content"]) == ("Trip", "Work", "a")
+    assert nextcloud.read_file(admin, "Notes/Work/Trip.md") == b"a"
+    assert not nextcloud.exists(admin, "Notes/Home/Plan.md")
+    assert second["title"] == "Trip (2)"
+    assert nextcloud.read_file(admin, "Notes/Work/Trip (2).md") == b"b"
+    assert {(n["id"], n["title"]) for n in nextcloud.notes()} == {
+        (first["id"], "Trip"),
+        (second["id"], "Trip (2)"),
+    }

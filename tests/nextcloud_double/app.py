@@ -21,6 +21,7 @@ import secrets
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from a2wsgi import WSGIMiddleware
 from starlette.requests import Request
@@ -29,7 +30,13 @@ from starlette.types import Receive, Scope, Send
 
 from tests.nextcloud_double import ocs_api
 from tests.nextcloud_double.dav import CALENDARS_PREFIX, FILES_PREFIX, make_radicale, make_wsgidav
-from tests.nextcloud_double.dav_extras import CalendarTrash, create_calendar, search_files
+from tests.nextcloud_double.dav_extras import (
+    CalendarTrash,
+    create_calendar,
+    invalid_component,
+    missing_component,
+    search_files,
+)
 from tests.nextcloud_double.login_api import LoginAPI
 from tests.nextcloud_double.notes_api import NotesStore, notes_endpoint
 from tests.nextcloud_double.users import Account, Accounts, Caller
@@ -71,7 +78,7 @@ class NextcloudDouble:
         self.files_root = data_dir / "files"
         self._wsgidav = WSGIMiddleware(make_wsgidav(self.files_root, self.accounts), workers=16)
         radicale = make_radicale(data_dir / "calendars", self.accounts)
-        for account in self.accounts:  # Nextcloud gives every user a "Personal" calendar
+        for account in self.accounts:  # Nextcloud gives every user a "Personal" calendar (events only)
             create_calendar(
                 radicale, account.id, self.accounts.inner_authorization(account.id), "personal", "Personal"
             )
@@ -209,12 +216,19 @@ class NextcloudDouble:
         if method == "SEARCH" and path.rstrip("/") == "/remote.php/dav":
             body = await Request(scope, receive).body()
             await search_files(body, caller.user_id, self.files_root)(scope, receive, send)
+        elif method == "DELETE" and self._if_match_on_folder(scope):
+            # Nextcloud refuses If-Match on a collection even with its current ETag
+            # (toolsets_delete_folder_ifmatch_412.txt); WsgiDAV would delete the folder.
+            headers = [(b"content-type", b"application/xml; charset=utf-8")]
+            await _send_whole(send, 412, headers, IF_MATCH_FAILED)
         elif path.startswith(FILES_PREFIX + "/"):
             await self._wsgidav(dict(inner, root_path=""), receive, send)
         elif calendar and calendar[0] == caller.user_id and calendar[1] and method == "DELETE":
             await self._delete_calendar(scope, receive, send, inner, calendar[0], calendar[1])
         elif calendar and calendar[0] == caller.user_id and not calendar[1] and method == "PROPFIND":
             await self._home_with_trash(inner, receive, send, caller.user_id)
+        elif method == "PUT" and (target := _calendar_object(path)) and target[0] == caller.user_id:
+            await self._put_calendar_object(inner, receive, send, *target)
         elif path.startswith(CALENDARS_PREFIX) and method == "DELETE":
             await self._delete_object(inner, receive, send)
         elif path.startswith(CALENDARS_PREFIX):
@@ -225,6 +239,35 @@ class NextcloudDouble:
             await self._radicale(root, receive, send)
         else:
             await Response(status_code=404)(scope, receive, send)
+
+    def _if_match_on_folder(self, scope: Scope) -> bool:
+        path: str = scope["path"]
+        if not path.startswith(FILES_PREFIX + "/") or not any(k == b"if-match" for k, _ in scope["headers"]):
+            return False
+        parts = [unquote(p) for p in path[len(FILES_PREFIX) + 1 :].split("/") if p]
+        if not parts or any(p in (".", "..") for p in parts):
+            return False
+        return self.files_root.joinpath(*parts).is_dir()
+
+    async def _put_calendar_object(
+        self, inner: Scope, receive: Receive, send: Send, user: str, cal_id: str
+    ) -> None:
+        body = await Request(inner, receive).body()
+        missing = missing_component(self.calendar_trash.collections, user, cal_id, body)
+        if missing:
+            headers = [(b"content-type", b"application/xml; charset=utf-8")]
+            await _send_whole(send, 403, headers, invalid_component(missing))
+            return
+        sent = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal sent
+            if sent:
+                return {"type": "http.disconnect"}
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self._radicale(dict(inner, root_path=CALENDARS_PREFIX), replay, send)
 
     async def _delete_calendar(
         self, scope: Scope, receive: Receive, send: Send, inner: Scope, user: str, cal_id: str
@@ -270,10 +313,26 @@ class NextcloudDouble:
         await _send_whole(send, status, headers, text)
 
 
+IF_MATCH_FAILED = (
+    b'<?xml version="1.0" encoding="utf-8"?>\n<d:error xmlns:d="DAV:" xmlns:s="http://sabredav.org/ns">\n'
+    b"  <s:exception>Sabre\\DAV\\Exception\\PreconditionFailed</s:exception>\n"
+    b"  <s:message>An If-Match header was specified, but none of the specified ETags matched.</s:message>\n"
+    b"  <s:header>If-Match</s:header>\n</d:error>\n"
+)
+
+
 async def _send_whole(send: Send, status: int, headers: list[Any], body: bytes) -> None:
     headers = [*headers, (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+def _calendar_object(path: str) -> tuple[str, str] | None:
+    """(user, calendar id) for /remote.php/dav/calendars/<user>/<calendar>/<object>."""
+    if not path.startswith(CALENDARS_PREFIX + "/"):
+        return None
+    parts = [p for p in path[len(CALENDARS_PREFIX) :].split("/") if p]
+    return (parts[0], parts[1]) if len(parts) == 3 else None
 
 
 def _calendar_path(path: str) -> tuple[str, str] | None:

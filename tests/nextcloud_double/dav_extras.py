@@ -1,9 +1,12 @@
 """Nextcloud behaviour the inner DAV servers do not have, added at the double's front door:
 
-- every user has a `personal` calendar, as Nextcloud creates one;
+- every user has a `personal` calendar for events only, as Nextcloud 29 creates one (tasks need a
+  calendar of their own, as the Tasks app makes);
 - DASL `SEARCH` at `/remote.php/dav/` over the user's files (RFC 5323, the subset Nextcloud
   documents: like/eq/gt/gte/lt/lte on displayname, getcontenttype, getlastmodified, oc:size;
   and/or; nresults);
+- a calendar refuses objects without a component it supports (403 InvalidComponentType,
+  recorded in `toolsets_caldav_put_todo_in_personal_403.txt`); Radicale takes anything;
 - deleting a calendar moves it to a trash bin: it stays in the home's PROPFIND with resourcetype
   `nc:deleted-calendar` (recorded in `caldav_home_after_delete.txt`) until deleted with
   `X-NC-CalDAV-No-Trashbin: 1`.
@@ -64,18 +67,47 @@ def wsgi_call(app: Callable[..., Any], method: str, script: str, path: str, body
 
 
 def create_calendar(
-    radicale: Callable[..., Any], user: str, auth: str, cal_id: str, name: str, color: str = "#0082c9"
+    radicale: Callable[..., Any],
+    user: str,
+    auth: str,
+    cal_id: str,
+    name: str,
+    color: str = "#0082c9",
+    components: tuple[str, ...] = ("VEVENT",),
 ) -> int:
+    comps = "".join(f'<c:comp name="{c}"/>' for c in components)
     body = (
         '<?xml version="1.0"?><c:mkcalendar xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav" '
         'xmlns:x1="http://apple.com/ns/ical/"><d:set><d:prop>'
         f"<d:displayname>{escape(name)}</d:displayname><x1:calendar-color>{color}</x1:calendar-color>"
-        '<c:supported-calendar-component-set><c:comp name="VEVENT"/><c:comp name="VTODO"/>'
+        f"<c:supported-calendar-component-set>{comps}"
         "</c:supported-calendar-component-set></d:prop></d:set></c:mkcalendar>"
     )
     return wsgi_call(
         radicale, "MKCALENDAR", "/remote.php/dav/calendars", f"/{user}/{cal_id}/", body.encode(), auth
     )
+
+
+def missing_component(collections: Path, user: str, cal_id: str, ics: bytes) -> str | None:
+    """The component set of calendar `cal_id` when `ics` has none of them (Nextcloud refuses it),
+    else None."""
+    props_file = collections / user / cal_id / ".Radicale.props"
+    if not props_file.is_file():
+        return None
+    supported = json.loads(props_file.read_text()).get("C:supported-calendar-component-set", "")
+    names = [n for n in supported.split(",") if n]
+    if not names or any(f"BEGIN:{n}".encode() in ics for n in names):
+        return None
+    return names[0]
+
+
+def invalid_component(name: str) -> bytes:
+    return (
+        '<?xml version="1.0" encoding="utf-8"?>\n<d:error xmlns:d="DAV:" xmlns:s="http://sabredav.org/ns">\n'
+        "  <s:exception>Sabre\\CalDAV\\Exception\\InvalidComponentType</s:exception>\n"
+        f"  <s:message>iCalendar objects must at least have a component of type {name}</s:message>\n"
+        '  <cal:supported-calendar-component xmlns:cal="urn:ietf:params:xml:ns:caldav"/>\n</d:error>\n'
+    ).encode()
 
 
 class CalendarTrash:
