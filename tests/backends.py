@@ -173,3 +173,24 @@ class Nextcloud:
             data = item.findtext(".//{urn:ietf:params:xml:ns:caldav}calendar-data") or ""
             found[href] = data
         return found
+
+    # --- groups, shares, contacts (sharing and contacts toolsets)
+
+    def add_group(self, name: str, *members: str) -> None:
+        """A group with these members (the kit's seed state has only `admin`)."""
+        if self.instance is not None:
+            self.instance.occ("group:add", name)
+            for member in members:
+                self.instance.occ("group:adduser", name, member)
+        else:
+            assert self.double is not None
+            self.double.shares.groups[name] = set(members)
+
+    def shares(self, login: Login | None = None, *, shared_with_me: bool = False) -> list[dict[str, Any]]:
+        """The OCS share records `login` made (or received)."""
+        params = {"format": "json", **({"shared_with_me": "true"} if shared_with_me else {})}
+        with self.http(login) as client:
+            response = client.get("/ocs/v2.php/apps/files_sharing/api/v1/shares", params=params)
+        assert response.status_code == 200, (response.status_code, response.text[:300])
+        found: list[dict[str, Any]] = response.json()["ocs"]["data"]
+        return found

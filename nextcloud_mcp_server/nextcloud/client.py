@@ -20,6 +20,8 @@ from nextcloud_mcp_server.nextcloud.ocs import OCSClient
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.caldav import CalDAVClient
+    from nextcloud_mcp_server.nextcloud.shares import SharesClient
+    from nextcloud_mcp_server.nextcloud.unified_search import UnifiedSearchClient
     from nextcloud_mcp_server.nextcloud.webdav import WebDAVClient
 
 __all__ = ["DiscoveryCache", "NextcloudClient"]
@@ -52,6 +54,18 @@ class NextcloudClient:
         from nextcloud_mcp_server.nextcloud.caldav import CalDAVClient
 
         return CalDAVClient(self.http, self.credential, self.cache.calendar_homes)
+
+    @cached_property
+    def unified_search(self) -> UnifiedSearchClient:
+        from nextcloud_mcp_server.nextcloud.unified_search import UnifiedSearchClient
+
+        return UnifiedSearchClient(self.ocs, self.http.host)
+
+    @cached_property
+    def shares(self) -> SharesClient:
+        from nextcloud_mcp_server.nextcloud.shares import SharesClient
+
+        return SharesClient(self.http, self.credential)
 
     async def dav_user_id(self) -> str:
         """The user id in DAV paths, which need not be the login name (LDAP, e-mail logins)."""

@@ -3,6 +3,8 @@
 
     /status.php                              unauthenticated status
     /ocs/v2.php/cloud/{capabilities,user}    OCS (needs `OCS-APIRequest: true`)
+    /ocs/v2.php/search/providers/...         unified search (`search_api.py`)
+    /ocs/v2.php/apps/files_sharing/api/v1/shares   OCS Share API (`shares_api.py`)
     /index.php/apps/notes/api/v1/...         Notes API v1, notes kept as files in the WebDAV tree
     /remote.php/dav/files/<user>/...         WsgiDAV
     /remote.php/dav/calendars/<user>/...     Radicale (also answers principal discovery at /remote.php/dav/)
@@ -27,11 +29,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from tests.nextcloud_double import ocs_api
+from tests.nextcloud_double import ocs_api, search_api
 from tests.nextcloud_double.dav import CALENDARS_PREFIX, FILES_PREFIX, make_radicale, make_wsgidav
 from tests.nextcloud_double.dav_extras import CalendarTrash, create_calendar, search_files
 from tests.nextcloud_double.login_api import LoginAPI
 from tests.nextcloud_double.notes_api import NotesStore, notes_endpoint
+from tests.nextcloud_double.shares_api import SHARES_ENDPOINT, SharesAPI
 from tests.nextcloud_double.users import Account, Accounts, Caller
 
 __all__ = ["NextcloudDouble", "Recorded"]
@@ -82,6 +85,7 @@ class NextcloudDouble:
         self.injected: dict[tuple[str, str], list[int]] = {}
         self.ocs_routes: dict[tuple[str, str], Handler] = {}
         self.login = LoginAPI(self.accounts)  # Nextcloud's OAuth2 app and Login Flow v2
+        self.shares = SharesAPI(self.files_root, self.accounts)
 
     def inject(self, method: str, path_prefix: str, *statuses: int) -> None:
         """Answer the next requests matching `method` and `path_prefix` with these statuses."""
@@ -191,6 +195,10 @@ class NextcloudDouble:
             return await custom(request, caller)
         if endpoint == "cloud/capabilities":
             return ocs_api.ocs_response(request, ocs_api.capabilities(self.notes_enabled))
+        if endpoint.startswith("search/providers") and request.method == "GET":
+            return await search_api.search_endpoint(request, self.files_root, caller.user_id, endpoint)
+        if endpoint.startswith(SHARES_ENDPOINT):
+            return await self.shares.handle(request, caller.user_id, endpoint)
         if endpoint == "cloud/user":
             return ocs_api.ocs_response(request, ocs_api.cloud_user(self.accounts[caller.user_id]))
         if endpoint == "core/apppassword" and request.method == "DELETE":
