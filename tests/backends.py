@@ -194,3 +194,28 @@ class Nextcloud:
         assert response.status_code == 200, (response.status_code, response.text[:300])
         found: list[dict[str, Any]] = response.json()["ocs"]["data"]
         return found
+
+    def card_url(self, login: Login, name: str, book: str = "contacts") -> str:
+        return (
+            f"/remote.php/dav/addressbooks/users/{quote(login.user, safe='')}/{book}/{quote(name, safe='')}"
+        )
+
+    def put_card(self, login: Login, name: str, vcard: str, book: str = "contacts") -> str:
+        """Store a vCard as `<name>` (what a phone or another app does); return its ETag."""
+        with self.http(login) as client:
+            response = client.put(
+                self.card_url(login, name, book),
+                content=vcard.encode(),
+                headers={"Content-Type": "text/vcard; charset=utf-8"},
+            )
+        assert response.status_code in (201, 204), (response.status_code, response.text[:300])
+        return (response.headers.get("etag") or "").strip('"')
+
+    def card(self, login: Login, name: str, book: str = "contacts") -> str | None:
+        """A card's text as Nextcloud serves it (unfolded), or None when there is none."""
+        with self.http(login) as client:
+            response = client.get(self.card_url(login, name, book))
+        if response.status_code == 404:
+            return None
+        assert response.status_code == 200, (response.status_code, response.text[:300])
+        return response.text.replace("\r\n", "\n").replace("\n ", "")

@@ -167,6 +167,8 @@ def test_protected_resource_metadata_at_both_paths(server: OAuthServer, idp: IdP
                 "calendar:write",
                 "files:read",
                 "files:write",
+                "contacts:read",
+                "contacts:write",
                 "sharing:read",
                 "sharing:write",
                 "search:read",
@@ -266,6 +268,10 @@ async def test_a_token_with_every_read_scope_sees_no_writing_tool(server: OAuthS
     assert names == {t.name for t in all_tools() if t.read_only}
     assert {"nc_share_list", "nc_search"} <= names
     assert not names & {"nc_share_create", "nc_share_update", "nc_share_delete"}
+    assert "nc_contacts_search" in names
+    assert not {
+        n for n in names if n.startswith("nc_contacts_") and n.split("_")[2] in ("create", "update", "delete")
+    }
 
 
 def _session(server: OAuthServer, token: str) -> str:

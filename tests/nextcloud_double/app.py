@@ -8,6 +8,7 @@
     /index.php/apps/notes/api/v1/...         Notes API v1, notes kept as files in the WebDAV tree
     /remote.php/dav/files/<user>/...         WsgiDAV
     /remote.php/dav/calendars/<user>/...     Radicale (also answers principal discovery at /remote.php/dav/)
+    /remote.php/dav/addressbooks/users/<user>/...   a second Radicale for CardDAV (`contacts_dav.py`)
     /index.php/apps/oauth2/..., /index.php/login/...   the OAuth2 app and Login Flow v2 (`login_api.py`)
 
 Every request is authenticated at this front door; the inner DAV servers see an internal password.
@@ -29,7 +30,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from tests.nextcloud_double import ocs_api, search_api
+from tests.nextcloud_double import contacts_dav, ocs_api, search_api
 from tests.nextcloud_double.dav import CALENDARS_PREFIX, FILES_PREFIX, make_radicale, make_wsgidav
 from tests.nextcloud_double.dav_extras import CalendarTrash, create_calendar, search_files
 from tests.nextcloud_double.login_api import LoginAPI
@@ -79,6 +80,8 @@ class NextcloudDouble:
                 radicale, account.id, self.accounts.inner_authorization(account.id), "personal", "Personal"
             )
         self._radicale = WSGIMiddleware(radicale, workers=8)
+        contacts = contacts_dav.make_contacts_radicale(data_dir / "contacts", self.accounts)
+        self._contacts = WSGIMiddleware(contacts, workers=4)
         self.calendar_trash = CalendarTrash(data_dir / "calendars" / "collections" / "collection-root")
         self.requests: collections.deque[Recorded] = collections.deque(maxlen=20_000)
         # Test hooks: (method, path prefix) -> list of statuses to answer before behaving normally.
@@ -214,7 +217,18 @@ class NextcloudDouble:
         headers.append((b"authorization", self.accounts.inner_authorization(caller.user_id).encode()))
         inner = dict(scope, headers=headers)
         calendar = _calendar_path(path)
-        if method == "SEARCH" and path.rstrip("/") == "/remote.php/dav":
+        principal = path.rstrip("/") == f"/remote.php/dav/principals/users/{caller.user_id}"
+        if method == "PROPFIND" and (principal or (calendar and not calendar[1])):
+            body = await Request(scope, receive).body()
+            if b"addressbook-home-set" in body:
+                await contacts_dav.address_book_home(path, caller.user_id)(scope, receive, send)
+                return
+            receive = _replay(body)
+        if principal:
+            await Response(status_code=404)(scope, receive, send)
+        elif path.startswith(contacts_dav.ADDRESSBOOKS_PREFIX + "/"):
+            await contacts_dav.serve(self._contacts, inner, receive, send)
+        elif method == "SEARCH" and path.rstrip("/") == "/remote.php/dav":
             body = await Request(scope, receive).body()
             await search_files(body, caller.user_id, self.files_root)(scope, receive, send)
         elif path.startswith(FILES_PREFIX + "/"):
@@ -276,6 +290,20 @@ class NextcloudDouble:
             status, text = 204, b""
             headers = [(k, v) for k, v in headers if k.lower() != b"content-type"]
         await _send_whole(send, status, headers, text)
+
+
+def _replay(body: bytes) -> Receive:
+    """A `receive` that hands out a body already read."""
+    sent = False
+
+    async def receive() -> Any:
+        nonlocal sent
+        if sent:
+            return {"type": "http.disconnect"}
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return receive
 
 
 async def _send_whole(send: Send, status: int, headers: list[Any], body: bytes) -> None:
