@@ -1,5 +1,8 @@
 """vCard 3.0 and 4.0, read and written with `vobject` (never by hand).
 
+`vobject` 0.9.9 is the maintained full vCard/iCalendar parser on PyPI (Radicale uses it too);
+the other candidates only validate (`vcard`) or convert from other formats.
+
 - Reading is forgiving: cards from other apps may repeat properties, carry lines that do not
   parse or values of the wrong type; those are skipped or shown as text, and listed in `problems`,
   never a crash. Cards larger than `MAX_CARD_BYTES` are not parsed at all.
