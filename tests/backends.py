@@ -173,3 +173,49 @@ class Nextcloud:
             data = item.findtext(".//{urn:ietf:params:xml:ns:caldav}calendar-data") or ""
             found[href] = data
         return found
+
+    # --- groups, shares, contacts (sharing and contacts toolsets)
+
+    def add_group(self, name: str, *members: str) -> None:
+        """A group with these members (the kit's seed state has only `admin`)."""
+        if self.instance is not None:
+            self.instance.occ("group:add", name)
+            for member in members:
+                self.instance.occ("group:adduser", name, member)
+        else:
+            assert self.double is not None
+            self.double.shares.groups[name] = set(members)
+
+    def shares(self, login: Login | None = None, *, shared_with_me: bool = False) -> list[dict[str, Any]]:
+        """The OCS share records `login` made (or received)."""
+        params = {"format": "json", **({"shared_with_me": "true"} if shared_with_me else {})}
+        with self.http(login) as client:
+            response = client.get("/ocs/v2.php/apps/files_sharing/api/v1/shares", params=params)
+        assert response.status_code == 200, (response.status_code, response.text[:300])
+        found: list[dict[str, Any]] = response.json()["ocs"]["data"]
+        return found
+
+    def card_url(self, login: Login, name: str, book: str = "contacts") -> str:
+        return (
+            f"/remote.php/dav/addressbooks/users/{quote(login.user, safe='')}/{book}/{quote(name, safe='')}"
+        )
+
+    def put_card(self, login: Login, name: str, vcard: str, book: str = "contacts") -> str:
+        """Store a vCard as `<name>` (what a phone or another app does); return its ETag."""
+        with self.http(login) as client:
+            response = client.put(
+                self.card_url(login, name, book),
+                content=vcard.encode(),
+                headers={"Content-Type": "text/vcard; charset=utf-8"},
+            )
+        assert response.status_code in (201, 204), (response.status_code, response.text[:300])
+        return (response.headers.get("etag") or "").strip('"')
+
+    def card(self, login: Login, name: str, book: str = "contacts") -> str | None:
+        """A card's text as Nextcloud serves it (unfolded), or None when there is none."""
+        with self.http(login) as client:
+            response = client.get(self.card_url(login, name, book))
+        if response.status_code == 404:
+            return None
+        assert response.status_code == 200, (response.status_code, response.text[:300])
+        return response.text.replace("\r\n", "\n").replace("\n ", "")

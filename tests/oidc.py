@@ -23,7 +23,10 @@ __all__ = ["PKCE", "IdP", "follow_to_redirect", "running_idp"]
 
 IDP_DIR = Path(__file__).parent / "idp"
 NODE = IDP_DIR / "node_modules" / ".bin" / "node"
-APP_SCOPES = "notes:read notes:write calendar:read calendar:write files:read files:write"
+APP_SCOPES = (
+    "notes:read notes:write calendar:read calendar:write files:read files:write "
+    "contacts:read contacts:write sharing:read sharing:write search:read"
+)
 
 
 @dataclass(frozen=True)

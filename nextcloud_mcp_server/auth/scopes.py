@@ -19,10 +19,15 @@ __all__ = [
     "ALL_SCOPES",
     "CALENDAR_READ",
     "CALENDAR_WRITE",
+    "CONTACTS_READ",
+    "CONTACTS_WRITE",
     "FILES_READ",
     "FILES_WRITE",
     "NOTES_READ",
     "NOTES_WRITE",
+    "SEARCH_READ",
+    "SHARING_READ",
+    "SHARING_WRITE",
     "advertised",
     "declared_scopes",
     "missing_scopes",
@@ -36,7 +41,24 @@ CALENDAR_READ = "calendar:read"
 CALENDAR_WRITE = "calendar:write"
 FILES_READ = "files:read"
 FILES_WRITE = "files:write"
-ALL_SCOPES = (NOTES_READ, NOTES_WRITE, CALENDAR_READ, CALENDAR_WRITE, FILES_READ, FILES_WRITE)
+CONTACTS_READ = "contacts:read"
+CONTACTS_WRITE = "contacts:write"
+SHARING_READ = "sharing:read"
+SHARING_WRITE = "sharing:write"
+SEARCH_READ = "search:read"
+ALL_SCOPES = (
+    NOTES_READ,
+    NOTES_WRITE,
+    CALENDAR_READ,
+    CALENDAR_WRITE,
+    FILES_READ,
+    FILES_WRITE,
+    CONTACTS_READ,
+    CONTACTS_WRITE,
+    SHARING_READ,
+    SHARING_WRITE,
+    SEARCH_READ,
+)
 
 ScopeStyle = Literal["colon", "dot"]
 _ATTR = "__nextcloud_mcp_scopes__"

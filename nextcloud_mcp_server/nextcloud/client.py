@@ -20,6 +20,9 @@ from nextcloud_mcp_server.nextcloud.ocs import OCSClient
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.caldav import CalDAVClient
+    from nextcloud_mcp_server.nextcloud.carddav import CardDAVClient
+    from nextcloud_mcp_server.nextcloud.shares import SharesClient
+    from nextcloud_mcp_server.nextcloud.unified_search import UnifiedSearchClient
     from nextcloud_mcp_server.nextcloud.webdav import WebDAVClient
 
 __all__ = ["DiscoveryCache", "NextcloudClient"]
@@ -52,6 +55,24 @@ class NextcloudClient:
         from nextcloud_mcp_server.nextcloud.caldav import CalDAVClient
 
         return CalDAVClient(self.http, self.credential, self.cache.calendar_homes)
+
+    @cached_property
+    def unified_search(self) -> UnifiedSearchClient:
+        from nextcloud_mcp_server.nextcloud.unified_search import UnifiedSearchClient
+
+        return UnifiedSearchClient(self.ocs, self.http.host)
+
+    @cached_property
+    def shares(self) -> SharesClient:
+        from nextcloud_mcp_server.nextcloud.shares import SharesClient
+
+        return SharesClient(self.http, self.credential)
+
+    @cached_property
+    def carddav(self) -> CardDAVClient:
+        from nextcloud_mcp_server.nextcloud.carddav import CardDAVClient
+
+        return CardDAVClient(self.http, self.credential, self.cache.addressbook_homes)
 
     async def dav_user_id(self) -> str:
         """The user id in DAV paths, which need not be the login name (LDAP, e-mail logins)."""

@@ -67,3 +67,4 @@ class DiscoveryCache:
 
     dav_user_ids: Discovered = field(default_factory=Discovered)
     calendar_homes: Discovered = field(default_factory=Discovered)
+    addressbook_homes: Discovered = field(default_factory=Discovered)

@@ -15,9 +15,17 @@ __all__ = ["account_tools", "all_tools", "enabled_tools"]
 def all_tools() -> list[ToolSpec]:
     """Every tool of every toolset, in a stable order."""
     # `tasks` registers its tools on the calendar toolset when imported.
-    from nextcloud_mcp_server.tools import calendar, files, notes, tasks  # noqa: F401
+    from nextcloud_mcp_server.tools import calendar, contacts, files, notes, search, sharing, tasks  # noqa: F401
 
-    return [spec for toolset in (notes.toolset, calendar.toolset, files.toolset) for spec in toolset.specs]
+    toolsets = (
+        notes.toolset,
+        calendar.toolset,
+        files.toolset,
+        contacts.toolset,
+        sharing.toolset,
+        search.toolset,
+    )
+    return [spec for toolset in toolsets for spec in toolset.specs]
 
 
 def account_tools() -> list[ToolSpec]:

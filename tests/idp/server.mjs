@@ -23,7 +23,8 @@ import Provider, { errors } from 'oidc-provider';
 import { SignJWT, importJWK } from 'jose';
 
 const env = process.env;
-const SCOPES = ['notes:read', 'notes:write', 'calendar:read', 'calendar:write', 'files:read', 'files:write'];
+const SCOPES = ['notes:read', 'notes:write', 'calendar:read', 'calendar:write', 'files:read', 'files:write',
+  'contacts:read', 'contacts:write', 'sharing:read', 'sharing:write', 'search:read'];
 const FORMAT = env.ACCESS_TOKEN_FORMAT || 'jwt';
 const TTL = Number(env.ACCESS_TOKEN_TTL || 3600);
 const EXTRA_AUDIENCES = (env.EXTRA_AUDIENCES || '').split(',').filter(Boolean);

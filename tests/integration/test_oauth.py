@@ -33,6 +33,7 @@ from mcp.shared.auth import (
 )
 
 from nextcloud_mcp_server.app import create_app
+from nextcloud_mcp_server.auth.scopes import ALL_SCOPES
 from nextcloud_mcp_server.config import ConfigError, Settings, load_settings
 from nextcloud_mcp_server.tools import all_tools
 from tests.mcp_clients import http_session, structured
@@ -166,6 +167,11 @@ def test_protected_resource_metadata_at_both_paths(server: OAuthServer, idp: IdP
                 "calendar:write",
                 "files:read",
                 "files:write",
+                "contacts:read",
+                "contacts:write",
+                "sharing:read",
+                "sharing:write",
+                "search:read",
             ],
             "bearer_methods_supported": ["header"],
             "resource_name": "Nextcloud",
@@ -250,6 +256,22 @@ async def test_tools_list_shows_only_what_the_scopes_allow(server: OAuthServer, 
     assert names == expected
     assert "nc_notes_get_note" in names
     assert "nc_notes_create_note" not in names
+
+
+async def test_a_token_with_every_read_scope_sees_no_writing_tool(server: OAuthServer, idp: IdP) -> None:
+    """Read scopes of every toolset (contacts, sharing and search included): the listing holds
+    exactly the read-only tools, so no share, contact or file can be created or removed."""
+    reads = " ".join(s for s in ALL_SCOPES if s.endswith(":read"))
+    token = idp.access_token(user="admin", resource=server.mcp, scope=reads)
+    async with http_session(server.mcp, headers={"Authorization": f"Bearer {token}"}) as session:
+        names = {t.name for t in (await session.list_tools()).tools}
+    assert names == {t.name for t in all_tools() if t.read_only}
+    assert {"nc_share_list", "nc_search"} <= names
+    assert not names & {"nc_share_create", "nc_share_update", "nc_share_delete"}
+    assert "nc_contacts_search" in names
+    assert not {
+        n for n in names if n.startswith("nc_contacts_") and n.split("_")[2] in ("create", "update", "delete")
+    }
 
 
 def _session(server: OAuthServer, token: str) -> str:

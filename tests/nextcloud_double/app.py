@@ -3,9 +3,12 @@
 
     /status.php                              unauthenticated status
     /ocs/v2.php/cloud/{capabilities,user}    OCS (needs `OCS-APIRequest: true`)
+    /ocs/v2.php/search/providers/...         unified search (`search_api.py`)
+    /ocs/v2.php/apps/files_sharing/api/v1/shares   OCS Share API (`shares_api.py`)
     /index.php/apps/notes/api/v1/...         Notes API v1, notes kept as files in the WebDAV tree
     /remote.php/dav/files/<user>/...         WsgiDAV
     /remote.php/dav/calendars/<user>/...     Radicale (also answers principal discovery at /remote.php/dav/)
+    /remote.php/dav/addressbooks/users/<user>/...   a second Radicale for CardDAV (`contacts_dav.py`)
     /index.php/apps/oauth2/..., /index.php/login/...   the OAuth2 app and Login Flow v2 (`login_api.py`)
 
 Every request is authenticated at this front door; the inner DAV servers see an internal password.
@@ -28,7 +31,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from tests.nextcloud_double import ocs_api
+from tests.nextcloud_double import contacts_dav, ocs_api, search_api
 from tests.nextcloud_double.dav import CALENDARS_PREFIX, FILES_PREFIX, make_radicale, make_wsgidav
 from tests.nextcloud_double.dav_extras import (
     CalendarTrash,
@@ -39,6 +42,7 @@ from tests.nextcloud_double.dav_extras import (
 )
 from tests.nextcloud_double.login_api import LoginAPI
 from tests.nextcloud_double.notes_api import NotesStore, notes_endpoint
+from tests.nextcloud_double.shares_api import SHARES_ENDPOINT, SharesAPI
 from tests.nextcloud_double.users import Account, Accounts, Caller
 
 __all__ = ["NextcloudDouble", "Recorded"]
@@ -83,12 +87,15 @@ class NextcloudDouble:
                 radicale, account.id, self.accounts.inner_authorization(account.id), "personal", "Personal"
             )
         self._radicale = WSGIMiddleware(radicale, workers=8)
+        contacts = contacts_dav.make_contacts_radicale(data_dir / "contacts", self.accounts)
+        self._contacts = WSGIMiddleware(contacts, workers=4)
         self.calendar_trash = CalendarTrash(data_dir / "calendars" / "collections" / "collection-root")
         self.requests: collections.deque[Recorded] = collections.deque(maxlen=20_000)
         # Test hooks: (method, path prefix) -> list of statuses to answer before behaving normally.
         self.injected: dict[tuple[str, str], list[int]] = {}
         self.ocs_routes: dict[tuple[str, str], Handler] = {}
         self.login = LoginAPI(self.accounts)  # Nextcloud's OAuth2 app and Login Flow v2
+        self.shares = SharesAPI(self.files_root, self.accounts)
 
     def inject(self, method: str, path_prefix: str, *statuses: int) -> None:
         """Answer the next requests matching `method` and `path_prefix` with these statuses."""
@@ -198,6 +205,10 @@ class NextcloudDouble:
             return await custom(request, caller)
         if endpoint == "cloud/capabilities":
             return ocs_api.ocs_response(request, ocs_api.capabilities(self.notes_enabled))
+        if endpoint.startswith("search/providers") and request.method == "GET":
+            return await search_api.search_endpoint(request, self.files_root, caller.user_id, endpoint)
+        if endpoint.startswith(SHARES_ENDPOINT):
+            return await self.shares.handle(request, caller.user_id, endpoint)
         if endpoint == "cloud/user":
             return ocs_api.ocs_response(request, ocs_api.cloud_user(self.accounts[caller.user_id]))
         if endpoint == "core/apppassword" and request.method == "DELETE":
@@ -213,7 +224,18 @@ class NextcloudDouble:
         headers.append((b"authorization", self.accounts.inner_authorization(caller.user_id).encode()))
         inner = dict(scope, headers=headers)
         calendar = _calendar_path(path)
-        if method == "SEARCH" and path.rstrip("/") == "/remote.php/dav":
+        principal = path.rstrip("/") == f"/remote.php/dav/principals/users/{caller.user_id}"
+        if method == "PROPFIND" and (principal or (calendar and not calendar[1])):
+            body = await Request(scope, receive).body()
+            if b"addressbook-home-set" in body:
+                await contacts_dav.address_book_home(path, caller.user_id)(scope, receive, send)
+                return
+            receive = _replay(body)
+        if principal:
+            await Response(status_code=404)(scope, receive, send)
+        elif path.startswith(contacts_dav.ADDRESSBOOKS_PREFIX + "/"):
+            await contacts_dav.serve(self._contacts, inner, receive, send)
+        elif method == "SEARCH" and path.rstrip("/") == "/remote.php/dav":
             body = await Request(scope, receive).body()
             await search_files(body, caller.user_id, self.files_root)(scope, receive, send)
         elif method == "DELETE" and self._if_match_on_folder(scope):
@@ -319,6 +341,20 @@ IF_MATCH_FAILED = (
     b"  <s:message>An If-Match header was specified, but none of the specified ETags matched.</s:message>\n"
     b"  <s:header>If-Match</s:header>\n</d:error>\n"
 )
+
+
+def _replay(body: bytes) -> Receive:
+    """A `receive` that hands out a body already read."""
+    sent = False
+
+    async def receive() -> Any:
+        nonlocal sent
+        if sent:
+            return {"type": "http.disconnect"}
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return receive
 
 
 async def _send_whole(send: Send, status: int, headers: list[Any], body: bytes) -> None:

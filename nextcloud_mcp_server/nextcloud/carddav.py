@@ -1,0 +1,227 @@
+"""CardDAV (RFC 6352) on the user's address books.
+
+Discovery like CalDAV: `current-user-principal`, then the principal's `addressbook-home-set`
+(`carddav_principal_home.txt`). Nextcloud lists, beside the user's own books, the read-only
+system book of all accounts and "Recently contacted" (`carddav_propfind_books.txt`).
+Searches are `addressbook-query` REPORTs with `text-match` (`i;unicode-casemap`, contains), which
+Nextcloud answers case-insensitively in any script; results are bounded with `card:limit`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Literal
+from urllib.parse import quote, unquote, urlsplit
+
+from nextcloud_mcp_server.nextcloud.auth import Credential
+from nextcloud_mcp_server.nextcloud.dav_xml import CS, DAV, DavResponse, parse_multistatus, xml_escape
+from nextcloud_mcp_server.nextcloud.discovery import Discovered
+from nextcloud_mcp_server.nextcloud.errors import InvalidInput, InvalidResponse, NotFound, PreconditionFailed
+from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
+
+__all__ = ["CARDDAV", "MAX_QUERY", "MAX_RESULTS", "AddressBook", "Card", "CardDAVClient", "plain_etag"]
+
+CARDDAV = "urn:ietf:params:xml:ns:carddav"
+MAX_QUERY = 200
+MAX_RESULTS = 500
+_XML = {"Content-Type": "application/xml; charset=utf-8"}
+_PRINCIPAL = (
+    f'<?xml version="1.0"?><d:propfind xmlns:d="{DAV}">'
+    "<d:prop><d:current-user-principal/></d:prop></d:propfind>"
+)
+_HOME = (
+    f'<?xml version="1.0"?><d:propfind xmlns:d="{DAV}" xmlns:card="{CARDDAV}">'
+    "<d:prop><card:addressbook-home-set/></d:prop></d:propfind>"
+)
+_BOOKS = (
+    f'<?xml version="1.0"?><d:propfind xmlns:d="{DAV}" xmlns:cs="{CS}">'
+    "<d:prop><d:resourcetype/><d:displayname/><cs:getctag/><d:current-user-privilege-set/></d:prop>"
+    "</d:propfind>"
+)
+_WRITE = {f"{{{DAV}}}write", f"{{{DAV}}}write-content", f"{{{DAV}}}all", f"{{{DAV}}}bind"}
+
+
+@dataclass(frozen=True)
+class AddressBook:
+    id: str
+    href: str
+    name: str
+    writable: bool
+
+
+@dataclass(frozen=True)
+class Card:
+    href: str
+    etag: str
+    vcard: str
+
+    @property
+    def name(self) -> str:
+        """The file name of the card in its address book (e.g. `<uid>.vcf`)."""
+        return unquote(self.href.rstrip("/").rpartition("/")[2])
+
+
+def plain_etag(value: str | None) -> str:
+    """An ETag as sent in If-Match. nginx in front of Nextcloud turns the ETag of a response it
+    compresses (a card with a photo) into a weak one (`W/"..."`); the stored version is the same."""
+    return (value or "").strip().removeprefix("W/").strip('"')
+
+
+class CardDAVClient:
+    def __init__(self, http: NextcloudHTTP, credential: Credential, home_cache: Discovered) -> None:
+        self._http = http
+        self._credential = credential
+        self._home_cache = home_cache
+
+    @property
+    def host(self) -> str:
+        return self._http.host
+
+    def _path(self, href: str) -> str:
+        path = urlsplit(href).path
+        if self._http.base_path and path.startswith(self._http.base_path + "/"):
+            path = path[len(self._http.base_path) :]
+        return path
+
+    async def _multistatus(self, method: str, href: str, depth: str, body: str) -> AsyncIterator[DavResponse]:
+        async with self._http.stream(
+            method,
+            self._path(href),
+            credential=self._credential,
+            headers={**_XML, "Depth": depth},
+            content=body.encode(),
+        ) as response:
+            async for item in parse_multistatus(response, self.host):
+                yield item
+
+    async def _first_href(self, href: str, body: str, prop: str) -> str:
+        async for item in self._multistatus("PROPFIND", href, "0", body):
+            element = item.props.get(prop)
+            target = element.findtext(f"{{{DAV}}}href") if element is not None else None
+            if target:
+                return target.strip()
+        raise InvalidResponse(self.host, f"the CardDAV server did not say where {prop.split('}')[1]} is")
+
+    async def home(self) -> str:
+        async def discover() -> str:
+            root = f"{self._http.base_path}/remote.php/dav/"
+            principal = await self._first_href(root, _PRINCIPAL, f"{{{DAV}}}current-user-principal")
+            home = await self._first_href(principal, _HOME, f"{{{CARDDAV}}}addressbook-home-set")
+            return home if home.endswith("/") else home + "/"
+
+        return await self._home_cache.once(self._credential.user_id, discover)
+
+    async def address_books(self) -> list[AddressBook]:
+        found = []
+        async for item in self._multistatus("PROPFIND", await self.home(), "1", _BOOKS):
+            if f"{{{CARDDAV}}}addressbook" not in item.children(f"{{{DAV}}}resourcetype"):
+                continue
+            path = urlsplit(item.href).path
+            book_id = unquote(path.rstrip("/").rpartition("/")[2])
+            privileges = item.props.get(f"{{{DAV}}}current-user-privilege-set")
+            writable = True
+            if privileges is not None:
+                writable = bool({p.tag for privilege in privileges for p in privilege} & _WRITE)
+            found.append(
+                AddressBook(
+                    id=book_id,
+                    href=path if path.endswith("/") else path + "/",
+                    name=item.text(f"{{{DAV}}}displayname") or book_id,
+                    writable=writable,
+                )
+            )
+        return sorted(found, key=lambda b: (not b.writable, b.name.casefold()))
+
+    async def address_book(self, wanted: str) -> AddressBook:
+        books = await self.address_books()
+        for book in books:
+            if wanted in (book.id, book.name):
+                return book
+        known = ", ".join(f"{b.id} ({b.name})" for b in books) or "none"
+        raise NotFound(self.host, f"no address book '{wanted}'; the address books are: {known}", status=404)
+
+    async def query(
+        self,
+        book: AddressBook,
+        properties: list[str],
+        text: str,
+        *,
+        limit: int = 50,
+        match: Literal["contains", "equals"] = "contains",
+    ) -> list[Card]:
+        """Cards where any of `properties` contains `text` (case-insensitive), at most `limit`."""
+        if not text or len(text) > MAX_QUERY:
+            raise InvalidInput(f"search for 1 to {MAX_QUERY} characters")
+        if not 1 <= limit <= MAX_RESULTS:
+            raise InvalidInput(f"limit must be between 1 and {MAX_RESULTS}")
+        collation = "i;octet" if match == "equals" else "i;unicode-casemap"
+        filters = "".join(
+            f'<card:prop-filter name="{xml_escape(prop)}"><card:text-match collation="{collation}" '
+            f'match-type="{match}">{xml_escape(text)}</card:text-match></card:prop-filter>'
+            for prop in properties
+        )
+        body = (
+            f'<?xml version="1.0"?><card:addressbook-query xmlns:d="{DAV}" xmlns:card="{CARDDAV}">'
+            '<d:prop><d:getetag/><card:address-data/></d:prop><card:filter test="anyof">'
+            f"{filters}</card:filter><card:limit><card:nresults>{limit}</card:nresults></card:limit>"
+            "</card:addressbook-query>"
+        )
+        cards: list[Card] = []
+        async for item in self._multistatus("REPORT", book.href, "1", body):
+            data = item.text(f"{{{CARDDAV}}}address-data")
+            if data and len(cards) < limit:
+                etag = plain_etag(item.text(f"{{{DAV}}}getetag"))
+                cards.append(Card(href=urlsplit(item.href).path, etag=etag, vcard=data))
+        return cards
+
+    async def get(self, href: str) -> Card:
+        response = await self._http.request("GET", self._path(href), credential=self._credential)
+        etag = plain_etag(response.headers.get("etag"))
+        return Card(href=urlsplit(href).path, etag=etag, vcard=response.text)
+
+    async def find(self, book: AddressBook, uid: str) -> Card:
+        """The card with this UID: at `<uid>.vcf` first (what Nextcloud Contacts writes), else by
+        an exact UID query."""
+        try:
+            return await self.get(book.href + quote(uid, safe="") + ".vcf")
+        except NotFound:
+            pass
+        matches = await self.query(book, ["UID"], uid, limit=1, match="equals")
+        if not matches:
+            raise NotFound(self.host, f"no contact with uid '{uid}' in address book '{book.id}'", status=404)
+        return matches[0]
+
+    async def put(
+        self, href: str, vcard: str, *, etag: str | None = None, create: bool = False
+    ) -> str | None:
+        headers = {"Content-Type": "text/vcard; charset=utf-8"}
+        if create:
+            headers["If-None-Match"] = "*"
+        elif etag:
+            headers["If-Match"] = f'"{plain_etag(etag)}"'
+        try:
+            response = await self._http.request(
+                "PUT", self._path(href), credential=self._credential, headers=headers, content=vcard.encode()
+            )
+        except PreconditionFailed as exc:
+            message = (
+                "a contact with this uid already exists"
+                if create
+                else "it was changed by someone else since it was read; nothing was overwritten"
+            )
+            raise PreconditionFailed(self.host, message, status=412, body=exc.body) from None
+        return plain_etag(response.headers.get("etag")) or None
+
+    async def delete(self, href: str, *, etag: str) -> None:
+        try:
+            await self._http.request(
+                "DELETE",
+                self._path(href),
+                credential=self._credential,
+                headers={"If-Match": f'"{plain_etag(etag)}"'},
+            )
+        except PreconditionFailed as exc:
+            raise PreconditionFailed(
+                self.host, "it was changed since it was read; nothing was deleted", status=412, body=exc.body
+            ) from None

@@ -1,0 +1,75 @@
+"""vCards from other apps are read without crashing, and updates touch only what was asked."""
+
+from __future__ import annotations
+
+import pytest
+
+from nextcloud_mcp_server.nextcloud import vcard
+from nextcloud_mcp_server.nextcloud.errors import InvalidInput
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+V4 = (
+    "BEGIN:VCARD\r\nVERSION:4.0\r\nUID:k\r\nFN:山田 健二\r\nN:山田;健二;;;\r\n"
+    "item1.EMAIL;TYPE=INTERNET:kenji@example.jp\r\nitem1.X-ABLabel:home\r\n"
+    f"PHOTO:data:image/png;base64,{PNG}\r\nX-FOO;BAR=1:baz\r\nEND:VCARD\r\n"
+)
+
+
+def _unfolded(text: str) -> list[str]:
+    return text.replace("\r\n ", "").splitlines()
+
+
+def test_an_update_keeps_every_other_line_of_a_4_0_card_exactly() -> None:
+    """Photo data URI, Apple item groups and unknown properties survive; the changed ones change."""
+    out = vcard.patch(V4, vcard.ContactChanges(phones=[vcard.LabeledValue("+81 3 5555 0199", ["cell"])]))
+    lines = _unfolded(out)
+    for kept in _unfolded(V4)[:-1]:
+        assert kept in lines
+    assert "TEL;TYPE=CELL:+81 3 5555 0199" in lines
+    assert lines[-1] == "END:VCARD"
+    assert vcard.read(out).phones == [vcard.LabeledValue("+81 3 5555 0199", ["cell"])]
+
+
+def test_names_and_values_in_any_script_are_escaped_by_the_library() -> None:
+    """Commas, semicolons and newlines in values come back as typed."""
+    text = vcard.build(
+        "u-1",
+        vcard.ContactChanges(full_name="Zoë O'Neil, Jr.", note="line 1\nline 2; part", groups=["Família"]),
+    )
+    view = vcard.read(text)
+    assert (view.full_name, view.note, view.groups) == (
+        "Zoë O'Neil, Jr.",
+        "line 1\nline 2; part",
+        ["Família"],
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("BEGIN:VCARD\nVERSION:3.0\nUID:1\nUID:2\nFN:A\nFN:B\nN:x\nEND:VCARD\n", "2 FN properties"),
+        ("BEGIN:VCARD\nVERSION:3.0\nFN:A\nPHOTO;ENCODING=b:!!!notbase64\nEND:VCARD\n", "does not decode"),
+        ("garbage", "does not parse"),
+        ("BEGIN:VCARD\nVERSION:3.0\nFN:A\nthis line is broken\nEND:VCARD\n", None),
+    ],
+)
+def test_duplicated_and_malformed_cards_are_read_without_crashing(text: str, problem: str | None) -> None:
+    view = vcard.read(text, fallback_uid="file-name")
+    assert view.full_name
+    if problem:
+        assert any(problem in p for p in view.problems), view.problems
+    assert view.has_photo == ("PHOTO" in text)
+
+
+def test_a_huge_card_is_not_parsed() -> None:
+    huge = "BEGIN:VCARD\nVERSION:3.0\nFN:A\nNOTE:" + "x" * vcard.MAX_CARD_BYTES + "\nEND:VCARD\n"
+    assert vcard.read(huge, fallback_uid="big").problems == ["too large"]
+
+
+def test_refused_input_and_unreadable_cards_change_nothing() -> None:
+    with pytest.raises(InvalidInput):
+        vcard.patch(V4, vcard.ContactChanges(full_name=""))
+    with pytest.raises(InvalidInput):
+        vcard.patch("garbage", vcard.ContactChanges(title="x"))
+    with pytest.raises(InvalidInput):
+        vcard.build("u", vcard.ContactChanges(full_name="A", note="x" * (vcard.MAX_VALUE + 1)))
