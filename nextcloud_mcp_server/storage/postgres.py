@@ -93,17 +93,33 @@ class PostgresStore:
         self.url = url
         self.cipher = cipher
         self._clock = clock
-        self._pool = ConnectionPool(url, pool_size)
+        self._sizes = (pool_size, lock_pool_size)
         # A lock wait gives up after lock_timeout (a stuck holder must not block a user forever).
-        self._lock_pool = ConnectionPool(
-            url, lock_pool_size, setup=[f"SET lock_timeout = '{int(lock_timeout_seconds)}s'"]
-        )
+        self._lock_setup = [f"SET lock_timeout = '{int(lock_timeout_seconds)}s'"]
+        self._pools: tuple[ConnectionPool, ConnectionPool] | None = None
         self._listener: asyncio.Task[None] | None = None
+
+    @property
+    def _pool(self) -> ConnectionPool:
+        if self._pools is None:
+            raise StoreError("the store is not open")
+        return self._pools[0]
+
+    @property
+    def _lock_pool(self) -> ConnectionPool:
+        if self._pools is None:
+            raise StoreError("the store is not open")
+        return self._pools[1]
 
     def __str__(self) -> str:
         return redacted_url(self.url)
 
     async def open(self) -> None:
+        """Connect (pools are made here, in the running event loop) and migrate."""
+        self._pools = (
+            ConnectionPool(self.url, self._sizes[0]),
+            ConnectionPool(self.url, self._sizes[1], setup=self._lock_setup),
+        )
         try:
             await self._migrate()
             await self._check_keys()
@@ -124,8 +140,10 @@ class PostgresStore:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._listener
             self._listener = None
-        await self._pool.close()
-        await self._lock_pool.close()
+        if self._pools is not None:
+            pools, self._pools = self._pools, None
+            for pool in pools:
+                await pool.close()
 
     async def _migrate(self) -> None:
         async with self._pool.connection() as conn, conn.transaction():
