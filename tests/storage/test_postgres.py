@@ -5,7 +5,11 @@ whose password never shows."""
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -125,3 +129,42 @@ def test_sqlite_migrations_are_adapted_for_postgresql() -> None:
     assert "created_at DOUBLE PRECISION NOT NULL" in adapted
     assert "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY" in adapted
     assert redacted_url("postgresql://u@h/db") == "postgresql://u@h/db"
+
+
+async def test_keys_rotate_on_the_command_line_works_on_postgresql(url: str, tmp_path: Path) -> None:
+    """`nextcloud-mcp-server keys rotate` with STORE_URL: re-encrypts under the first key, prints
+    the store without its password, and the old key is no longer needed afterwards."""
+    old, new = generate_key(), generate_key()
+    store = PostgresStore(url, Cipher([old]))
+    await store.open()
+    await store.save_grant(Grant("alice", "alice", "oidc", "refresh_token", "rt-alice"))
+    await store.close()
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "NEXTCLOUD_HOST": "http://127.0.0.1:9",
+        "OIDC_ISSUER": "http://127.0.0.1:9",
+        "MCP_PUBLIC_URL": "http://127.0.0.1:9/mcp",
+        "ENABLE_OFFLINE_ACCESS": "true",
+        "TOKEN_ENCRYPTION_KEY": f"{new},{old}",
+        "STORE_URL": url,
+    }
+    rotated = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "nextcloud_mcp_server", "keys", "rotate"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert rotated.returncode == 0, rotated.stderr
+    assert f"re-encrypted 1 secret(s) under key {Cipher([new]).current_key_id} in {url}" in rotated.stdout
+    only_new = PostgresStore(url, Cipher([new]))
+    await only_new.open()
+    try:
+        grant = await only_new.get_grant("alice")
+    finally:
+        await only_new.close()
+    assert grant is not None
+    assert grant.secret == "rt-alice"
