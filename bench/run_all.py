@@ -8,6 +8,7 @@ Parts (each prints a table and writes bench/results/<part>.json):
   tool_calls   tools/call latency at concurrency 1, throughput at 16/64 sessions (bench/tool_calls.py)
   scale        memory per idle session; 50 users in OAuth mode vs single-user   (bench/scale.py)
   profile      where the time of a tools/call goes (py-spy, if installed)       (bench/profile_call.py)
+  replicas     calls/s of one replica, and of two behind nginx                  (bench/replicas.py)
 Then PASS/MISS per target, and bench/results/summary.json. `--quick` runs few calls (a smoke test:
 its figures are not to be quoted). The published package is installed on first use into
 bench/.published-venv/ (minutes the first time). Exit status: 1 if a part failed, else 0 (a MISS
@@ -31,12 +32,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import cold_start
 import profile_call
+import replicas
 import scale
 import tool_calls
 from _procs import write_result
 from published import VERSION, ensure_installed
 
-PARTS = ("cold_start", "tool_calls", "scale", "profile")
+PARTS = ("cold_start", "tool_calls", "scale", "profile", "replicas")
 
 SETTINGS = {
     "full": {
@@ -51,12 +53,14 @@ SETTINGS = {
         },
         "scale": {"sessions": 1000, "users": 50, "duration": 10.0, "rounds": 2},
         "profile": {"calls": 150, "seconds": 8.0},
+        "replicas": {"sessions": 16, "duration": 10.0, "rounds": 2},
     },
     "quick": {
         "cold_start": {"runs": 3},
         "tool_calls": {"calls": 60, "rounds": 3, "duration": 2.0, "tput_rounds": 1, "notes": 50, "files": 50},
         "scale": {"sessions": 200, "users": 50, "duration": 2.0, "rounds": 1},
         "profile": {"calls": 30, "seconds": 3.0},
+        "replicas": {"sessions": 8, "duration": 2.0, "rounds": 1},
     },
 }
 
@@ -74,6 +78,9 @@ def run_part(name: str, settings: dict[str, Any], skip_published: bool) -> dict[
     elif name == "profile":
         result = profile_call.measure(settings["calls"], settings["seconds"])
         profile_call.report(result)
+    elif name == "replicas":
+        result = replicas.measure(**settings)
+        replicas.report(result)
     else:
         raise ValueError(name)
     write_result(name if name != "profile" else "profile_call", result)

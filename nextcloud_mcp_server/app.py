@@ -118,5 +118,9 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Starlet
             from nextcloud_mcp_server.auth.consent import consent_routes
 
             routes += consent_routes(runtime)
+    if settings.replica_id:
+        from nextcloud_mcp_server.replica_sessions import ReplicaSessionIds
+
+        endpoint = ReplicaSessionIds(endpoint, settings.replica_id)
     routes.insert(0, Route("/mcp", endpoint=endpoint))
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)

@@ -95,16 +95,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _rotate(settings: Settings) -> int:
     """Re-encrypt every stored secret under the first configured key."""
+    from nextcloud_mcp_server.storage.backends import make_store
     from nextcloud_mcp_server.storage.crypto import Cipher, InvalidKey
-    from nextcloud_mcp_server.storage.store import SQLiteStore, StoreError
+    from nextcloud_mcp_server.storage.store import StoreError
 
     try:
         cipher = Cipher(settings.encryption_keys())
     except InvalidKey as exc:
         return _fail([f"TOKEN_ENCRYPTION_KEY is not usable: {exc}"])
 
+    store = make_store(settings, cipher)
+
     async def rotate() -> int:
-        store = SQLiteStore(settings.store_path, cipher)
         await store.open()
         try:
             return await store.rotate_keys()
@@ -115,7 +117,7 @@ def _rotate(settings: Settings) -> int:
         count = asyncio.run(rotate())
     except StoreError as exc:
         return _fail([str(exc)])
-    print(f"re-encrypted {count} secret(s) under key {cipher.current_key_id} in {settings.store_path}")
+    print(f"re-encrypted {count} secret(s) under key {cipher.current_key_id} in {store}")
     return 0
 
 

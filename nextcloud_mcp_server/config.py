@@ -7,6 +7,7 @@ e.g. ``NEXTCLOUD_HOST must be an http(s) URL, e.g. https://cloud.example.com``.
 
 from __future__ import annotations
 
+import re
 import ssl
 from pathlib import Path
 from typing import Any, Literal
@@ -91,6 +92,10 @@ class Settings(BaseSettings):
     token_encryption_key: SecretStr | None = None
     token_encryption_key_file: Path | None = None
     store_path: Path = Path("data/nextcloud-mcp.sqlite3")
+    # several replicas: a shared PostgreSQL store instead of the SQLite file, and this replica's
+    # name, which prefixes its MCP session ids so a balancer can route by it
+    store_url: SecretStr | None = None
+    replica_id: str = ""
     elicitation_timeout_seconds: int = Field(default=300, ge=30, le=3600)
     nextcloud_oidc_scopes: str = "profile email"
     nextcloud_resource: str | None = None
@@ -185,6 +190,23 @@ class Settings(BaseSettings):
             raise ValueError("must be the path of a readable PEM file")
         return value
 
+    @field_validator("store_url")
+    @classmethod
+    def _store_url(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None or not value.get_secret_value().strip():
+            return None
+        parts = urlsplit(value.get_secret_value().strip())
+        if parts.scheme not in ("postgresql", "postgres") or parts.fragment:
+            raise ValueError("must be a postgresql:// URL, e.g. postgresql://mcp:secret@db:5432/mcp")
+        return SecretStr(value.get_secret_value().strip())
+
+    @field_validator("replica_id")
+    @classmethod
+    def _replica_id(cls, value: str) -> str:
+        if not re.fullmatch(r"[a-z0-9]{0,16}", value.strip()):
+            raise ValueError("must be up to 16 lower-case letters and digits, e.g. a, b, mcp1")
+        return value.strip()
+
     @field_validator("default_timezone")
     @classmethod
     def _timezone(cls, value: str) -> str:
@@ -236,6 +258,8 @@ class Settings(BaseSettings):
             self.nextcloud_oauth2_client_secret,
         )
         values = [s.get_secret_value() for s in found if s] + self.encryption_keys()
+        if self.store_url is not None:
+            values += [urlsplit(self.store_url.get_secret_value()).password or ""]
         return [v for v in values if len(v) >= 4]
 
     @property

@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from nextcloud_mcp_server.auth.verifier import BearerTokenVerifier
     from nextcloud_mcp_server.nextcloud.client import NextcloudClient
     from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
-    from nextcloud_mcp_server.storage.store import Grant, SQLiteStore
+    from nextcloud_mcp_server.storage.backends import StoreBackend
+    from nextcloud_mcp_server.storage.store import Grant
 
 __all__ = ["Runtime"]
 
@@ -52,7 +53,7 @@ class Runtime:
         self._housekeeping: asyncio.Task[None] | None = None
         self.discovery = DiscoveryCache()
         self.elicitation_sessions = ElicitationSessions()
-        self.store: SQLiteStore | None = None
+        self.store: StoreBackend | None = None
         self.provisioning: Provisioning | None = None
         self.consent_providers: dict[str, ConsentProvider] = {}
         self.consent_failures = FailureNotes()
@@ -75,14 +76,14 @@ class Runtime:
 
     def _offline_access(self, settings: Settings) -> None:
         from nextcloud_mcp_server.auth.offline import OfflineCredentials
+        from nextcloud_mcp_server.storage.backends import make_store
         from nextcloud_mcp_server.storage.crypto import Cipher, InvalidKey
-        from nextcloud_mcp_server.storage.store import SQLiteStore
 
         try:
             cipher = Cipher(settings.encryption_keys())
         except InvalidKey as exc:
             raise ConfigError([f"TOKEN_ENCRYPTION_KEY is not usable: {exc}"]) from None
-        self.store = SQLiteStore(settings.store_path, cipher)
+        self.store = make_store(settings, cipher)
         self.consent_providers = self._providers(settings)
         self.credentials = OfflineCredentials(self.store, self.consent_providers)
         self.provisioning = Provisioning(self)
@@ -169,6 +170,8 @@ class Runtime:
     async def __aenter__(self) -> Runtime:
         if self.store is not None:
             await self.store.open()
+            # Another replica finished a consent that a session held here asked for.
+            self.store.listen_completions(self.elicitation_sessions.complete)
             self._housekeeping = asyncio.create_task(self._tidy(), name="consent-housekeeping")
         return self
 

@@ -17,6 +17,7 @@ from tests.backends import Login, Nextcloud
 from tests.nextcloud_double import Account, NextcloudDouble
 from tests.nextcloud_double.server import serve_in_thread
 from tests.oidc import IdP, running_idp
+from tests.postgres import PostgresCluster, postgres_cluster
 from tests.real_nextcloud import Instance, Kit
 
 ADMIN_PASSWORD = "admin-login-password"
@@ -152,3 +153,11 @@ def rotating_idp() -> Iterator[IdP]:
     mid-test; tests move their own clock to make a token fall due."""
     with running_idp(ACCESS_TOKEN_TTL="600", ROTATE_REFRESH="1") as provider:
         yield provider
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresCluster]:
+    """A throwaway PostgreSQL cluster (Debian's package), shared by the session's tests; each test
+    takes an empty database of its own with `postgres.database()`."""
+    with postgres_cluster() as cluster:
+        yield cluster

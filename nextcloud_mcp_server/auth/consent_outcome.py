@@ -40,7 +40,7 @@ async def complete_consent(runtime: Any, elicitation_id: str, grant: Grant) -> N
     runtime.consent_failures.pop(grant.subject)
     await runtime.store.finish_elicitation(elicitation_id, "complete")
     await runtime.store.audit(grant.subject, "granted", f"provider {grant.provider}; scopes {grant.scopes}")
-    notified = await runtime.elicitation_sessions.complete(elicitation_id)
+    notified = await _tell_session(runtime, elicitation_id)
     logger.info(
         "consent for %s complete via %s (session notified: %s)", grant.subject, grant.provider, notified
     )
@@ -56,6 +56,15 @@ async def fail_consent(
     logger.info("consent for %s failed: %s", subject, reason)
     if tell:
         runtime.consent_failures.note(subject, reason)
-        await runtime.elicitation_sessions.complete(elicitation_id)
+        await _tell_session(runtime, elicitation_id)
     else:
         runtime.elicitation_sessions.forget(elicitation_id)
+
+
+async def _tell_session(runtime: Any, elicitation_id: str) -> bool:
+    """Notify the session that asked: here, or (several replicas) through the store, to whichever
+    replica holds it. True when it was notified here."""
+    if await runtime.elicitation_sessions.complete(elicitation_id):
+        return True
+    await runtime.store.announce_completion(elicitation_id)
+    return False

@@ -76,7 +76,7 @@ class OfflineCredentials:
             minted = self._minted.get(caller.subject)  # minted by whoever held the lock before us
             if minted is not None and self._clock() < minted.refresh_at:
                 return minted.credential
-            minted = await self._mint(caller.subject)
+            minted = await self._mint_alone(caller.subject)
             self._minted[caller.subject] = minted
             return minted.credential
 
@@ -93,6 +93,14 @@ class OfflineCredentials:
             return False
         await self._drop(grant, "Nextcloud refused the stored credential (HTTP 401)")
         return True
+
+    async def _mint_alone(self, subject: str) -> _Minted:
+        """Mint while no other replica mints for `subject` (a refresh token is spent once)."""
+        lock = getattr(self.store, "refresh_lock", None)
+        if lock is None:
+            return await self._mint(subject)
+        async with lock(subject):
+            return await self._mint(subject)
 
     async def _mint(self, subject: str) -> _Minted:
         for _ in range(3):

@@ -14,10 +14,11 @@ Guarantees the callers rely on:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import secrets
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Protocol
 
@@ -193,6 +194,20 @@ class SQLiteStore:
         cursor = await self.db.execute("DELETE FROM grants WHERE subject = ?", (subject,))
         await self.db.commit()
         return cursor.rowcount == 1
+
+    def __str__(self) -> str:
+        return str(self.path)
+
+    @contextlib.asynccontextmanager
+    async def refresh_lock(self, subject: str) -> AsyncIterator[None]:
+        """One replica per SQLite file: the in-process lock and the compare-and-swap suffice."""
+        yield
+
+    async def announce_completion(self, elicitation_id: str) -> None:
+        """Nothing to tell: no other replica shares an SQLite file."""
+
+    def listen_completions(self, handler: Callable[[str], Awaitable[object]]) -> None:
+        """No other replica announces anything."""
 
     async def rotate_keys(self) -> int:
         """Re-encrypt every secret under the current key; returns how many were rewritten."""

@@ -9,6 +9,8 @@
 //   PORT                  listen port (0 = any; the port is printed in the ready line)
 //   ACCESS_TOKEN_FORMAT   jwt (default) or opaque
 //   ACCESS_TOKEN_TTL      seconds (default 3600)
+//   ACCESS_TOKEN_TTL_MCP  seconds for resources whose URL ends in /mcp (default ACCESS_TOKEN_TTL), so
+//                         tokens meant for Nextcloud can expire quickly while MCP clients' do not
 //   EXTRA_AUDIENCES       comma-separated audiences added to JWT access tokens (aud becomes a list)
 //   REFRESH_ALWAYS        1: refresh tokens without offline_access + prompt=consent
 //   CLIENT_REDIRECT_URIS  redirect URIs of the static confidential client "mcp-server"
@@ -27,6 +29,7 @@ const SCOPES = ['notes:read', 'notes:write', 'calendar:read', 'calendar:write', 
   'contacts:read', 'contacts:write', 'sharing:read', 'sharing:write', 'search:read'];
 const FORMAT = env.ACCESS_TOKEN_FORMAT || 'jwt';
 const TTL = Number(env.ACCESS_TOKEN_TTL || 3600);
+const TTL_MCP = Number(env.ACCESS_TOKEN_TTL_MCP || TTL);
 const EXTRA_AUDIENCES = (env.EXTRA_AUDIENCES || '').split(',').filter(Boolean);
 const REDIRECTS = (env.CLIENT_REDIRECT_URIS || 'http://127.0.0.1/callback').split(',').filter(Boolean);
 
@@ -72,7 +75,7 @@ const provider = new Provider(issuer, {
       useGrantedResource: async () => true,
       async getResourceServerInfo(ctx, indicator) {
         if (!/^https?:\/\//.test(indicator)) throw new errors.InvalidTarget('resource must be an http(s) URL');
-        return { scope: SCOPES.join(' '), audience: indicator, accessTokenTTL: TTL, accessTokenFormat: FORMAT, jwt: { sign: { alg: 'RS256' } } };
+        return { scope: SCOPES.join(' '), audience: indicator, accessTokenTTL: indicator.endsWith('/mcp') ? TTL_MCP : TTL, accessTokenFormat: FORMAT, jwt: { sign: { alg: 'RS256' } } };
       },
     },
   },
@@ -87,7 +90,7 @@ const provider = new Provider(issuer, {
   },
   ...(env.REFRESH_ALWAYS === '1' ? { issueRefreshToken: async (ctx, client) => client.grantTypeAllowed('refresh_token') } : {}),
   ...(env.ROTATE_REFRESH === '1' ? { rotateRefreshToken: () => true } : {}),
-  ttl: { AccessToken: TTL, AuthorizationCode: 60, IdToken: 3600, RefreshToken: 86400, Interaction: 600, Session: 86400, Grant: 86400, ClientCredentials: 600 },
+  ttl: { AccessToken: (ctx, token) => token.resourceServer?.accessTokenTTL ?? TTL, AuthorizationCode: 60, IdToken: 3600, RefreshToken: 86400, Interaction: 600, Session: 86400, Grant: 86400, ClientCredentials: 600 },
   interactions: { url: (ctx, interaction) => `/interaction/${interaction.uid}` },
   renderError(ctx, out) { ctx.type = 'json'; ctx.body = out; },
 });

@@ -13,7 +13,7 @@ import jwt
 __all__ = ["idp_jwt_validator", "issued_tokens"]
 
 
-def idp_jwt_validator(issuer: str, user_claim: str = "sub") -> Callable[[str], str | None]:
+def idp_jwt_validator(issuer: str, user_claim: str = "sub", leeway: float = 0) -> Callable[[str], str | None]:
     lock = threading.Lock()
     keys: dict[str, jwt.PyJWK] = {}
 
@@ -32,7 +32,12 @@ def idp_jwt_validator(issuer: str, user_claim: str = "sub") -> Callable[[str], s
             if found is None:
                 return None
             claims = jwt.decode(
-                token, found.key, algorithms=[header["alg"]], issuer=issuer, options={"verify_aud": False}
+                token,
+                found.key,
+                algorithms=[header["alg"]],
+                issuer=issuer,
+                options={"verify_aud": False},
+                leeway=leeway,
             )
         except (jwt.PyJWTError, httpx.HTTPError, KeyError):
             return None

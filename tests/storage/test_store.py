@@ -1,16 +1,23 @@
-"""The SQLite store: migrations, grants, single-use consent steps, audit, expiry."""
+"""The store on both backends (SQLite file, PostgreSQL database): migrations, grants, single-use
+consent steps, audit, expiry, key rotation."""
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
+import psycopg
 import pytest
 
 from nextcloud_mcp_server.storage.crypto import Cipher, generate_key
+from nextcloud_mcp_server.storage.postgres import PostgresStore, postgres_sql
 from nextcloud_mcp_server.storage.store import MIGRATIONS, ConsentError, Grant, SQLiteStore, StoreError
+from tests.postgres import PostgresCluster
 
 KEY = generate_key()
+AnyStore = SQLiteStore | PostgresStore
 
 
 class Clock:
@@ -21,36 +28,78 @@ class Clock:
         return self.now
 
 
+class Backend:
+    """One place a store lives (a file, a database): stores opened on it, and raw SQL beside them."""
+
+    def __init__(self, name: str, location: str) -> None:
+        self.name, self.location = name, location
+
+    def store(self, cipher: Cipher, clock: Callable[[], float] | None = None) -> AnyStore:
+        extra: dict[str, Any] = {"clock": clock} if clock else {}
+        if self.name == "sqlite":
+            return SQLiteStore(Path(self.location), cipher, **extra)
+        return PostgresStore(self.location, cipher, **extra)
+
+    def sql(self, statement: str, args: tuple[object, ...] = ()) -> list[tuple[Any, ...]]:
+        """Run one statement outside the store (SQLite's `?` placeholders, for both)."""
+        if self.name == "sqlite":
+            with sqlite3.connect(self.location) as db:
+                return db.execute(statement, args).fetchall()
+        with psycopg.connect(self.location, autocommit=True) as db:
+            cursor = db.execute(statement.replace("?", "%s"), args)  # type: ignore[arg-type]
+            return cursor.fetchall() if cursor.description else []
+
+    def script(self, migration: str) -> None:
+        for statement in filter(str.strip, migration.split(";")):
+            self.sql(statement if self.name == "sqlite" else postgres_sql(statement))
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    if request.param == "sqlite":
+        yield Backend("sqlite", str(tmp_path / "store.sqlite3"))
+        return
+    cluster: PostgresCluster = request.getfixturevalue("postgres")
+    with cluster.database() as url:
+        yield Backend("postgresql", url)
+
+
 @pytest.fixture
-async def store(tmp_path: Path) -> SQLiteStore:
-    opened = SQLiteStore(tmp_path / "store.sqlite3", Cipher([KEY]), clock=Clock())
+async def store(backend: Backend) -> AnyStore:
+    opened = backend.store(Cipher([KEY]), clock=Clock())
     await opened.open()
     yield opened  # type: ignore[misc]
     await opened.close()
 
 
-async def test_a_new_file_gets_the_current_schema_in_wal_mode(store: SQLiteStore) -> None:
-    with sqlite3.connect(store.path) as db:
-        assert db.execute("SELECT version FROM schema_version").fetchall() == [(len(MIGRATIONS),)]
-        assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+async def test_a_new_store_gets_the_current_schema(store: AnyStore, backend: Backend) -> None:
+    assert backend.sql("SELECT version FROM schema_version") == [(len(MIGRATIONS),)]
+    if backend.name == "sqlite":
+        assert backend.sql("PRAGMA journal_mode") == [("wal",)]
+    else:  # timestamps keep their fractions of a second (a PostgreSQL REAL would not)
+        [(kind,)] = backend.sql(
+            "SELECT data_type FROM information_schema.columns WHERE table_name = 'grants' "
+            "AND column_name = 'updated_at'"
+        )
+        assert kind == "double precision"
 
 
-async def test_reopening_does_not_migrate_again_and_a_newer_schema_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "store.sqlite3"
+async def test_reopening_does_not_migrate_again_and_a_newer_schema_is_refused(backend: Backend) -> None:
     for _ in range(2):
-        store = SQLiteStore(path, Cipher([KEY]))
+        store = backend.store(Cipher([KEY]))
         await store.open()
         await store.save_grant(Grant("alice", "alice", "oidc", "refresh_token", "rt"))
         await store.close()
-    with sqlite3.connect(path) as db:
-        db.execute("UPDATE schema_version SET version = 99")
-    future = SQLiteStore(path, Cipher([KEY]))
+    backend.sql("UPDATE schema_version SET version = 99")
+    future = backend.store(Cipher([KEY]))
     with pytest.raises(StoreError, match="schema version 99, newer than this server understands"):
         await future.open()
     await future.close()
 
 
-async def test_grants_are_encrypted_and_replaced_only_by_compare_and_swap(store: SQLiteStore) -> None:
+async def test_grants_are_encrypted_and_replaced_only_by_compare_and_swap(
+    store: AnyStore, backend: Backend
+) -> None:
     await store.save_grant(Grant("alice", "alice", "oidc", "refresh_token", "rt-1", "openid"))
     grant = await store.get_grant("alice")
     assert grant is not None
@@ -60,15 +109,14 @@ async def test_grants_are_encrypted_and_replaced_only_by_compare_and_swap(store:
     latest = await store.get_grant("alice")
     assert latest is not None
     assert (latest.secret, latest.version) == ("rt-2", 2)
-    with sqlite3.connect(store.path) as db:
-        [(sealed,)] = db.execute("SELECT secret FROM grants").fetchall()
+    [(sealed,)] = backend.sql("SELECT secret FROM grants")
     assert "rt-2" not in sealed
     assert "rt-2" not in repr(latest)
     assert await store.delete_grant("alice")
     assert await store.get_grant("alice") is None
 
 
-async def test_an_elicitation_link_opens_once_while_pending_and_unexpired(store: SQLiteStore) -> None:
+async def test_an_elicitation_link_opens_once_while_pending_and_unexpired(store: AnyStore) -> None:
     clock: Clock = store._clock  # type: ignore[assignment]
     elicitation = await store.create_elicitation("alice", ttl=300)
     opened = await store.open_elicitation(elicitation.id)
@@ -83,11 +131,12 @@ async def test_an_elicitation_link_opens_once_while_pending_and_unexpired(store:
         await store.open_elicitation("nope")
 
 
-async def test_a_state_is_consumed_once_and_its_verifier_is_stored_encrypted(store: SQLiteStore) -> None:
+async def test_a_state_is_consumed_once_and_its_verifier_is_stored_encrypted(
+    store: AnyStore, backend: Backend
+) -> None:
     elicitation = await store.create_elicitation("alice", ttl=300)
     state = await store.create_state(elicitation.id, "alice", "pkce-verifier-value", "nonce-1", ttl=600)
-    with sqlite3.connect(store.path) as db:
-        raw = db.execute("SELECT state_hash, verifier FROM oauth_states").fetchall()
+    raw = backend.sql("SELECT state_hash, verifier FROM oauth_states")
     assert state not in str(raw)
     assert "pkce-verifier-value" not in str(raw)
     consent = await store.consume_state(state)
@@ -96,7 +145,7 @@ async def test_a_state_is_consumed_once_and_its_verifier_is_stored_encrypted(sto
     assert await store.consume_state(state) is None
 
 
-async def test_expiry_marks_pending_elicitations_and_drops_old_states(store: SQLiteStore) -> None:
+async def test_expiry_marks_pending_elicitations_and_drops_old_states(store: AnyStore) -> None:
     clock: Clock = store._clock  # type: ignore[assignment]
     pending = await store.create_elicitation("alice", ttl=60)
     state = await store.create_state(pending.id, "alice", "v", "n", ttl=60)
@@ -108,21 +157,21 @@ async def test_expiry_marks_pending_elicitations_and_drops_old_states(store: SQL
     assert await store.consume_state(state) is None
 
 
-async def test_rotation_rewrites_every_secret_under_the_new_key(tmp_path: Path) -> None:
-    path, old, new = tmp_path / "store.sqlite3", generate_key(), generate_key()
-    before = SQLiteStore(path, Cipher([old]))
+async def test_rotation_rewrites_every_secret_under_the_new_key(backend: Backend) -> None:
+    old, new = generate_key(), generate_key()
+    before = backend.store(Cipher([old]))
     await before.open()
     await before.save_grant(Grant("alice", "alice", "oidc", "refresh_token", "rt-alice"))
     elicitation = await before.create_elicitation("alice", ttl=300)
     await before.create_state(elicitation.id, "alice", "verifier", "nonce", ttl=300)
     await before.close()
 
-    rotating = SQLiteStore(path, Cipher([new, old]))
+    rotating = backend.store(Cipher([new, old]))
     await rotating.open()
     assert await rotating.rotate_keys() == 2
     await rotating.close()
 
-    only_new = SQLiteStore(path, Cipher([new]))
+    only_new = backend.store(Cipher([new]))
     await only_new.open()
     grant = await only_new.get_grant("alice")
     await only_new.close()
@@ -130,7 +179,7 @@ async def test_rotation_rewrites_every_secret_under_the_new_key(tmp_path: Path) 
     assert grant.secret == "rt-alice"
 
 
-async def test_the_audit_trail_keeps_events_without_secrets(store: SQLiteStore) -> None:
+async def test_the_audit_trail_keeps_events_without_secrets(store: AnyStore) -> None:
     await store.audit("alice", "granted", "provider oidc")
     await store.audit("bob", "revoked")
     events = await store.audit_events("alice")
@@ -138,22 +187,20 @@ async def test_the_audit_trail_keeps_events_without_secrets(store: SQLiteStore) 
     assert len(await store.audit_events()) == 2
 
 
-async def test_a_first_schema_store_is_migrated_and_keeps_its_grants(tmp_path: Path) -> None:
+async def test_a_first_schema_store_is_migrated_and_keeps_its_grants(backend: Backend) -> None:
     """A store written by the first release (schema 1) opens: the grant is still readable, and
     the new columns (an app password's login name, an elicitation's expected user) exist."""
-    path = tmp_path / "old.sqlite3"
     cipher = Cipher([KEY])
-    with sqlite3.connect(path) as db:
-        db.executescript(MIGRATIONS[0])
-        db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
-        db.execute("INSERT INTO schema_version VALUES (1)")
-        sealed = cipher.encrypt("old-refresh-token", table="grants", subject="alice", field="secret")
-        db.execute(
-            "INSERT INTO grants (subject, user_id, provider, kind, secret, key_id, created_at, updated_at) "
-            "VALUES ('alice', 'alice', 'oidc', 'refresh_token', ?, ?, 1, 1)",
-            (sealed, cipher.current_key_id),
-        )
-    store = SQLiteStore(path, cipher)
+    backend.script(MIGRATIONS[0])
+    backend.sql("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+    backend.sql("INSERT INTO schema_version VALUES (1)")
+    sealed = cipher.encrypt("old-refresh-token", table="grants", subject="alice", field="secret")
+    backend.sql(
+        "INSERT INTO grants (subject, user_id, provider, kind, secret, key_id, created_at, updated_at) "
+        "VALUES ('alice', 'alice', 'oidc', 'refresh_token', ?, ?, 1, 1)",
+        (sealed, cipher.current_key_id),
+    )
+    store = backend.store(cipher)
     await store.open()
     try:
         grant = await store.get_grant("alice")
@@ -171,5 +218,4 @@ async def test_a_first_schema_store_is_migrated_and_keeps_its_grants(tmp_path: P
     assert again.user_id == "bob.nc"
     assert carol is not None
     assert carol.login == "carol@x"
-    with sqlite3.connect(path) as db:
-        assert db.execute("SELECT version FROM schema_version").fetchall() == [(len(MIGRATIONS),)]
+    assert backend.sql("SELECT version FROM schema_version") == [(len(MIGRATIONS),)]
