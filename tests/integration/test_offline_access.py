@@ -285,7 +285,8 @@ async def test_every_consent_answer_carries_strict_security_headers(server: Offl
         assert policy["default-src"] == "'none'", name
         assert policy["frame-ancestors"] == "'none'", name
         assert policy["base-uri"] == "'none'", name
-        assert "script-src" not in policy and "unsafe-inline" not in headers["content-security-policy"]
+        assert "script-src" not in policy, name
+        assert "unsafe-inline" not in headers["content-security-policy"], name
         if name != "redirect":
             style = answer.text.split("<style>", 1)[1].split("</style>", 1)[0]
             digest = base64.b64encode(hashlib.sha256(style.encode()).digest()).decode()
