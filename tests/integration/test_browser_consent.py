@@ -159,7 +159,9 @@ async def test_a_consent_given_by_another_account_is_refused_and_undone(
 ) -> None:
     """admin's assistant asks; alice signs in and grants. Nothing is connected, what Nextcloud
     issued for alice is deleted there again, and the refusal is explained (on our page, or for
-    Login Flow v2, whose last page is Nextcloud's, by the next tool call)."""
+    Login Flow v2, whose last page is Nextcloud's, by the next tool call) with what to do: the
+    browser is still signed in to Nextcloud as alice, so the next link would go straight to
+    granting as alice again."""
     provider = server.settings.nextcloud_consent_provider
     alice = real_nextcloud.alice
     before = _tokens(real_nextcloud, "alice")
@@ -168,17 +170,26 @@ async def test_a_consent_given_by_another_account_is_refused_and_undone(
         url, elicitation_id, _ = await _consent_url(session)
         async with browser.person("alice", screenshots) as person:
             last = await _grant_in_nextcloud(person, url, alice, last="refused")
-        if provider == "login-flow-v2":
-            assert "Account connected" in last.text, last.text  # Nextcloud cannot know better
-            with anyio.fail_after(30):  # the session is told; the next call says why
-                await completions.event(elicitation_id).wait()
-        else:
-            _assert_our_page(
-                last, 403, "Signed in as someone else", "as alice, but your assistant acts for admin"
-            )
-        _, _, message = await _consent_url(session)
+            if provider == "login-flow-v2":
+                assert "Account connected" in last.text, last.text  # Nextcloud cannot know better
+                with anyio.fail_after(30):  # the session is told; the next call says why
+                    await completions.event(elicitation_id).wait()
+            else:
+                _assert_our_page(
+                    last,
+                    403,
+                    "Signed in as someone else",
+                    "as alice, but your assistant acts for admin",
+                    "Sign out of Nextcloud first",
+                )
+            url, _, message = await _consent_url(session)
+            picker = await person.open(url, "connect again")
+            assert "Connect to your account" in picker.text, picker.text
+            still = await person.click("Log in", "grant access again")
+            assert "Currently logged in as Alice (alice)" in still.text, still.text
     if provider == "login-flow-v2":
         assert "The last attempt failed: consent came from Nextcloud user alice, expected admin" in message
+        assert "sign out of Nextcloud in your browser first" in message, message
     assert _tokens(real_nextcloud, "alice") == before
     assert server.grants() == []
 
