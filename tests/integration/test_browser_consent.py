@@ -117,8 +117,9 @@ async def test_consent_in_the_browser_gives_the_client_its_real_notes_until_revo
     server: OfflineServer, real_nextcloud: Nextcloud, browser: Browser, screenshots: Screenshots
 ) -> None:
     """-32042 -> Nextcloud's login form and Grant access in Chromium -> the completion notification
-    -> the retried call returns the notes that are really in Nextcloud. The used link then shows
-    our own error page; revoke_nextcloud_access deletes the credential at Nextcloud."""
+    -> the retried call returns the notes that are really in Nextcloud. The used link and a forged
+    callback then show our own error pages; revoke_nextcloud_access deletes the credential at
+    Nextcloud."""
     provider = server.settings.nextcloud_consent_provider
     admin = real_nextcloud.admin
     real_nextcloud.add_note(admin, title="Shopping", content="milk, bread")
@@ -142,6 +143,9 @@ async def test_consent_in_the_browser_gives_the_client_its_real_notes_until_revo
             again = await person.open(url, "consent link again")
             _assert_our_page(again, 400, "This link cannot be used", "ask again")
             assert await person.style("h1", "color") == "rgb(176, 0, 32)"
+            forged_url = f"{server.base}/oauth/callback-nextcloud?state=forged&code=x"
+            forged = await person.open(forged_url, "forged callback")
+            _assert_our_page(forged, 400, "This sign-in cannot be completed", "did not come from this server")
         assert not [m for m in person.console if "Content Security Policy" in m], person.console
         issued = {i: n for i, n in _tokens(real_nextcloud, "admin").items() if i not in before}
         assert len(issued) == 1, issued
