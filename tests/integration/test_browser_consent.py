@@ -8,6 +8,7 @@ is kept as a screenshot (test-artifacts/screenshots/<test>/).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -231,3 +232,29 @@ async def test_a_credential_deleted_in_nextcloud_leads_to_a_fresh_consent(
     assert [n["title"] for n in notes["notes"]] == ["Plans"]
     assert server.grants() == ["admin"]
     assert issued not in _tokens(real_nextcloud, "admin")
+
+
+@pytest.mark.parametrize("server", ["nextcloud-oauth2"], indirect=True)
+async def test_nextcloud_oauth2_refuses_a_login_name_nextcloud_would_not_take_back(
+    server: OfflineServer, real_nextcloud: Nextcloud, browser: Browser, screenshots: Screenshots
+) -> None:
+    """Signed in as "ADMIN": Nextcloud's form accepts it, but the token it issues then works as a
+    Basic password (which the Notes API needs) only with "ADMIN", a name this server cannot learn.
+    Instead of connecting something that fails on every Notes call and asks for consent again
+    each time, the consent is refused on our page with what to do, and the token is deleted."""
+    admin = real_nextcloud.admin
+    before = _tokens(real_nextcloud, "admin")
+    shouting = dataclasses.replace(admin, user="ADMIN")
+    completions = Completions()
+    async with await _session(server, "admin", completions) as session:
+        url, _, _ = await _consent_url(session)
+        async with browser.person("admin", screenshots) as person:
+            await person.open(url, "connect to your account")
+            await person.click("Log in", "login form")
+            await person.sign_in(shouting.user, admin.password, "grant access")
+            last = await person.click("Grant access", "refused")
+        _assert_our_page(
+            last, 403, "Sign in with your user name", "Sign out of Nextcloud first, then sign in as admin"
+        )
+    assert server.grants() == []
+    assert _tokens(real_nextcloud, "admin") == before
