@@ -14,6 +14,7 @@ import pytest
 
 from nextcloud_mcp_server.config import Settings, load_settings
 from tests.backends import Login, Nextcloud
+from tests.browser import Browser, Screenshots
 from tests.nextcloud_double import Account, NextcloudDouble
 from tests.nextcloud_double.server import serve_in_thread
 from tests.oidc import IdP, running_idp
@@ -161,3 +162,20 @@ def postgres() -> Iterator[PostgresCluster]:
     takes an empty database of its own with `postgres.database()`."""
     with postgres_cluster() as cluster:
         yield cluster
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    """Debian's Chromium under Playwright, started once per session (each person gets a fresh
+    context of it)."""
+    chromium = Browser().start()
+    try:
+        yield chromium
+    finally:
+        chromium.stop()
+
+
+@pytest.fixture
+def screenshots(request: pytest.FixtureRequest) -> Screenshots:
+    """Where this test keeps the screenshots of every page a person saw."""
+    return Screenshots(request.node.name)

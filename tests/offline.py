@@ -21,6 +21,7 @@ from mcp.types import ElicitCompleteNotification
 from nextcloud_mcp_server.app import create_app
 from nextcloud_mcp_server.config import Settings, load_settings
 from nextcloud_mcp_server.storage.crypto import generate_key
+from tests.backends import Nextcloud
 from tests.mcp_clients import http_session, structured
 from tests.nextcloud_double import NextcloudDouble
 from tests.nextcloud_double.server import serve_in_thread
@@ -36,6 +37,7 @@ __all__ = [
     "browse",
     "offline_server",
     "provision",
+    "real_offline_server",
     "sign_in_at_nextcloud",
 ]
 
@@ -104,6 +106,39 @@ def offline_server(
         token_encryption_key=KEY,
         store_path=store_path,
         nextcloud_resource=double_url,
+        **overrides,
+    )
+    with serve_in_thread(create_app(settings), port=port):
+        yield OfflineServer(base, settings, idp)
+
+
+@contextmanager
+def real_offline_server(
+    nextcloud: Nextcloud, idp: IdP, store_path: Path, provider: str, **overrides: Any
+) -> Iterator[OfflineServer]:
+    """The server in offline-access mode in front of the real Nextcloud, with Nextcloud itself as
+    the consent provider (`nextcloud-oauth2` or `login-flow-v2`). The IdP only authenticates MCP
+    clients; its `preferred_username` (OIDC_USER_CLAIM) is the Nextcloud user id. For
+    `nextcloud-oauth2` a client for this server's own callback is registered in Nextcloud."""
+    assert nextcloud.instance is not None, "the real Nextcloud only"
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    if provider == "nextcloud-oauth2":
+        client = nextcloud.instance.oauth_client(f"MCP server {port}", f"{base}/oauth/callback-nextcloud")
+        overrides = {
+            "nextcloud_oauth2_client_id": client["client_id"],
+            "nextcloud_oauth2_client_secret": client["client_secret"],
+            **overrides,
+        }
+    settings = load_settings(
+        env_file=None,
+        nextcloud_host=nextcloud.url,
+        oidc_issuer=idp.issuer,
+        mcp_public_url=f"{base}/mcp",
+        enable_offline_access=True,
+        token_encryption_key=KEY,
+        store_path=store_path,
+        nextcloud_consent_provider=provider,
         **overrides,
     )
     with serve_in_thread(create_app(settings), port=port):

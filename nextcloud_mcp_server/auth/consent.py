@@ -13,6 +13,8 @@ wrong and what to do, and changes nothing else.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import logging
 from typing import Any
@@ -29,7 +31,7 @@ from nextcloud_mcp_server.auth.provisioning import AUTHORIZE_PATH
 from nextcloud_mcp_server.storage.crypto import DecryptionFailed
 from nextcloud_mcp_server.storage.records import ConsentError
 
-__all__ = ["consent_routes", "page"]
+__all__ = ["SECURITY_HEADERS", "consent_routes", "page"]
 
 logger = logging.getLogger(__name__)
 TRY_AGAIN = "Go back to your assistant and ask again: it will give you a fresh link."
@@ -37,6 +39,19 @@ _STYLE = (
     "body{font-family:system-ui,sans-serif;max-width:34rem;margin:4rem auto;padding:0 1rem;color:#222}"
     "h1{font-size:1.4rem} .ok{color:#0a7d32} .bad{color:#b00020}"
 )
+_STYLE_HASH = base64.b64encode(hashlib.sha256(_STYLE.encode()).digest()).decode()
+# Every response of these routes carries them: the pages load nothing, run no script, submit no
+# form, and are never framed, sniffed, cached or named in a Referer (links carry elicitation ids).
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        f"default-src 'none'; style-src 'sha256-{_STYLE_HASH}'; base-uri 'none'; form-action 'none'; "
+        "frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
 
 
 def page(title: str, message: str, *, ok: bool, status: int = 200) -> HTMLResponse:
@@ -45,8 +60,7 @@ def page(title: str, message: str, *, ok: bool, status: int = 200) -> HTMLRespon
         f"<meta name=viewport content='width=device-width'><style>{_STYLE}</style>"
         f"<h1 class={'ok' if ok else 'bad'}>{html.escape(title)}</h1><p>{html.escape(message)}</p></html>"
     )
-    headers = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY"}
-    return HTMLResponse(body, status_code=status, headers=headers)
+    return HTMLResponse(body, status_code=status, headers=SECURITY_HEADERS)
 
 
 def consent_routes(runtime: Any) -> list[Route]:
@@ -71,7 +85,7 @@ def consent_routes(runtime: Any) -> list[Route]:
         except ConsentFailed as exc:
             await fail_consent(runtime, elicitation.id, elicitation.subject, exc.reason)
             return page(exc.title, f"{exc.message} {TRY_AGAIN}", ok=False, status=exc.status)
-        return RedirectResponse(target, status_code=303, headers={"Cache-Control": "no-store"})
+        return RedirectResponse(target, status_code=303, headers=SECURITY_HEADERS)
 
     async def callback(request: Request) -> Response:
         params = request.query_params

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from nextcloud_mcp_server.auth.errors import OIDCUnavailable
 from nextcloud_mcp_server.auth.oidc_client import CALLBACK_PATH, InvalidGrant, ProviderError, pkce_pair
-from nextcloud_mcp_server.nextcloud.auth import BearerCredential, Credential
-from nextcloud_mcp_server.nextcloud.errors import NextcloudError
+from nextcloud_mcp_server.nextcloud.auth import BasicCredential, BearerCredential, Credential
+from nextcloud_mcp_server.nextcloud.errors import NextcloudError, Unauthorized
 from nextcloud_mcp_server.storage.records import ConsentState, Elicitation, Grant
 
 if TYPE_CHECKING:
@@ -211,10 +211,43 @@ class NextcloudOAuth2Consent:
                 f"The authorization could not be completed ({exc}).",
                 reason=f"Nextcloud token exchange failed: {exc}",
             ) from None
+        bearer = BearerCredential(tokens.access_token, tokens.user_id)
         if expected_user and tokens.user_id != expected_user:
-            await delete_at_nextcloud(self._runtime, BearerCredential(tokens.access_token, tokens.user_id))
+            await delete_at_nextcloud(self._runtime, bearer)
             raise _wrong_account(expected_user, tokens.user_id)
+        try:
+            takes_basic = await self._works_as_basic(bearer)
+        except NextcloudError as exc:
+            raise ConsentFailed(
+                "Nextcloud is unavailable",
+                "Nextcloud could not confirm the new access. Try again in a minute.",
+                reason=f"checking the new Nextcloud token failed: {exc}",
+                status=502,
+            ) from None
+        if not takes_basic:
+            await delete_at_nextcloud(self._runtime, bearer)
+            raise ConsentFailed(
+                "Sign in with your user name",
+                f"Nextcloud gave access for the name you signed in with, which is not exactly your "
+                f"user name {tokens.user_id}, and would refuse that access to Notes, so nothing was "
+                f"connected. Sign out of Nextcloud first, then sign in as {tokens.user_id}.",
+                reason=f"signed in to Nextcloud with a login name other than the user id {tokens.user_id}",
+                status=403,
+            )
         return Grant(consent.subject, tokens.user_id, self.name, "refresh_token", tokens.refresh_token)
+
+    async def _works_as_basic(self, bearer: BearerCredential) -> bool:
+        """Whether Nextcloud takes the token as a Basic password with the user id, as the Notes
+        API (refusing Bearer) needs. It compares the name with the login name the person typed at
+        sign-in ("ADMIN" for admin, an LDAP login name), which this server cannot learn."""
+        from nextcloud_mcp_server.nextcloud.ocs import OCSClient
+
+        basic = BasicCredential(bearer.username, bearer.token)
+        try:
+            await OCSClient(self._runtime.http, basic).current_user()
+        except Unauthorized:
+            return False
+        return True
 
     async def mint(self, grant: Grant) -> Minted:
         from nextcloud_mcp_server.nextcloud.login import OAuth2Refused

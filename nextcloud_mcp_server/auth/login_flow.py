@@ -116,7 +116,12 @@ class LoginFlowConsent:
             return
         if elicitation.user_id and user.id != elicitation.user_id:
             await delete_at_nextcloud(self._runtime, credential)
-            reason = f"consent came from Nextcloud user {user.id}, expected {elicitation.user_id}"
+            # The browser stays signed in to Nextcloud as that user: without this hint, the next
+            # link would go straight to granting as them again.
+            reason = (
+                f"consent came from Nextcloud user {user.id}, expected {elicitation.user_id}; "
+                f"sign out of Nextcloud in your browser first, then sign in as {elicitation.user_id}"
+            )
             await fail_consent(self._runtime, elicitation.id, elicitation.subject, reason, tell=True)
             return
         grant = Grant(elicitation.subject, user.id, self.name, "app_password", password, login=login)

@@ -7,6 +7,8 @@ the person at the sign-in page."""
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 import json
 import os
 import sqlite3
@@ -249,6 +251,47 @@ def test_an_unknown_state_is_refused(server: OfflineServer) -> None:
     page = browse(f"{server.base}/oauth/callback-nextcloud?state=made-up&code=whatever")
     assert page.status_code == 400
     assert server.grants() == []
+
+
+async def test_every_consent_answer_carries_strict_security_headers(server: OfflineServer) -> None:
+    """The redirect, the success page and the error pages of the consent routes: no script, no
+    framing, no sniffing, no caching, no Referer; the CSP allows exactly the page's own style."""
+    link = await _consent_link(server, "alice")
+    redirect = httpx.get(link)
+    callback = await asyncio.to_thread(walk_to_callback, await _consent_link(server, "alice"))
+    answers = {
+        "redirect": redirect,
+        "connected": browse(callback),
+        "used link": browse(link),
+        "used state": browse(callback),
+        "unknown state": browse(f"{server.base}/oauth/callback-nextcloud?state=made-up&code=x"),
+        "no elicitation": browse(f"{server.base}/oauth/authorize-nextcloud"),
+    }
+    assert {name: a.status_code for name, a in answers.items()} == {
+        "redirect": 303,
+        "connected": 200,
+        "used link": 400,
+        "used state": 400,
+        "unknown state": 400,
+        "no elicitation": 400,
+    }
+    for name, answer in answers.items():
+        headers = answer.headers
+        assert headers["x-content-type-options"] == "nosniff", name
+        assert headers["x-frame-options"] == "DENY", name
+        assert headers["referrer-policy"] == "no-referrer", name
+        assert headers["cache-control"] == "no-store", name
+        policy = dict(d.strip().partition(" ")[::2] for d in headers["content-security-policy"].split(";"))
+        assert policy["default-src"] == "'none'", name
+        assert policy["frame-ancestors"] == "'none'", name
+        assert policy["base-uri"] == "'none'", name
+        assert "script-src" not in policy, name
+        assert "unsafe-inline" not in headers["content-security-policy"], name
+        if name != "redirect":
+            style = answer.text.split("<style>", 1)[1].split("</style>", 1)[0]
+            digest = base64.b64encode(hashlib.sha256(style.encode()).digest()).decode()
+            assert policy["style-src"] == f"'sha256-{digest}'", name
+            assert "<script" not in answer.text, name
 
 
 async def test_a_consent_link_works_once(server: OfflineServer) -> None:
