@@ -151,6 +151,12 @@ def _check_rrule(rule: str, start: Moment) -> icalendar.vRecur:
         dateutil_rrule.rrulestr(text, dtstart=as_datetime(start, UTC))
     except (ValueError, TypeError):
         raise InvalidInput(f"'{rule}' is not a valid RRULE (e.g. FREQ=WEEKLY;BYDAY=MO;COUNT=10)") from None
+    freq = str((recur.get("FREQ") or [""])[0]).upper()
+    if freq in ("SECONDLY", "MINUTELY") and not recur.get("COUNT") and not recur.get("UNTIL"):
+        raise InvalidInput(
+            f"a rule repeating FREQ={freq} needs an end (COUNT=n or UNTIL=...): "
+            "without one it repeats endlessly and no calendar can list it"
+        )
     return recur
 
 

@@ -32,6 +32,7 @@ from tests.nextcloud_double.dav import CALENDARS_PREFIX, FILES_PREFIX, make_radi
 from tests.nextcloud_double.dav_extras import CalendarTrash, create_calendar, search_files
 from tests.nextcloud_double.login_api import LoginAPI
 from tests.nextcloud_double.notes_api import NotesStore, notes_endpoint
+from tests.nextcloud_double.sabre_limits import exceeds_instances
 from tests.nextcloud_double.users import Account, Accounts, Caller
 
 __all__ = ["NextcloudDouble", "Recorded"]
@@ -217,6 +218,18 @@ class NextcloudDouble:
             await self._home_with_trash(inner, receive, send, caller.user_id)
         elif path.startswith(CALENDARS_PREFIX) and method == "DELETE":
             await self._delete_object(inner, receive, send)
+        elif calendar and calendar[0] == caller.user_id and calendar[1] and method == "REPORT":
+            body = await Request(scope, receive).body()
+            if exceeds_instances(self.calendar_trash.collections / calendar[0] / calendar[1], body):
+                await Response("MaxInstancesExceededException", status_code=500)(scope, receive, send)
+                return
+
+            pending = [{"type": "http.request", "body": body, "more_body": False}]
+
+            async def replay() -> Any:
+                return pending.pop() if pending else await receive()
+
+            await self._radicale(dict(inner, root_path=CALENDARS_PREFIX), replay, send)
         elif path.startswith(CALENDARS_PREFIX):
             await self._radicale(dict(inner, root_path=CALENDARS_PREFIX), receive, send)
         elif path.rstrip("/") == "/remote.php/dav":
