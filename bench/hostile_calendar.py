@@ -30,7 +30,7 @@ CASES = {
         "20261101T000000Z",
         "FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30;COUNT=5",
     ),
-    "yearly, every second of the year": (
+    "yearly, every hour of the year (BYYEARDAY x BYHOUR)": (
         "20261101T000000Z",
         "FREQ=YEARLY;BYYEARDAY="
         + ",".join(map(str, range(1, 367)))

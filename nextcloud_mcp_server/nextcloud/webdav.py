@@ -281,8 +281,12 @@ class WebDAVClient:
                 body=exc.body,
             ) from None
 
-    async def transfer(self, method: str, source: str, destination: str, *, overwrite: bool) -> bool:
-        """MOVE or COPY; True when the destination was created, False when it was replaced."""
+    async def transfer(
+        self, method: str, source: str, destination: str, *, overwrite: bool, replace_etag: str | None = None
+    ) -> bool:
+        """MOVE or COPY; True when the destination was created, False when it was replaced.
+        `replace_etag` replaces the destination file only while it is that version (RFC 4918 `If`
+        with a tagged list on the destination; real Nextcloud honours it for files, not folders)."""
         if not source or not destination:
             raise InvalidInput("source and destination must be paths below the root folder")
         if source == destination or destination.startswith(source + "/"):
@@ -291,6 +295,8 @@ class WebDAVClient:
             "Destination": self._http.url(self.url_path(destination)),
             "Overwrite": "T" if overwrite else "F",
         }
+        if replace_etag:
+            headers["If"] = f'<{headers["Destination"]}> (["{replace_etag.strip(chr(34))}"])'
         try:
             response = await self._http.request(
                 method, self.url_path(source), credential=self._credential, headers=headers
@@ -298,6 +304,10 @@ class WebDAVClient:
         except NotFound as exc:
             raise self._not_found(source, exc) from None
         except PreconditionFailed as exc:
+            if replace_etag:
+                raise PreconditionFailed(
+                    self.host, f"{paths.display(destination)} changed; nothing was replaced", status=412
+                ) from None
             raise PreconditionFailed(
                 self.host,
                 f"target exists: {paths.display(destination)}; pass overwrite=true to replace it",

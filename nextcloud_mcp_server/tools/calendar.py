@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 from nextcloud_mcp_server.auth.scopes import CALENDAR_READ, CALENDAR_WRITE, require_scopes
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, PreconditionFailed, ServerError
 from nextcloud_mcp_server.nextcloud.models import Calendar, CalendarObject
-from nextcloud_mcp_server.tools._approval import require_approval
+from nextcloud_mcp_server.tools._approval import approve_removal, require_approval, shrinks
 from nextcloud_mcp_server.tools._calendar_common import (
     CalendarId,
     TimezoneName,
@@ -272,6 +272,27 @@ async def nc_calendar_create_event(
     return _event_info(view, cal.id, etag or "")
 
 
+async def _approve_removals(ctx: Context[Any, Any], obj: CalendarObject, changes: Any, cal_id: str) -> None:
+    """Cancelling an event or removing what it says (ADR 0019) asks like a delete."""
+    view = ical().event_view(ical().master(ical().load(obj.ics), "VEVENT"), recurring=False)
+    removed = []
+    if (changes.status or "").upper() == "CANCELLED" and (view["status"] or "").upper() != "CANCELLED":
+        removed.append("cancel it")
+    for name in ("summary", "location", "description"):
+        if shrinks(view[name], getattr(changes, name)):
+            removed.append(f"remove its {name}" if not getattr(changes, name).strip() else f"cut its {name}")
+    if changes.rrule is not None and not changes.rrule.strip() and view["recurrence"]:
+        removed.append("end its recurrence (every later occurrence goes)")
+    if changes.attendees == [] and view["attendees"]:
+        removed.append(f"remove its {len(view['attendees'])} attendee(s)")
+    if removed:
+        target = f'the event "{view["summary"]}"'
+        question = f"Change {target} {spoken_span(view)} in calendar '{cal_id}': {', '.join(removed)}?"
+        await approve_removal(
+            ctx, tool="nc_calendar_update_event", target=target, question=question, version=obj.etag
+        )
+
+
 @toolset.tool(title="Update an event", idempotent=True)
 @require_scopes(CALENDAR_WRITE)
 async def nc_calendar_update_event(
@@ -294,7 +315,8 @@ async def nc_calendar_update_event(
     """Change an event (the whole series for a recurring one). Only the fields you pass change;
     everything else in the event, including properties this tool does not know, is kept. If the
     event changed since you read its etag, nothing is overwritten and the current event is
-    returned with the error."""
+    returned with the error. Cancelling it, ending its recurrence, removing its attendees or
+    emptying its text asks the user first (and is refused at permission level write)."""
     tz = time_zone(ctx, timezone)
     module = ical()
     cal_id, obj = await _find_event(ctx, calendar, uid)
@@ -328,6 +350,8 @@ async def nc_calendar_update_event(
         status=status,
     )
     ics = module.patch_event(obj.ics, changes)
+    if obj.etag == etag.strip('"'):
+        await _approve_removals(ctx, obj, changes, cal_id)
     caldav = (await nextcloud_for(ctx)).caldav
     try:
         new_etag = await caldav.put(obj.href, ics, etag=etag)

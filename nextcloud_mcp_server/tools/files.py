@@ -347,16 +347,25 @@ async def _transfer(
 ) -> Any:
     src, dst = paths.clean(source), paths.clean(destination)
     files = await (await nextcloud_for(ctx)).files()
+    tool = f"nc_webdav_{'move' if method == 'MOVE' else 'copy'}_resource"
+    replace_etag = None
     if overwrite and src and dst and runtime_of(ctx).settings.confirm_destructive:
         existing = await stat_or_none(files, dst)
         if existing is None:
             overwrite = False  # nothing to replace; never replace one that appears meanwhile
         else:
-            tool = f"nc_webdav_{'move' if method == 'MOVE' else 'copy'}_resource"
             verb = f"{method.capitalize()} {paths.display(src)} onto {{target}}, replacing it"
             if await approve_file_action(ctx, files, existing, tool, verb):
-                await still_unchanged(ctx, files, existing, tool)
-    created = await files.transfer(method, src, dst, overwrite=overwrite)
+                if existing.kind == "file" and existing.etag:
+                    replace_etag = existing.etag  # Nextcloud checks it at the MOVE itself
+                else:
+                    await still_unchanged(ctx, files, existing, tool)  # folders: no condition
+    try:
+        created = await files.transfer(method, src, dst, overwrite=overwrite, replace_etag=replace_etag)
+    except PreconditionFailed:
+        if replace_etag:
+            await refuse_changed(ctx, tool=tool, target=paths.display(dst))
+        raise
     return TransferResult(source=paths.display(src), destination=paths.display(dst), replaced=not created)
 
 

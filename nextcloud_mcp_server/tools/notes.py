@@ -20,7 +20,7 @@ from nextcloud_mcp_server.nextcloud.notes import (
     check_content,
     check_title,
 )
-from nextcloud_mcp_server.tools._approval import refuse_changed, require_approval
+from nextcloud_mcp_server.tools._approval import approve_removal, refuse_changed, require_approval, shrinks
 from nextcloud_mcp_server.tools._context import nextcloud_for, runtime_of
 from nextcloud_mcp_server.tools._registry import Toolset
 
@@ -146,13 +146,24 @@ async def nc_notes_update_note(
 ) -> Annotated[CallToolResult, NoteDetail]:
     """Replace a note's title, content and/or category. Requires the etag from nc_notes_get_note:
     if the note changed since, nothing is overwritten and the current note is returned with
-    the error, so you can merge and retry with its new etag."""
+    the error, so you can merge and retry with its new etag. Emptying a note or cutting it to
+    less than half asks the user first (and is refused at permission level write)."""
     if title is None and content is None and category is None:
         raise InvalidNoteInput("give at least one of title, content or category")
     title = check_title(title) if title is not None else None
     content = check_content(content, _max_bytes(ctx)) if content is not None else None
     category = check_category(category) if category is not None else None
     nc = await nextcloud_for(ctx)
+    if content is not None:
+        existing = await nc.notes.get(note_id)
+        if existing.etag == etag.strip('"') and shrinks(existing.content, content):
+            left = f"{len(content)} characters" if content.strip() else "nothing"
+            target = f'the note "{existing.title}"'
+            size = len(existing.content or "")
+            question = f"Replace the content of {target} ({size} characters) with {left}?"
+            await approve_removal(
+                ctx, tool="nc_notes_update_note", target=target, question=question, version=existing.etag
+            )
     try:
         note = await nc.notes.update(note_id, etag=etag, title=title, content=content, category=category)
     except NoteConflict as conflict:

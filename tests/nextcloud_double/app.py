@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import re
 import secrets
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from a2wsgi import WSGIMiddleware
 from starlette.requests import Request
@@ -210,6 +212,12 @@ class NextcloudDouble:
         if method == "SEARCH" and path.rstrip("/") == "/remote.php/dav":
             body = await Request(scope, receive).body()
             await search_files(body, caller.user_id, self.files_root)(scope, receive, send)
+        elif (
+            path.startswith(FILES_PREFIX + "/")
+            and method in ("MOVE", "COPY")
+            and not await self._if_holds(inner)
+        ):
+            await Response(status_code=412)(scope, receive, send)
         elif path.startswith(FILES_PREFIX + "/"):
             await self._wsgidav(dict(inner, root_path=""), receive, send)
         elif calendar and calendar[0] == caller.user_id and calendar[1] and method == "DELETE":
@@ -248,6 +256,30 @@ class NextcloudDouble:
             await Response(status_code=204)(scope, receive, send)
         else:
             await self._delete_object(inner, receive, send)
+
+    async def _if_holds(self, inner: Scope) -> bool:
+        """RFC 4918 `If: <url> (["etag"])` on a MOVE/COPY, which Sabre checks and WsgiDAV ignores:
+        the tagged resource must exist with that ETag."""
+        header = Request(inner).headers.get("if", "")
+        tagged = re.fullmatch(r'\s*<([^>]+)>\s*\(\["([^"]*)"\]\)\s*', header)
+        if not header:
+            return True
+        if tagged is None:
+            return False
+        start: dict[str, Any] = {}
+
+        async def capture(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                start.update(message)
+
+        async def nothing() -> Any:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        target = urlsplit(tagged.group(1)).path
+        head = dict(inner, method="HEAD", path=unquote(target), raw_path=target.encode(), query_string=b"")
+        await self._wsgidav(dict(head, root_path=""), nothing, capture)
+        etags = [v.decode() for k, v in start.get("headers", []) if k.lower() == b"etag"]
+        return start.get("status") == 200 and [e.strip('"') for e in etags] == [tagged.group(2)]
 
     async def _captured(self, inner: Scope, receive: Receive) -> tuple[int, list[Any], bytes]:
         """Radicale's whole answer (uncompressed), for the front door to adjust."""
