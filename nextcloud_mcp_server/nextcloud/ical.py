@@ -20,6 +20,7 @@ import recurring_ical_events
 from dateutil import rrule as dateutil_rrule
 
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
+from nextcloud_mcp_server.nextcloud.names import check_visible
 
 __all__ = [
     "Attendee",
@@ -175,6 +176,7 @@ def _stamp(component: icalendar.cal.Component) -> None:
 
 def _apply_event(component: icalendar.cal.Component, changes: EventChanges) -> None:
     if changes.summary is not None:
+        check_visible(changes.summary, "summary")
         _replace(component, "SUMMARY", changes.summary)
     if changes.location is not None:
         _replace(component, "LOCATION", changes.location)
@@ -259,6 +261,7 @@ def patch_event(ics: str, changes: EventChanges) -> str:
 
 def _apply_todo(component: icalendar.cal.Component, changes: TodoChanges) -> None:
     if changes.summary is not None:
+        check_visible(changes.summary, "summary")
         _replace(component, "SUMMARY", changes.summary)
     if changes.description is not None:
         _replace(component, "DESCRIPTION", changes.description)

@@ -149,10 +149,11 @@ class WebDAVClient:
             return entry
         raise NotFound(self.host, f"no file or folder at {paths.display(path)}", status=404)
 
-    async def iter_directory(self, path: str) -> AsyncIterator[FileEntry]:
-        """The entries of a folder (not the folder itself), as they stream in."""
+    async def iter_directory(self, path: str, *, itself: bool = False) -> AsyncIterator[FileEntry]:
+        """The entries of a folder, as they stream in; with `itself`, the folder's own entry too
+        (a file listed with Depth 1 answers only itself: that is how a caller tells)."""
         async for entry in self._propfind(path, "1"):
-            if entry.path != path:
+            if itself or entry.path != path:
                 yield entry
 
     async def read(self, path: str, *, offset: int = 0, length: int) -> FilePage:
