@@ -63,6 +63,29 @@ def after(ics: str, span: timedelta) -> dict[str, Any]:
     return result
 
 
+async def _lag_during(calls: int) -> dict[str, Any]:
+    """How late a 10 ms timer fires on the event loop (what /health waits for) while `calls`
+    hostile listings (the never-matching rule: the worst, it runs to the deadline) are running."""
+    ics = _ics(*CASES["daily on 30 February, COUNT=5 (never matches)"])
+    lags: list[float] = []
+    cpu, wall = _cpu(), time.perf_counter()
+    work = asyncio.gather(*(recurrence.expand([ics], START, START + timedelta(days=1)) for _ in range(calls)))
+    task = asyncio.ensure_future(work)
+    while not task.done():
+        before = time.perf_counter()
+        await asyncio.sleep(0.01)
+        lags.append(time.perf_counter() - before - 0.01)
+    await task
+    lags.sort()
+    return {
+        "concurrent_calls": calls,
+        "wall_s": round(time.perf_counter() - wall, 2),
+        "cpu_s": round(_cpu() - cpu, 2),
+        "loop_lag_ms_p50": round(1000 * lags[len(lags) // 2], 1),
+        "loop_lag_ms_max": round(1000 * lags[-1], 1),
+    }
+
+
 def _before_child(ics: str, span: timedelta, queue: Any) -> None:
     cpu = _cpu()
     count = len(ical.expand_events(ics, START, START + span))
@@ -97,6 +120,10 @@ def main() -> None:
                 row["before"] = before(_ics(start, rule), span, args.cap)
             rows.append(row)
             print(json.dumps(row), flush=True)
+    for calls in (1, 8):
+        row = {"case": "event-loop lag", "after": asyncio.run(_lag_during(calls))}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
     out = Path(__file__).parent / "results" / "hostile_calendar.json"
     out.write_text(json.dumps(rows, indent=1) + "\n")
 

@@ -7,7 +7,7 @@ not freeze the server. Four bounds, see ADR 0019:
   times the occurrences one period can hold) is estimated; above `MAX_STEPS` the event is listed
   once, not expanded, with a note;
 - at most `MAX_PER_EVENT` occurrences per event and `MAX_PER_CALL` per call, with a note;
-- expansion runs in its own thread, never on the event loop;
+- expansion runs in its own thread, never on the event loop, at most `CONCURRENT` at a time;
 - a deadline: checked between occurrences, and enforced by raising an exception inside the worker
   thread for work that does not come back (dateutil's search for a match that never comes).
 """
@@ -43,6 +43,8 @@ MAX_STEPS = 100_000
 MAX_PER_EVENT = 1000
 MAX_PER_CALL = 5000
 DEADLINE_SECONDS = 5.0
+CONCURRENT = 2  # expansions running at once in the process; the others wait (within their deadline)
+_running = threading.BoundedSemaphore(CONCURRENT)
 
 _PERIOD = {
     "SECONDLY": 1,
@@ -163,6 +165,17 @@ def _expand_sync(
     objects: Sequence[str], start: datetime, end: datetime, out: Expanded, deadline: float
 ) -> None:
     """Fill `out` object by object (the caller may take it as it is at the deadline)."""
+    if not _running.acquire(timeout=max(0.0, deadline - time.monotonic())):
+        return  # the others took the time: every object is reported as not expanded
+    try:
+        _expand_each(objects, start, end, out, deadline)
+    finally:
+        _running.release()
+
+
+def _expand_each(
+    objects: Sequence[str], start: datetime, end: datetime, out: Expanded, deadline: float
+) -> None:
     room = MAX_PER_CALL
     for index, ics in enumerate(objects):
         if room <= 0 or time.monotonic() > deadline:
@@ -180,6 +193,8 @@ def _expand_sync(
 async def expand(objects: Sequence[str], start: datetime, end: datetime) -> Expanded:
     """The occurrences of each iCalendar object in [start, end), bounded (see module doc)."""
     out = Expanded(occurrences=[None] * len(objects))
+    if not objects:
+        return out
     deadline = time.monotonic() + DEADLINE_SECONDS
     loop = asyncio.get_running_loop()
     done = asyncio.Event()

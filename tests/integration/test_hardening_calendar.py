@@ -141,13 +141,17 @@ async def test_health_answers_while_an_expansion_is_in_progress(
     import asyncio
 
     release, threads = blocked_expansion
+    nextcloud.put_calendar_object(nextcloud.admin, "daily", _event("daily", "20261120T090000Z", "FREQ=DAILY"))
     with running_app(nextcloud.settings()) as base:
         async with http_session(f"{base}/mcp") as session:
             call = asyncio.create_task(
                 session.call_tool("nc_calendar_list_events", {"start": "2026-11-23", "end": "2026-11-24"})
             )
-            while not threads:
+            for _ in range(3000):  # the call reaches the expansion (polled, bounded)
+                if threads or call.done():
+                    break
                 await asyncio.sleep(0.01)
+            assert threads, call
             async with httpx.AsyncClient() as client:
                 health = await client.get(f"{base}/health", timeout=30)
             assert health.status_code == 200
