@@ -9,7 +9,10 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.types import CallToolResult, InputRequiredResult
+from pydantic import ValidationError
 
 from nextcloud_mcp_server import __version__
 from nextcloud_mcp_server.config import Settings
@@ -27,6 +30,33 @@ INSTRUCTIONS = (
 )
 
 
+def readable(name: str, error: ValidationError) -> str:
+    """Arguments that do not fit the schema, in one line naming each argument (pydantic's own text
+    carries the rejected value, whatever its size, and a documentation URL)."""
+    problems = []
+    for item in error.errors()[:5]:
+        where = ".".join(str(part) for part in item["loc"]) or "arguments"
+        if item["type"] == "missing":
+            problems.append(f"'{where}' is required")
+        else:
+            problems.append(f"'{where}': {item['msg'][:200]}")
+    more = f" (and {error.error_count() - 5} more)" if error.error_count() > 5 else ""
+    return f"Error executing tool {name}: invalid arguments: {'; '.join(problems)}{more}; nothing was done"
+
+
+class _Server(MCPServer[Runtime]):
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Runtime, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError) and not isinstance(exc, UnexpectedToolError):
+                raise ToolError(readable(name, cause)) from cause
+            raise
+
+
 def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
     """An `MCPServer` whose lifespan yields `runtime` (opened and closed by the caller)."""
 
@@ -39,7 +69,7 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
         from nextcloud_mcp_server.auth.resource_server import tool_list_filter
 
         middleware.append(tool_list_filter)
-    server: MCPServer[Runtime] = MCPServer(
+    server: MCPServer[Runtime] = _Server(
         SERVER_NAME,
         title="Nextcloud",
         version=__version__,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.dav_xml import (
@@ -50,6 +50,26 @@ _WRITE_PRIVILEGES = {f"{{{DAV}}}write", f"{{{DAV}}}write-content", f"{{{DAV}}}al
 
 class CalendarNotFound(NotFound):
     """No calendar with that id; the message lists the ones there are."""
+
+
+def _directly_inside(collection: str, href: str) -> bool:
+    """Whether `href` names a member of `collection` itself (one segment deeper, not '.' or '..',
+    no encoded separator): every CalDAV target is checked with this before a request is sent."""
+    parent, child = unquote(collection).rstrip("/") + "/", unquote(href)
+    if not child.startswith(parent):
+        return False
+    name = child[len(parent) :].rstrip("/")
+    return bool(name) and "/" not in name and "\\" not in name and name not in (".", "..")
+
+
+def _plain_uid(uid: str) -> bool:
+    """A uid that can be a file name `<uid>.ics` in a calendar (others are found by a UID query)."""
+    return (
+        0 < len(uid) <= 255
+        and uid not in (".", "..")
+        and not any(c in uid for c in "/\\?#%")
+        and not any(ord(c) < 32 or ord(c) == 127 for c in uid)
+    )
 
 
 def _utc(moment: datetime) -> str:
@@ -113,6 +133,8 @@ class CalDAVClient:
             if f"{{{CALDAV}}}calendar" not in kinds or f"{{{NC_COM}}}deleted-calendar" in kinds:
                 continue
             path = urlsplit(item.href).path
+            if not _directly_inside(home, path):
+                continue  # not a calendar of this home, whatever the server says
             cal_id = unquote(path.rstrip("/").rpartition("/")[2])
             components_element = item.props.get(f"{{{CALDAV}}}supported-calendar-component-set")
             components = (
@@ -174,7 +196,7 @@ class CalDAVClient:
         objects = []
         async for item in self._multistatus("REPORT", calendar.href, "1", body):
             data = item.text(f"{{{CALDAV}}}calendar-data")
-            if data:
+            if data and _directly_inside(calendar.href, urlsplit(item.href).path):
                 etag = (item.text(f"{{{DAV}}}getetag") or "").strip('"')
                 objects.append(CalendarObject(href=urlsplit(item.href).path, etag=etag, ics=data))
         return objects
@@ -185,14 +207,18 @@ class CalDAVClient:
         return CalendarObject(href=urlsplit(href).path, etag=etag, ics=response.text)
 
     async def find(self, calendar: Calendar, uid: str, component: str) -> CalendarObject:
-        """The object with this UID: tried at `<uid>.ics` first, then by a UID query."""
-        try:
-            found = await self.get(f"{calendar.href}{uid}.ics")
-        except NotFound:
-            pass
-        else:
-            if f"UID:{uid}" in found.ics.replace("\r\n ", ""):
-                return found
+        """The object with this UID: tried at `<uid>.ics` first, then by a UID query. The uid is
+        one path segment inside the calendar (percent-encoded), never a path: a uid such as
+        `../../files/alice/x` cannot name anything outside the calendar."""
+        href = f"{calendar.href}{quote(uid, safe='')}.ics"
+        if _plain_uid(uid) and _directly_inside(calendar.href, href):
+            try:
+                found = await self.get(href)
+            except NotFound:
+                pass
+            else:
+                if f"UID:{uid}" in found.ics.replace("\r\n ", ""):
+                    return found
         matches = await self.query(calendar, component, uid=uid)
         if not matches:
             kind = "task" if component == "VTODO" else "event"

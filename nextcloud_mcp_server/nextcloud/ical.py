@@ -20,6 +20,7 @@ import recurring_ical_events
 from dateutil import rrule as dateutil_rrule
 
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
+from nextcloud_mcp_server.nextcloud.names import check_visible
 
 __all__ = [
     "Attendee",
@@ -151,6 +152,12 @@ def _check_rrule(rule: str, start: Moment) -> icalendar.vRecur:
         dateutil_rrule.rrulestr(text, dtstart=as_datetime(start, UTC))
     except (ValueError, TypeError):
         raise InvalidInput(f"'{rule}' is not a valid RRULE (e.g. FREQ=WEEKLY;BYDAY=MO;COUNT=10)") from None
+    freq = str((recur.get("FREQ") or [""])[0]).upper()
+    if freq in ("SECONDLY", "MINUTELY") and not recur.get("COUNT") and not recur.get("UNTIL"):
+        raise InvalidInput(
+            f"a rule repeating FREQ={freq} needs an end (COUNT=n or UNTIL=...): "
+            "without one it repeats endlessly and no calendar can list it"
+        )
     return recur
 
 
@@ -169,6 +176,7 @@ def _stamp(component: icalendar.cal.Component) -> None:
 
 def _apply_event(component: icalendar.cal.Component, changes: EventChanges) -> None:
     if changes.summary is not None:
+        check_visible(changes.summary, "summary")
         _replace(component, "SUMMARY", changes.summary)
     if changes.location is not None:
         _replace(component, "LOCATION", changes.location)
@@ -253,6 +261,7 @@ def patch_event(ics: str, changes: EventChanges) -> str:
 
 def _apply_todo(component: icalendar.cal.Component, changes: TodoChanges) -> None:
     if changes.summary is not None:
+        check_visible(changes.summary, "summary")
         _replace(component, "SUMMARY", changes.summary)
     if changes.description is not None:
         _replace(component, "DESCRIPTION", changes.description)

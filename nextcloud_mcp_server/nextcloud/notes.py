@@ -28,6 +28,7 @@ from nextcloud_mcp_server.nextcloud.errors import (
 )
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
 from nextcloud_mcp_server.nextcloud.models import Note, NoteSettings
+from nextcloud_mcp_server.nextcloud.names import check_visible
 
 __all__ = [
     "InvalidNoteInput",
@@ -81,6 +82,7 @@ def check_title(title: str) -> str:
         raise InvalidNoteInput("title must not be empty")
     if _CONTROL.search(cleaned):
         raise InvalidNoteInput("title must be one line without control characters")
+    check_visible(cleaned, "title")
     if len(cleaned) > 200:
         raise InvalidNoteInput(f"title must be at most 200 characters (got {len(cleaned)})")
     return cleaned
@@ -93,6 +95,7 @@ def check_category(category: str) -> str:
         return ""
     if _CONTROL.search(cleaned) or "\\" in cleaned:
         raise InvalidNoteInput("category must not contain control characters or backslashes")
+    check_visible(cleaned, "category")
     if cleaned.startswith("/") or cleaned.endswith("/"):
         raise InvalidNoteInput("category must not start or end with '/' (use e.g. 'Work/Projects')")
     segments = cleaned.split("/")

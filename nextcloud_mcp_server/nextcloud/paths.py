@@ -14,6 +14,7 @@ import unicodedata
 from urllib.parse import quote, unquote, urlsplit
 
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
+from nextcloud_mcp_server.nextcloud.names import check_visible
 
 __all__ = ["InvalidPath", "clean", "display", "encode", "parent", "relative"]
 
@@ -30,6 +31,7 @@ def clean(path: str) -> str:
     """A normalised path relative to the user's files root ('' is the root itself)."""
     if _CONTROL.search(path):
         raise InvalidPath("path must not contain NUL or control characters")
+    check_visible(path, "path")
     if "\\" in path:
         raise InvalidPath("path must use '/' as separator, not '\\'")
     if _SCHEME.match(path) or path.startswith("//"):

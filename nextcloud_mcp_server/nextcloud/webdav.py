@@ -149,10 +149,11 @@ class WebDAVClient:
             return entry
         raise NotFound(self.host, f"no file or folder at {paths.display(path)}", status=404)
 
-    async def iter_directory(self, path: str) -> AsyncIterator[FileEntry]:
-        """The entries of a folder (not the folder itself), as they stream in."""
+    async def iter_directory(self, path: str, *, itself: bool = False) -> AsyncIterator[FileEntry]:
+        """The entries of a folder, as they stream in; with `itself`, the folder's own entry too
+        (a file listed with Depth 1 answers only itself: that is how a caller tells)."""
         async for entry in self._propfind(path, "1"):
-            if entry.path != path:
+            if itself or entry.path != path:
                 yield entry
 
     async def read(self, path: str, *, offset: int = 0, length: int) -> FilePage:
@@ -281,8 +282,12 @@ class WebDAVClient:
                 body=exc.body,
             ) from None
 
-    async def transfer(self, method: str, source: str, destination: str, *, overwrite: bool) -> bool:
-        """MOVE or COPY; True when the destination was created, False when it was replaced."""
+    async def transfer(
+        self, method: str, source: str, destination: str, *, overwrite: bool, replace_etag: str | None = None
+    ) -> bool:
+        """MOVE or COPY; True when the destination was created, False when it was replaced.
+        `replace_etag` replaces the destination file only while it is that version (RFC 4918 `If`
+        with a tagged list on the destination; real Nextcloud honours it for files, not folders)."""
         if not source or not destination:
             raise InvalidInput("source and destination must be paths below the root folder")
         if source == destination or destination.startswith(source + "/"):
@@ -291,6 +296,8 @@ class WebDAVClient:
             "Destination": self._http.url(self.url_path(destination)),
             "Overwrite": "T" if overwrite else "F",
         }
+        if replace_etag:
+            headers["If"] = f'<{headers["Destination"]}> (["{replace_etag.strip(chr(34))}"])'
         try:
             response = await self._http.request(
                 method, self.url_path(source), credential=self._credential, headers=headers
@@ -298,6 +305,10 @@ class WebDAVClient:
         except NotFound as exc:
             raise self._not_found(source, exc) from None
         except PreconditionFailed as exc:
+            if replace_etag:
+                raise PreconditionFailed(
+                    self.host, f"{paths.display(destination)} changed; nothing was replaced", status=412
+                ) from None
             raise PreconditionFailed(
                 self.host,
                 f"target exists: {paths.display(destination)}; pass overwrite=true to replace it",

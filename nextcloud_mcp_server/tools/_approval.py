@@ -24,7 +24,15 @@ from pydantic import BaseModel, Field
 from nextcloud_mcp_server.auth.caller import caller_of
 from nextcloud_mcp_server.tools._context import runtime_of
 
-__all__ = ["Approval", "ApprovalInterrupt", "record_decision", "refuse_changed", "require_approval"]
+__all__ = [
+    "Approval",
+    "ApprovalInterrupt",
+    "approve_removal",
+    "record_decision",
+    "refuse_changed",
+    "require_approval",
+    "shrinks",
+]
 
 logger = logging.getLogger("nextcloud_mcp_server.approvals")
 INPUT_KEY = "approval"
@@ -126,3 +134,26 @@ async def require_approval(
     decision = "cancelled" if action == "cancel" else "declined"
     await record_decision(ctx, tool, target, decision, reason)
     raise _refusal(f'Not done: the user {decision} ("{question}"). Nothing was changed.', decision)
+
+
+def shrinks(old: str | None, new: str | None) -> bool:
+    """Whether replacing `old` by `new` removes most of it: emptied, or less than half is left."""
+    if new is None or not (old or "").strip():
+        return False
+    return not new.strip() or len(new) < len(old or "") // 2
+
+
+async def approve_removal(
+    ctx: Context[Any, Any], *, tool: str, target: str, question: str, version: str | None
+) -> bool:
+    """An update that removes content or cancels (ADR 0019) is destructive at run time: below
+    the `destructive` level it is refused, at that level the human is asked like for a delete.
+    Returns what `require_approval` returns; the caller writes with `version` as If-Match."""
+    if runtime_of(ctx).settings.nextcloud_mcp_permissions != "destructive":
+        await record_decision(ctx, tool, target, "refused_level")
+        raise _refusal(
+            f'Not done: "{question}" removes content, and this server is set up never to remove or '
+            "overwrite (NEXTCLOUD_MCP_PERMISSIONS=write). Nothing was changed; add to it instead.",
+            "refused_level",
+        )
+    return await require_approval(ctx, tool=tool, target=target, question=question, version=version)

@@ -25,6 +25,7 @@ __all__ = [
     "choose_calendar",
     "delete_version",
     "ical",
+    "recurrence",
     "spoken_span",
     "time_zone",
     "toolset",
@@ -42,6 +43,12 @@ TimezoneName = Annotated[
 
 def ical() -> ModuleType:
     from nextcloud_mcp_server.nextcloud import ical as module
+
+    return module
+
+
+def recurrence() -> ModuleType:
+    from nextcloud_mcp_server.nextcloud import recurrence as module
 
     return module
 

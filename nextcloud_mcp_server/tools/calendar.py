@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import json
 from datetime import date, datetime, time, timedelta, tzinfo
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import CALENDAR_READ, CALENDAR_WRITE, require_scopes
-from nextcloud_mcp_server.nextcloud.errors import InvalidInput, PreconditionFailed
-from nextcloud_mcp_server.nextcloud.models import CalendarObject
-from nextcloud_mcp_server.tools._approval import require_approval
+from nextcloud_mcp_server.nextcloud.errors import InvalidInput, PreconditionFailed, ServerError
+from nextcloud_mcp_server.nextcloud.models import Calendar, CalendarObject
+from nextcloud_mcp_server.tools._approval import approve_removal, require_approval, shrinks
 from nextcloud_mcp_server.tools._calendar_common import (
     CalendarId,
     TimezoneName,
@@ -22,11 +22,15 @@ from nextcloud_mcp_server.tools._calendar_common import (
     choose_calendar,
     delete_version,
     ical,
+    recurrence,
     spoken_span,
     time_zone,
     toolset,
 )
 from nextcloud_mcp_server.tools._context import nextcloud_for
+
+if TYPE_CHECKING:
+    from nextcloud_mcp_server.nextcloud.caldav import CalDAVClient
 
 __all__ = ["toolset"]
 
@@ -77,6 +81,9 @@ class EventInfo(BaseModel):
 class EventList(BaseModel):
     events: list[EventInfo]
     truncated: bool = Field(description="More occurrences matched than the limit")
+    notes: list[str] = Field(
+        default_factory=list, description="Events that were not fully expanded (too many repetitions)"
+    )
 
 
 class Slot(BaseModel):
@@ -88,6 +95,9 @@ class Slot(BaseModel):
 class Availability(BaseModel):
     timezone: str
     slots: list[Slot]
+    notes: list[str] = Field(
+        default_factory=list, description="Events that were not fully expanded: the slots may be wrong"
+    )
 
 
 class DeletedEvent(BaseModel):
@@ -135,6 +145,22 @@ def _range(
     return lower, upper, tz
 
 
+async def _events_in(
+    caldav: CalDAVClient, cal: Calendar, lower: datetime, upper: datetime, notes: list[str]
+) -> list[CalendarObject]:
+    """The event objects of `cal` that may touch [lower, upper). Nextcloud fails a time-range
+    query with HTTP 500 when an event in the calendar repeats more than 3500 times up to the range
+    end (Sabre's limit); then every event is read and the bounded expansion here does the rest."""
+    try:
+        return await caldav.query(cal, "VEVENT", start=lower, end=upper)
+    except ServerError:
+        notes.append(
+            f"Nextcloud could not search calendar '{cal.id}' by date (it fails when an event repeats "
+            "more than 3500 times); all its events were read and filtered here instead"
+        )
+        return await caldav.query(cal, "VEVENT")
+
+
 @toolset.tool(title="List calendars", read_only=True)
 @require_scopes(CALENDAR_READ)
 async def nc_calendar_list_calendars(ctx: Context[Any, Any]) -> CalendarList:
@@ -170,17 +196,22 @@ async def nc_calendar_list_events(
     lower, upper, tz = _range(ctx, start, end, timezone)
     caldav = (await nextcloud_for(ctx)).caldav
     calendars = [await caldav.calendar(calendar)] if calendar else await caldav.calendars()
-    found: list[tuple[datetime, EventInfo]] = []
+    objects: list[tuple[str, CalendarObject]] = []
+    notes: list[str] = []
     for cal in calendars:
-        if "VEVENT" not in cal.components:
-            continue
-        for obj in await caldav.query(cal, "VEVENT", start=lower, end=upper):
-            for occurrence, recurs in ical().expand_events(obj.ics, lower, upper):
-                info = _event_info(ical().event_view(occurrence, recurring=recurs), cal.id, obj.etag)
-                moment = ical().as_datetime(ical().parse_moment(info.start, tz), tz)
-                found.append((moment, info))
+        if "VEVENT" in cal.components:
+            objects += [(cal.id, obj) for obj in await _events_in(caldav, cal, lower, upper, notes)]
+    expanded = await recurrence().expand([obj.ics for _, obj in objects], lower, upper)
+    found: list[tuple[datetime, EventInfo]] = []
+    for (cal_id, obj), occurrences in zip(objects, expanded.occurrences, strict=True):
+        for occurrence, recurs in occurrences or []:
+            info = _event_info(ical().event_view(occurrence, recurring=recurs), cal_id, obj.etag)
+            moment = ical().as_datetime(ical().parse_moment(info.start, tz), tz)
+            found.append((moment, info))
     found.sort(key=lambda item: (item[0], item[1].summary))
-    return EventList(events=[info for _, info in found[:limit]], truncated=len(found) > limit)
+    return EventList(
+        events=[info for _, info in found[:limit]], truncated=len(found) > limit, notes=notes + expanded.notes
+    )
 
 
 async def _find_event(ctx: Context[Any, Any], calendar: str, uid: str) -> tuple[str, CalendarObject]:
@@ -241,6 +272,27 @@ async def nc_calendar_create_event(
     return _event_info(view, cal.id, etag or "")
 
 
+async def _approve_removals(ctx: Context[Any, Any], obj: CalendarObject, changes: Any, cal_id: str) -> None:
+    """Cancelling an event or removing what it says (ADR 0019) asks like a delete."""
+    view = ical().event_view(ical().master(ical().load(obj.ics), "VEVENT"), recurring=False)
+    removed = []
+    if (changes.status or "").upper() == "CANCELLED" and (view["status"] or "").upper() != "CANCELLED":
+        removed.append("cancel it")
+    for name in ("summary", "location", "description"):
+        if shrinks(view[name], getattr(changes, name)):
+            removed.append(f"remove its {name}" if not getattr(changes, name).strip() else f"cut its {name}")
+    if changes.rrule is not None and not changes.rrule.strip() and view["recurrence"]:
+        removed.append("end its recurrence (every later occurrence goes)")
+    if changes.attendees == [] and view["attendees"]:
+        removed.append(f"remove its {len(view['attendees'])} attendee(s)")
+    if removed:
+        target = f'the event "{view["summary"]}"'
+        question = f"Change {target} {spoken_span(view)} in calendar '{cal_id}': {', '.join(removed)}?"
+        await approve_removal(
+            ctx, tool="nc_calendar_update_event", target=target, question=question, version=obj.etag
+        )
+
+
 @toolset.tool(title="Update an event", idempotent=True)
 @require_scopes(CALENDAR_WRITE)
 async def nc_calendar_update_event(
@@ -263,7 +315,8 @@ async def nc_calendar_update_event(
     """Change an event (the whole series for a recurring one). Only the fields you pass change;
     everything else in the event, including properties this tool does not know, is kept. If the
     event changed since you read its etag, nothing is overwritten and the current event is
-    returned with the error."""
+    returned with the error. Cancelling it, ending its recurrence, removing its attendees or
+    emptying its text asks the user first (and is refused at permission level write)."""
     tz = time_zone(ctx, timezone)
     module = ical()
     cal_id, obj = await _find_event(ctx, calendar, uid)
@@ -297,6 +350,8 @@ async def nc_calendar_update_event(
         status=status,
     )
     ics = module.patch_event(obj.ics, changes)
+    if obj.etag == etag.strip('"'):
+        await _approve_removals(ctx, obj, changes, cal_id)
     caldav = (await nextcloud_for(ctx)).caldav
     try:
         new_etag = await caldav.put(obj.href, ics, etag=etag)
@@ -375,11 +430,13 @@ async def nc_calendar_find_availability(
     day_end = _clock(working_hours_end, "working_hours_end")
     caldav = (await nextcloud_for(ctx)).caldav
     chosen = [await caldav.calendar(c) for c in calendars] if calendars else await caldav.calendars()
-    occurrences = []
+    objects: list[str] = []
+    notes: list[str] = []
     for cal in chosen:
         if "VEVENT" in cal.components:
-            for obj in await caldav.query(cal, "VEVENT", start=lower, end=upper):
-                occurrences += [o for o, _ in ical().expand_events(obj.ics, lower, upper)]
+            objects += [obj.ics for obj in await _events_in(caldav, cal, lower, upper, notes)]
+    expanded = await recurrence().expand(objects, lower, upper)
+    occurrences = [o for found in expanded.occurrences for o, _ in found or []]
     slots = ical().free_slots(
         ical().busy_intervals(occurrences, tz),
         start=lower,
@@ -396,4 +453,5 @@ async def nc_calendar_find_availability(
             Slot(start=s.isoformat(), end=e.isoformat(), minutes=int((e - s).total_seconds() // 60))
             for s, e in slots[:limit]
         ],
+        notes=notes + expanded.notes,
     )

@@ -31,7 +31,9 @@ __all__ = ["toolset"]
 
 toolset = Toolset("files")
 
-Path = Annotated[str, Field(description="Path inside your files, e.g. 'Documents/report.pdf'")]
+Path = Annotated[
+    str, Field(max_length=4096, description="Path inside your files, e.g. 'Documents/report.pdf'")
+]
 TEXT_TYPES = ("application/json", "application/xml", "application/javascript", "application/x-yaml")
 
 
@@ -132,7 +134,13 @@ async def nc_webdav_list_directory(
     bound, total = offset + limit, 0
     # Only about offset+limit entries are kept while a listing of any size streams in.
     kept: list[tuple[tuple[bool, str, str], FileEntry]] = []
-    async for entry in files.iter_directory(folder):
+    async for entry in files.iter_directory(folder, itself=True):
+        if entry.path == folder:
+            if entry.kind != "directory":
+                raise InvalidInput(
+                    f"{paths.display(folder)} is a file, not a folder; read it with nc_webdav_read_file"
+                )
+            continue
         total += 1
         kept.append(((entry.kind != "directory", entry.name.casefold(), entry.name), entry))
         if len(kept) >= 2 * bound + 64:
@@ -141,6 +149,15 @@ async def nc_webdav_list_directory(
     kept.sort(key=lambda item: item[0])
     page = [_info(entry) for _, entry in kept[offset:bound]]
     return DirectoryListing(path=paths.display(folder), entries=page, total=total)
+
+
+def _check_offset(path: str, offset: int, size: int | None) -> None:
+    """Past the end there is nothing to read: say so (Nextcloud answers 416 with an HTML page)."""
+    if size is not None and offset > 0 and offset >= size:
+        raise InvalidInput(
+            f"offset {offset} is beyond the end of {paths.display(path)}, which is {size} bytes "
+            f"(offsets 0 to {max(size - 1, 0)})"
+        )
 
 
 @toolset.tool(title="Read a file", read_only=True)
@@ -162,8 +179,10 @@ async def nc_webdav_read_file(
     entry = await files.stat(cleaned)
     if entry.kind == "directory":
         raise InvalidInput(f"{paths.display(cleaned)} is a folder; use nc_webdav_list_directory")
+    _check_offset(cleaned, offset, entry.size)
     page = await files.read(cleaned, offset=offset, length=wanted)
     size = page.total if page.total is not None else entry.size
+    _check_offset(cleaned, offset, size)
     at_end = size is None or offset + len(page.data) >= size
     mime = page.mime or entry.mime or "application/octet-stream"
     decoded = (
@@ -347,16 +366,25 @@ async def _transfer(
 ) -> Any:
     src, dst = paths.clean(source), paths.clean(destination)
     files = await (await nextcloud_for(ctx)).files()
+    tool = f"nc_webdav_{'move' if method == 'MOVE' else 'copy'}_resource"
+    replace_etag = None
     if overwrite and src and dst and runtime_of(ctx).settings.confirm_destructive:
         existing = await stat_or_none(files, dst)
         if existing is None:
             overwrite = False  # nothing to replace; never replace one that appears meanwhile
         else:
-            tool = f"nc_webdav_{'move' if method == 'MOVE' else 'copy'}_resource"
             verb = f"{method.capitalize()} {paths.display(src)} onto {{target}}, replacing it"
             if await approve_file_action(ctx, files, existing, tool, verb):
-                await still_unchanged(ctx, files, existing, tool)
-    created = await files.transfer(method, src, dst, overwrite=overwrite)
+                if existing.kind == "file" and existing.etag:
+                    replace_etag = existing.etag  # Nextcloud checks it at the MOVE itself
+                else:
+                    await still_unchanged(ctx, files, existing, tool)  # folders: no condition
+    try:
+        created = await files.transfer(method, src, dst, overwrite=overwrite, replace_etag=replace_etag)
+    except PreconditionFailed:
+        if replace_etag:
+            await refuse_changed(ctx, tool=tool, target=paths.display(dst))
+        raise
     return TransferResult(source=paths.display(src), destination=paths.display(dst), replaced=not created)
 
 
@@ -393,9 +421,12 @@ async def nc_webdav_copy_resource(
 async def nc_webdav_search_files(
     ctx: Context[Any, Any],
     name_pattern: Annotated[
-        str | None, Field(description="Name contains this, or a glob such as '*.pdf' or 'report-202?-*'")
+        str | None,
+        Field(max_length=255, description="Name contains this, or a glob such as '*.pdf' or 'report-202?-*'"),
     ] = None,
-    mime_type: Annotated[str | None, Field(description="e.g. 'application/pdf' or 'image/*'")] = None,
+    mime_type: Annotated[
+        str | None, Field(max_length=255, description="e.g. 'application/pdf' or 'image/*'")
+    ] = None,
     modified_since: Annotated[str | None, Field(description="ISO 8601 date or date-time")] = None,
     path: Annotated[str, Field(description="Folder to search in, with its subfolders")] = "/",
     limit: Annotated[int, Field(ge=1, le=500)] = 50,

@@ -20,7 +20,7 @@ from nextcloud_mcp_server.nextcloud.notes import (
     check_content,
     check_title,
 )
-from nextcloud_mcp_server.tools._approval import refuse_changed, require_approval
+from nextcloud_mcp_server.tools._approval import approve_removal, refuse_changed, require_approval, shrinks
 from nextcloud_mcp_server.tools._context import nextcloud_for, runtime_of
 from nextcloud_mcp_server.tools._registry import Toolset
 
@@ -28,7 +28,9 @@ __all__ = ["toolset"]
 
 toolset = Toolset("notes")
 
-NoteId = Annotated[int, Field(ge=1, description="The note's numeric id, as listed or searched")]
+NoteId = Annotated[int, Field(ge=1, le=2**63 - 1, description="The note's numeric id, as listed or searched")]
+MAX_QUERY = 500  # characters of a search query
+ECHO = 80  # characters of the query repeated in the result
 
 
 class NoteSummary(BaseModel):
@@ -43,6 +45,7 @@ class NoteDetail(NoteSummary):
     content: str
     etag: str = Field(description="Pass this to nc_notes_update_note to update safely")
     readonly: bool = False
+    notice: str | None = Field(default=None, description="Set when Nextcloud stored another title")
 
 
 class NoteList(BaseModel):
@@ -84,6 +87,16 @@ def _summary(note: Note) -> dict[str, Any]:
 
 def _detail(note: Note) -> NoteDetail:
     return NoteDetail(**_summary(note), content=note.content or "", etag=note.etag, readonly=note.readonly)
+
+
+def _stored(detail: NoteDetail, asked: str | None) -> NoteDetail:
+    """Say so when Nextcloud stored a different title than the one asked for."""
+    if asked is not None and detail.title != asked:
+        detail.notice = (
+            f"Nextcloud stored the title as '{detail.title}', not '{asked[:200]}': it drops characters "
+            "that cannot be in a file name (such as / and ?) and numbers titles that already exist"
+        )
+    return detail
 
 
 def _max_bytes(ctx: Context[Any, Any]) -> int:
@@ -131,7 +144,7 @@ async def nc_notes_create_note(
     title, category = check_title(title), check_category(category)
     content = check_content(content, _max_bytes(ctx))
     nc = await nextcloud_for(ctx)
-    return _detail(await nc.notes.create(title=title, content=content, category=category))
+    return _stored(_detail(await nc.notes.create(title=title, content=content, category=category)), title)
 
 
 @toolset.tool(title="Update a note", idempotent=True)
@@ -146,13 +159,24 @@ async def nc_notes_update_note(
 ) -> Annotated[CallToolResult, NoteDetail]:
     """Replace a note's title, content and/or category. Requires the etag from nc_notes_get_note:
     if the note changed since, nothing is overwritten and the current note is returned with
-    the error, so you can merge and retry with its new etag."""
+    the error, so you can merge and retry with its new etag. Emptying a note or cutting it to
+    less than half asks the user first (and is refused at permission level write)."""
     if title is None and content is None and category is None:
         raise InvalidNoteInput("give at least one of title, content or category")
     title = check_title(title) if title is not None else None
     content = check_content(content, _max_bytes(ctx)) if content is not None else None
     category = check_category(category) if category is not None else None
     nc = await nextcloud_for(ctx)
+    if content is not None:
+        existing = await nc.notes.get(note_id)
+        if existing.etag == etag.strip('"') and shrinks(existing.content, content):
+            left = f"{len(content)} characters" if content.strip() else "nothing"
+            target = f'the note "{existing.title}"'
+            size = len(existing.content or "")
+            question = f"Replace the content of {target} ({size} characters) with {left}?"
+            await approve_removal(
+                ctx, tool="nc_notes_update_note", target=target, question=question, version=existing.etag
+            )
     try:
         note = await nc.notes.update(note_id, etag=etag, title=title, content=content, category=category)
     except NoteConflict as conflict:
@@ -162,7 +186,7 @@ async def nc_notes_update_note(
             content=[TextContent(type="text", text=f"{conflict}. Current note: {json.dumps(current)}")],
             structured_content={"error": "conflict", "current_note": current},
         )
-    detail = _detail(note)
+    detail = _stored(_detail(note), title)
     return CallToolResult(
         content=[TextContent(type="text", text=detail.model_dump_json())],
         structured_content=detail.model_dump(),
@@ -187,7 +211,9 @@ async def nc_notes_append_content(
 @toolset.tool(title="Search notes", read_only=True)
 @require_scopes(NOTES_READ)
 async def nc_notes_search_notes(
-    query: Annotated[str, Field(min_length=1, description="Words that must all appear")],
+    query: Annotated[
+        str, Field(min_length=1, max_length=MAX_QUERY, description="Words that must all appear")
+    ],
     ctx: Context[Any, Any],
     category: Annotated[str | None, Field(description="Only search this category")] = None,
     limit: Annotated[int, Field(ge=1, le=100)] = 20,
@@ -200,7 +226,7 @@ async def nc_notes_search_notes(
     wanted = check_category(category) if category else None
     hits = await nc.notes.search(query, category=wanted, limit=limit)
     return NoteSearchResult(
-        query=query,
+        query=query if len(query) <= ECHO else query[:ECHO] + "…",
         hits=[
             NoteHit(**_summary(h), matched_in=h.matched_in, snippet=h.snippet, score=h.score) for h in hits
         ],

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import re
 import secrets
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 from a2wsgi import WSGIMiddleware
 from starlette.requests import Request
@@ -42,6 +43,7 @@ from tests.nextcloud_double.dav_extras import (
 )
 from tests.nextcloud_double.login_api import LoginAPI
 from tests.nextcloud_double.notes_api import NotesStore, notes_endpoint
+from tests.nextcloud_double.sabre_limits import exceeds_instances
 from tests.nextcloud_double.shares_api import SHARES_ENDPOINT, SharesAPI
 from tests.nextcloud_double.users import Account, Accounts, Caller
 
@@ -243,6 +245,12 @@ class NextcloudDouble:
             # (toolsets_delete_folder_ifmatch_412.txt); WsgiDAV would delete the folder.
             headers = [(b"content-type", b"application/xml; charset=utf-8")]
             await _send_whole(send, 412, headers, IF_MATCH_FAILED)
+        elif (
+            path.startswith(FILES_PREFIX + "/")
+            and method in ("MOVE", "COPY")
+            and not await self._if_holds(inner)
+        ):
+            await Response(status_code=412)(scope, receive, send)
         elif path.startswith(FILES_PREFIX + "/"):
             await self._wsgidav(dict(inner, root_path=""), receive, send)
         elif calendar and calendar[0] == caller.user_id and calendar[1] and method == "DELETE":
@@ -253,6 +261,13 @@ class NextcloudDouble:
             await self._put_calendar_object(inner, receive, send, *target)
         elif path.startswith(CALENDARS_PREFIX) and method == "DELETE":
             await self._delete_object(inner, receive, send)
+        elif calendar and calendar[0] == caller.user_id and calendar[1] and method == "REPORT":
+            body = await Request(scope, receive).body()
+            if exceeds_instances(self.calendar_trash.collections / calendar[0] / calendar[1], body):
+                await Response("MaxInstancesExceededException", status_code=500)(scope, receive, send)
+                return
+
+            await self._radicale(dict(inner, root_path=CALENDARS_PREFIX), _replay(body), send)
         elif path.startswith(CALENDARS_PREFIX):
             await self._radicale(dict(inner, root_path=CALENDARS_PREFIX), receive, send)
         elif path.rstrip("/") == "/remote.php/dav":
@@ -300,6 +315,30 @@ class NextcloudDouble:
             await Response(status_code=204)(scope, receive, send)
         else:
             await self._delete_object(inner, receive, send)
+
+    async def _if_holds(self, inner: Scope) -> bool:
+        """RFC 4918 `If: <url> (["etag"])` on a MOVE/COPY, which Sabre checks and WsgiDAV ignores:
+        the tagged resource must exist with that ETag."""
+        header = Request(inner).headers.get("if", "")
+        tagged = re.fullmatch(r'\s*<([^>]+)>\s*\(\["([^"]*)"\]\)\s*', header)
+        if not header:
+            return True
+        if tagged is None:
+            return False
+        start: dict[str, Any] = {}
+
+        async def capture(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                start.update(message)
+
+        async def nothing() -> Any:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        target = urlsplit(tagged.group(1)).path
+        head = dict(inner, method="HEAD", path=unquote(target), raw_path=target.encode(), query_string=b"")
+        await self._wsgidav(dict(head, root_path=""), nothing, capture)
+        etags = [v.decode() for k, v in start.get("headers", []) if k.lower() == b"etag"]
+        return start.get("status") == 200 and [e.strip('"') for e in etags] == [tagged.group(2)]
 
     async def _captured(self, inner: Scope, receive: Receive) -> tuple[int, list[Any], bytes]:
         """Radicale's whole answer (uncompressed), for the front door to adjust."""

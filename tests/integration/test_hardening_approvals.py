@@ -1,0 +1,130 @@
+"""Approval gaps (issue 13, item 3): updates that remove content or cancel ask like deletes (and
+are refused at level write); replacing a file by MOVE/COPY is bound to the version shown. ADR 0019."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from nextcloud_mcp_server.tools import files as files_tools
+from tests.backends import Nextcloud
+from tests.mcp_clients import Human, http_session, running_app, structured
+
+pytestmark = pytest.mark.integration
+
+EVENT = (
+    "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//x//EN\r\nBEGIN:VEVENT\r\nUID:dentist\r\n"
+    "DTSTAMP:20261101T000000Z\r\nDTSTART:20261204T090000Z\r\nDTEND:20261204T093000Z\r\n"
+    "SUMMARY:Dentist\r\nDESCRIPTION:Bring the x-rays\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+)
+
+
+def _text(result: Any) -> str:
+    return "\n".join(getattr(block, "text", "") for block in result.content)
+
+
+async def _call(nextcloud: Nextcloud, human: Human, tool: str, args: dict[str, Any], **settings: Any) -> Any:
+    with running_app(nextcloud.settings(**settings)) as base:
+        async with http_session(f"{base}/mcp", elicitation_callback=human.answer) as session:
+            return await session.call_tool(tool, args)
+
+
+async def test_emptying_a_note_asks_and_a_decline_keeps_it(nextcloud: Nextcloud) -> None:
+    note = nextcloud.add_note(title="Bank", content="IBAN DE00 1234")
+    human = Human(approve=False)
+    args = {"note_id": note["id"], "etag": note["etag"], "content": ""}
+    result = await _call(nextcloud, human, "nc_notes_update_note", args)
+    assert result.is_error
+    assert human.questions == ['Replace the content of the note "Bank" (14 characters) with nothing?']
+    assert nextcloud.notes()[0]["content"] == "IBAN DE00 1234"
+
+
+async def test_emptying_a_note_at_level_write_is_refused_without_asking(nextcloud: Nextcloud) -> None:
+    note = nextcloud.add_note(title="Bank", content="IBAN DE00 1234")
+    human = Human()
+    args = {"note_id": note["id"], "etag": note["etag"], "content": " "}
+    result = await _call(nextcloud, human, "nc_notes_update_note", args, nextcloud_mcp_permissions="write")
+    assert result.is_error
+    assert "NEXTCLOUD_MCP_PERMISSIONS=write" in _text(result)
+    assert human.questions == []
+    assert nextcloud.notes()[0]["content"] == "IBAN DE00 1234"
+
+
+async def test_an_ordinary_edit_does_not_ask(nextcloud: Nextcloud) -> None:
+    note = nextcloud.add_note(title="Bank", content="IBAN DE00 1234")
+    human = Human()
+    args = {"note_id": note["id"], "etag": note["etag"], "content": "IBAN DE00 1235"}
+    result = await _call(nextcloud, human, "nc_notes_update_note", args, nextcloud_mcp_permissions="write")
+    assert structured(result)["content"] == "IBAN DE00 1235"
+    assert human.questions == []
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"status": "CANCELLED"}, "cancel it"),
+        ({"description": ""}, "remove its description"),
+        ({"summary": ""}, "remove its summary"),
+    ],
+)
+async def test_cancelling_or_blanking_an_event_asks(
+    nextcloud: Nextcloud, change: dict[str, str], said: str
+) -> None:
+    etag = nextcloud.put_calendar_object(nextcloud.admin, "dentist", EVENT)
+    before = nextcloud.calendar_objects(nextcloud.admin)
+    human = Human(approve=False)
+    args = {"calendar": "personal", "uid": "dentist", "etag": etag, **change}
+    result = await _call(nextcloud, human, "nc_calendar_update_event", args)
+    assert result.is_error
+    assert human.questions == [
+        f"Change the event \"Dentist\" on Fri 04 Dec 2026, 09:00-09:30 (UTC) in calendar 'personal': {said}?"
+    ]
+    assert nextcloud.calendar_objects(nextcloud.admin) == before
+    refused = await _call(
+        nextcloud, Human(), "nc_calendar_update_event", args, nextcloud_mcp_permissions="write"
+    )
+    assert "NEXTCLOUD_MCP_PERMISSIONS=write" in _text(refused)
+    assert nextcloud.calendar_objects(nextcloud.admin) == before
+
+
+async def test_a_file_replaced_by_copy_is_the_version_shown(
+    nextcloud: Nextcloud, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The target changes while the human is asked; even with the re-read after the answer left
+    out, the COPY itself carries the shown version (`If` on the destination) and is refused."""
+
+    async def never_notices(*args: Any) -> None:
+        return None
+
+    monkeypatch.setattr(files_tools, "still_unchanged", never_notices)
+    nextcloud.put_file(nextcloud.admin, "a.txt", b"new")
+    nextcloud.put_file(nextcloud.admin, "b.txt", b"shown")
+
+    async def someone_edits() -> None:
+        nextcloud.put_file(nextcloud.admin, "b.txt", b"edited meanwhile")
+
+    human = Human(while_asked=someone_edits)
+    args = {"source": "a.txt", "destination": "b.txt", "overwrite": True}
+    result = await _call(nextcloud, human, "nc_webdav_copy_resource", args)
+    assert result.is_error
+    assert "changed while you were being asked" in _text(result)
+    assert len(human.questions) == 1
+    assert nextcloud.read_file(nextcloud.admin, "b.txt") == b"edited meanwhile"
+
+
+@pytest.mark.parametrize("tool", ["nc_webdav_copy_resource", "nc_webdav_move_resource"])
+async def test_a_file_or_folder_is_replaced_after_approval(nextcloud: Nextcloud, tool: str) -> None:
+    nextcloud.put_file(nextcloud.admin, "a.txt", b"new")
+    nextcloud.put_file(nextcloud.admin, "b.txt", b"old")
+    nextcloud.put_file(nextcloud.admin, "F/one.txt", b"1")
+    nextcloud.put_file(nextcloud.admin, "G/two.txt", b"2")
+    human = Human()
+    for source, destination in (("a.txt", "b.txt"), ("F", "G")):
+        args = {"source": source, "destination": destination, "overwrite": True}
+        result = await _call(nextcloud, human, tool, args)
+        assert structured(result)["replaced"] is True
+    assert len(human.questions) == 2
+    assert nextcloud.read_file(nextcloud.admin, "b.txt") == b"new"
+    assert nextcloud.read_file(nextcloud.admin, "G/one.txt") == b"1"
+    assert not nextcloud.exists(nextcloud.admin, "G/two.txt")
