@@ -178,9 +178,18 @@ def _run(settings: Settings, args: argparse.Namespace) -> int:
             )
     import uvicorn
 
+    from nextcloud_mcp_server.front import uvicorn_options
+
     app = create_app(settings.model_copy(update={"mcp_host": host}), runtime=runtime)
     config = uvicorn.Config(
-        app, host=host, port=port, log_config=None, access_log=False, lifespan="on", server_header=False
+        app,
+        host=host,
+        port=port,
+        log_config=None,
+        access_log=False,
+        lifespan="on",
+        server_header=False,
+        **uvicorn_options(settings),
     )
     uvicorn.Server(config).run()
     return 0

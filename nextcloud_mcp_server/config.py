@@ -71,6 +71,14 @@ class Settings(BaseSettings):
     mcp_host: str = "127.0.0.1"
     mcp_port: int = Field(default=8000, ge=0, le=65535)
     mcp_allowed_hosts: str = ""
+    # Limits at the HTTP front (docs/ADR/0020-limits-at-the-front.md)
+    mcp_max_connections: int = Field(default=1000, ge=1, le=100_000)
+    mcp_header_timeout_seconds: float = Field(default=10.0, gt=0, le=300)
+    mcp_body_timeout_seconds: float = Field(default=60.0, gt=0, le=3600)
+    mcp_max_request_bytes: int = Field(default=4 * 1024 * 1024, ge=64 * 1024, le=64 * 1024 * 1024)
+    mcp_max_sessions: int = Field(default=1000, ge=1, le=100_000)
+    mcp_max_sessions_per_user: int = Field(default=10, ge=1, le=1000)
+    mcp_session_idle_timeout_seconds: float = Field(default=1800.0, gt=0, le=86_400)
 
     # --- OAuth resource server (multi-user); setting OIDC_ISSUER turns it on
     oidc_issuer: str | None = None
