@@ -100,6 +100,8 @@ class Settings(BaseSettings):
     token_encryption_key_file: Path | None = None
     store_path: Path = Path("data/nextcloud-mcp.sqlite3")
     elicitation_timeout_seconds: int = Field(default=300, ge=30, le=3600)
+    consent_max_pending_per_user: int = Field(default=3, ge=1, le=100)
+    login_flow_max_pollers: int = Field(default=20, ge=1, le=10_000)
     nextcloud_oidc_scopes: str = "profile email"
     nextcloud_resource: str | None = None
     nextcloud_consent_provider: Literal["oidc", "nextcloud-oauth2", "login-flow-v2"] = "oidc"

@@ -53,6 +53,8 @@ class Store(Protocol):
     async def delete_grant(self, subject: str) -> bool: ...
     async def create_elicitation(self, subject: str, ttl: float, user_id: str = "") -> Elicitation: ...
     async def get_elicitation(self, elicitation_id: str) -> Elicitation | None: ...
+    async def reusable_elicitation(self, subject: str, user_id: str, until: float) -> Elicitation | None: ...
+    async def pending_elicitations(self, subject: str) -> int: ...
     async def open_elicitation(self, elicitation_id: str) -> Elicitation: ...
     async def finish_elicitation(
         self, elicitation_id: str, status: str, error: str | None = None
@@ -239,6 +241,26 @@ class SQLiteStore:
         )
         await self.db.commit()
         return elicitation
+
+    async def reusable_elicitation(self, subject: str, user_id: str, until: float) -> Elicitation | None:
+        """The newest consent request of `subject` whose link is unopened and good until `until`."""
+        query = (
+            "SELECT id, subject, status, created_at, expires_at, opened_at, completed_at, error, user_id "
+            "FROM elicitations WHERE status = 'pending' AND expires_at > ? AND subject = ? "
+            "AND user_id = ? AND opened_at IS NULL ORDER BY created_at DESC LIMIT 1"
+        )
+        async with self.db.execute(query, (until, subject, user_id)) as cursor:
+            row = await cursor.fetchone()
+        return self._elicitation(row) if row else None
+
+    async def pending_elicitations(self, subject: str) -> int:
+        """How many consent requests of `subject` are still pending (opened or not)."""
+        query = (
+            "SELECT COUNT(*) FROM elicitations WHERE status = 'pending' AND expires_at > ? AND subject = ?"
+        )
+        async with self.db.execute(query, (self._clock(), subject)) as cursor:
+            row = await cursor.fetchone()
+        return int(row[0]) if row else 0
 
     async def get_elicitation(self, elicitation_id: str) -> Elicitation | None:
         query = (
