@@ -90,6 +90,7 @@ class Settings(BaseSettings):
     oidc_algorithms: str = "RS256,ES256,PS256,EdDSA"
     oidc_leeway_seconds: int = Field(default=60, ge=0, le=600)
     oidc_opaque_tokens: Literal["introspection", "nextcloud", "reject"] = "introspection"
+    oidc_introspection_cache_seconds: float = Field(default=30.0, ge=0, le=300)
     mcp_public_url: str | None = None
     mcp_resource_audiences: str = ""
     oauth_scope_style: Literal["colon", "dot"] = "colon"
