@@ -23,6 +23,7 @@ from typing import Protocol
 
 import aiosqlite
 
+from nextcloud_mcp_server.logs import neutralise
 from nextcloud_mcp_server.storage.crypto import Cipher
 from nextcloud_mcp_server.storage.records import (
     MIGRATIONS,
@@ -336,7 +337,7 @@ class SQLiteStore:
     async def audit(self, subject: str, event: str, detail: str = "") -> None:
         await self.db.execute(
             "INSERT INTO audit (at, subject, event, detail) VALUES (?, ?, ?, ?)",
-            (self._clock(), subject, event, detail[:500]),
+            (self._clock(), neutralise(subject[:200]), event, neutralise(detail[:500])),
         )
         await self.db.commit()
 
