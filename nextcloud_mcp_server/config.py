@@ -112,6 +112,7 @@ class Settings(BaseSettings):
 
     # --- operations
     log_level: LogLevel = "INFO"
+    health_check_cache_seconds: float = Field(default=10.0, ge=0, le=300)
 
     @field_validator("nextcloud_host")
     @classmethod
