@@ -103,19 +103,27 @@ def _rotate(settings: Settings) -> int:
     except InvalidKey as exc:
         return _fail([f"TOKEN_ENCRYPTION_KEY is not usable: {exc}"])
 
-    async def rotate() -> int:
+    async def rotate() -> tuple[int, list[str], int]:
         store = SQLiteStore(settings.store_path, cipher)
         await store.open()
         try:
-            return await store.rotate_keys()
+            count = await store.rotate_keys()
+            return count, store.unreadable_grants, store.dropped_states
         finally:
             await store.close()
 
     try:
-        count = asyncio.run(rotate())
+        count, unreadable, dropped = asyncio.run(rotate())
     except StoreError as exc:
         return _fail([str(exc)])
     print(f"re-encrypted {count} secret(s) under key {cipher.current_key_id} in {settings.store_path}")
+    if dropped:
+        print(f"dropped {dropped} unfinished sign-in(s) whose key is no longer configured")
+    if unreadable:
+        print(
+            f"{len(unreadable)} grant(s) could not be read ({', '.join(unreadable)}): left as they are; "
+            "those users disconnect (revoke_nextcloud_access) or connect again"
+        )
     return 0
 
 

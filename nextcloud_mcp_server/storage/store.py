@@ -24,7 +24,7 @@ from typing import Protocol
 import aiosqlite
 
 from nextcloud_mcp_server.logs import neutralise
-from nextcloud_mcp_server.storage.crypto import Cipher
+from nextcloud_mcp_server.storage.crypto import Cipher, DecryptionFailed
 from nextcloud_mcp_server.storage.records import (
     MIGRATIONS,
     AuditEvent,
@@ -81,6 +81,8 @@ class SQLiteStore:
         self.cipher = cipher
         self._clock = clock
         self._db: aiosqlite.Connection | None = None
+        self.unreadable_grants: list[str] = []  # found by the last rotate_keys()
+        self.dropped_states = 0
 
     @property
     def db(self) -> aiosqlite.Connection:
@@ -198,13 +200,23 @@ class SQLiteStore:
         return cursor.rowcount == 1
 
     async def rotate_keys(self) -> int:
-        """Re-encrypt every secret under the current key; returns how many were rewritten."""
+        """Re-encrypt every secret under the current key; returns how many were rewritten.
+
+        Nothing unreadable stops it: a grant that cannot be decrypted is left as it is and named
+        in `unreadable_grants` (its owner disconnects or connects again); a consent state that
+        cannot be decrypted (its key was removed; it lives ten minutes) is deleted and counted in
+        `dropped_states` - that sign-in has to start again."""
         rewritten = 0
+        self.unreadable_grants, self.dropped_states = [], 0
         query = "SELECT subject, secret FROM grants WHERE key_id != ?"
         async with self.db.execute(query, (self.cipher.current_key_id,)) as cursor:
             rows = await cursor.fetchall()
         for subject, sealed in rows:
-            plain = self.cipher.decrypt(sealed, table="grants", subject=subject, field="secret")
+            try:
+                plain = self.cipher.decrypt(sealed, table="grants", subject=subject, field="secret")
+            except DecryptionFailed:
+                self.unreadable_grants.append(subject)
+                continue
             await self.db.execute(
                 "UPDATE grants SET secret = ?, key_id = ? WHERE subject = ?",
                 (self._seal(subject, plain), self.cipher.current_key_id, subject),
@@ -215,7 +227,14 @@ class SQLiteStore:
         for state_hash, sealed in states:
             if Cipher.key_id_of(sealed) == self.cipher.current_key_id:
                 continue
-            plain = self.cipher.decrypt(sealed, table="oauth_states", subject=state_hash, field="verifier")
+            try:
+                plain = self.cipher.decrypt(
+                    sealed, table="oauth_states", subject=state_hash, field="verifier"
+                )
+            except DecryptionFailed:
+                await self.db.execute("DELETE FROM oauth_states WHERE state_hash = ?", (state_hash,))
+                self.dropped_states += 1
+                continue
             resealed = self.cipher.encrypt(plain, table="oauth_states", subject=state_hash, field="verifier")
             await self.db.execute(
                 "UPDATE oauth_states SET verifier = ? WHERE state_hash = ?", (resealed, state_hash)
