@@ -25,6 +25,7 @@ from nextcloud_mcp_server.auth.consent_providers import ConsentProvider, GrantRe
 from nextcloud_mcp_server.auth.credentials import NoCaller
 from nextcloud_mcp_server.auth.errors import GrantMissing
 from nextcloud_mcp_server.nextcloud.auth import Credential
+from nextcloud_mcp_server.storage.errors import GrantUnreadable
 from nextcloud_mcp_server.storage.records import Grant
 from nextcloud_mcp_server.storage.store import Store
 
@@ -86,7 +87,10 @@ class OfflineCredentials:
         replica rotated it, a new consent): then only the cached credential is dropped and the
         call may be tried again (False)."""
         minted = self._minted.pop(subject, None)
-        grant = await self.store.get_grant(subject)
+        try:
+            grant = await self.store.get_grant(subject)
+        except GrantUnreadable:
+            return True  # a consent replaces it
         if grant is None:
             return True
         if grant.updated_at > since or (minted is not None and minted.version != grant.version):
@@ -96,7 +100,12 @@ class OfflineCredentials:
 
     async def _mint(self, subject: str) -> _Minted:
         for _ in range(3):
-            grant = await self.store.get_grant(subject)
+            try:
+                grant = await self.store.get_grant(subject)
+            except GrantUnreadable as exc:
+                # Kept (the administrator may restore a key); a new consent replaces it.
+                logger.warning("the stored grant of %s cannot be read: %s", subject, exc)
+                raise
             if grant is None:
                 raise GrantMissing(subject)
             provider = self.providers.get(grant.provider)

@@ -32,6 +32,7 @@ from nextcloud_mcp_server.auth.caller import Caller, caller_of
 from nextcloud_mcp_server.auth.errors import GrantMissing
 from nextcloud_mcp_server.auth.scopes import declared_scopes, missing_scopes
 from nextcloud_mcp_server.nextcloud.errors import Unauthorized
+from nextcloud_mcp_server.storage.errors import GrantUnreadable
 from nextcloud_mcp_server.storage.records import Elicitation
 
 __all__ = ["CONSENT_META_KEY", "ElicitationSessions", "Provisioning", "consent_url", "require_provisioning"]
@@ -114,8 +115,10 @@ class Provisioning:
         try:
             await self.runtime.credentials.credential_for(caller)
             return None
+        except GrantUnreadable as exc:
+            unreadable = f" Your stored access cannot be read ({exc}); connecting again replaces it."
         except GrantMissing:
-            pass
+            unreadable = ""
         settings = self.runtime.settings
         modern = (ctx.protocol_version or "") >= "2026-07-28"  # no server-to-client requests there
         if modern:
@@ -130,7 +133,7 @@ class Provisioning:
             return elicitation
         url = consent_url(settings.public_origin, elicitation.id)
         failed = self.runtime.consent_failures.pop(caller.subject)
-        last = f" The last attempt failed: {failed}." if failed else ""
+        last = (f" The last attempt failed: {failed}." if failed else "") + unreadable
         if modern:
             return InputRequiredResult(
                 input_requests={

@@ -25,6 +25,7 @@ import aiosqlite
 
 from nextcloud_mcp_server.logs import neutralise
 from nextcloud_mcp_server.storage.crypto import Cipher, DecryptionFailed
+from nextcloud_mcp_server.storage.errors import GrantUnreadable
 from nextcloud_mcp_server.storage.records import (
     MIGRATIONS,
     AuditEvent,
@@ -161,7 +162,10 @@ class SQLiteStore:
             row = await cursor.fetchone()
         if row is None:
             return None
-        secret = self.cipher.decrypt(row[4], table="grants", subject=subject, field="secret")
+        try:
+            secret = self.cipher.decrypt(row[4], table="grants", subject=subject, field="secret")
+        except DecryptionFailed as exc:
+            raise GrantUnreadable(subject, str(exc)) from None
         return Grant(row[0], row[1], row[2], row[3], secret, row[5], row[6], row[7], row[8], row[9])
 
     async def save_grant(self, grant: Grant) -> None:
