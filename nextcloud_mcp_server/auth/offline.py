@@ -95,7 +95,7 @@ class OfflineCredentials:
             return True
         if grant.updated_at > since or (minted is not None and minted.version != grant.version):
             return False
-        await self._drop(grant, "Nextcloud refused the stored credential (HTTP 401)")
+        await self._drop(grant, "Nextcloud refused the stored credential (HTTP 401)", revoke=True)
         return True
 
     async def _mint(self, subject: str) -> _Minted:
@@ -139,7 +139,16 @@ class OfflineCredentials:
             return _Minted(minted.credential, self._clock() + lifetime - margin, version)
         raise GrantMissing(subject)
 
-    async def _drop(self, grant: Grant, reason: str) -> None:
+    async def _drop(self, grant: Grant, reason: str, *, revoke: bool = False) -> None:
+        """Delete the grant; with `revoke`, also where it was issued (RFC 7009 at the IdP): its
+        refresh token may still be valid there although this server will never use it again."""
+        if revoke and (provider := self.providers.get(grant.provider)) is not None:
+            try:
+                revoked = await provider.revoke(grant)
+            except Exception as exc:  # best effort: dropping it here must not fail
+                logger.warning("revoking the dropped grant of %s failed: %s", grant.subject, exc)
+                revoked = False
+            reason += f"; revoked at the issuer: {revoked}"
         await self.store.delete_grant(grant.subject)
         await self.store.audit(grant.subject, "failed", reason)
         self.forget(grant.subject)
