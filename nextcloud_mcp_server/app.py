@@ -93,6 +93,7 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Starlet
         manager,
         per_user=settings.mcp_max_sessions_per_user,
         total=settings.mcp_max_sessions,
+        opens_per_minute=settings.mcp_session_opens_per_minute,
     )
     routes = health_routes(runtime)
     middleware = [

@@ -77,7 +77,8 @@ class Settings(BaseSettings):
     mcp_body_timeout_seconds: float = Field(default=60.0, gt=0, le=3600)
     mcp_max_request_bytes: int = Field(default=4 * 1024 * 1024, ge=64 * 1024, le=64 * 1024 * 1024)
     mcp_max_sessions: int = Field(default=1000, ge=1, le=100_000)
-    mcp_max_sessions_per_user: int = Field(default=10, ge=1, le=1000)
+    mcp_max_sessions_per_user: int = Field(default=10, ge=1, le=100_000)
+    mcp_session_opens_per_minute: int = Field(default=60, ge=1, le=60_000)
     mcp_session_idle_timeout_seconds: float = Field(default=1800.0, gt=0, le=86_400)
 
     # --- OAuth resource server (multi-user); setting OIDC_ISSUER turns it on

@@ -76,13 +76,17 @@ class SessionLimiter:
         *,
         per_user: int,
         total: int,
+        opens_per_minute: int = 60,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.app = app
         self.manager = manager
         self.per_user = per_user
         self.total = total
+        self.opens_per_minute = opens_per_minute
         self.clock = clock
+        # owner -> (tokens, when counted): a burst of `per_user` opens, then opens_per_minute.
+        self._buckets: dict[str, tuple[float, float]] = {}
         self._sessions: dict[str, _Session] = {}
         self._opening: dict[str, int] = {}  # owner -> sessions being opened right now
 
@@ -121,8 +125,30 @@ class SessionLimiter:
             session.in_flight -= 1
             session.last_active = self.clock()
 
+    def _take_token(self, owner: str) -> bool:
+        """Rate of new sessions per user: refusing early is cheap, opening a session is not."""
+        now, burst, rate = self.clock(), float(self.per_user), self.opens_per_minute / 60.0
+        if len(self._buckets) > 10_000:  # forget users whose budget is full again
+            self._buckets = {o: b for o, b in self._buckets.items() if b[0] + (now - b[1]) * rate < burst}
+        tokens, then = self._buckets.get(owner, (burst, now))
+        tokens = min(burst, tokens + (now - then) * rate)
+        if tokens < 1.0:
+            self._buckets[owner] = (tokens, now)
+            return False
+        self._buckets[owner] = (tokens - 1.0, now)
+        return True
+
     async def _opening_request(self, scope: Scope, receive: Receive, send: Send) -> None:
         owner = owner_of(scope)
+        if not self._take_token(owner):
+            message = (
+                f"Too many new sessions from this user: at most {self.opens_per_minute} a minute "
+                "(MCP_SESSION_OPENS_PER_MINUTE) after a first burst. Reuse the session you have."
+            )
+            await _refusal(429, message, retry_after=max(1, round(60 / self.opens_per_minute)))(
+                scope, receive, send
+            )
+            return
         self._prune()
         refusal = await self._make_room(owner)
         if refusal is not None:

@@ -37,7 +37,8 @@ MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": 
 
 @contextmanager
 def front(settings: Settings, **limits: object) -> Iterator[str]:
-    configured = settings.model_copy(update=limits)
+    """The server with these limits; new sessions are not rate-limited unless a test says so."""
+    configured = settings.model_copy(update={"mcp_session_opens_per_minute": 60_000, **limits})
     with serve_in_thread(create_app(configured), **uvicorn_options(configured)) as base:
         yield base
 
@@ -201,3 +202,15 @@ def test_an_oversized_request_says_the_limit_and_what_to_do(settings: Settings) 
         assert "MCP_MAX_REQUEST_BYTES" in message
         assert "nc_notes_append_content" in message
     assert "This request is" in declared.json()["error"]["message"]
+
+
+def test_a_user_opening_sessions_too_fast_is_slowed_down_and_others_are_not(settings: Settings) -> None:
+    limits = {"mcp_max_sessions_per_user": 3, "mcp_session_opens_per_minute": 1}
+    with front(settings, **limits) as base, client() as alice, client("127.0.0.2") as bob:
+        burst = [open_session(alice, base).status_code for _ in range(3)]
+        refused = open_session(alice, base)
+        assert burst == [200, 200, 200]
+        assert refused.status_code == 429
+        assert "MCP_SESSION_OPENS_PER_MINUTE" in refused.json()["error"]["message"]
+        assert refused.headers["retry-after"] == "60"
+        assert open_session(bob, base).status_code == 200
