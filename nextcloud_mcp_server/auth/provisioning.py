@@ -128,7 +128,7 @@ class Provisioning:
                 return _error_with_url(
                     f"Not connected yet. Open {url} to connect your Nextcloud, then ask again.", url, previous
                 )
-        elicitation = await self._open_consent(caller)
+        elicitation = await self.open_consent(caller)
         if isinstance(elicitation, CallToolResult):
             return elicitation
         url = consent_url(settings.public_origin, elicitation.id)
@@ -163,7 +163,7 @@ class Provisioning:
             elicitation.id,
         )
 
-    async def _open_consent(self, caller: Caller) -> Elicitation | CallToolResult:
+    async def open_consent(self, caller: Caller) -> Elicitation | CallToolResult:
         """The caller's open consent request (its link not yet followed) if there is one, else a
         new one - unless too many of theirs are pending already."""
         store, settings = self.runtime.store, self.runtime.settings

@@ -85,12 +85,12 @@ async def check_logged_in(ctx: Context[Any, Any]) -> CallToolResult:
     if status.connected:
         return _text(f"Your Nextcloud is connected (as {status.nextcloud_user}, since {status.since}).")
     caller, runtime = caller_of(ctx), runtime_of(ctx)
-    if caller is None or runtime.store is None:
+    if caller is None or runtime.store is None or runtime.provisioning is None:
         return _text("This server does not keep Nextcloud access for you (offline access is off).")
-    store, settings = runtime.store, runtime.settings
-    elicitation = await store.create_elicitation(
-        caller.subject, settings.elicitation_timeout_seconds, caller.user_id
-    )
+    settings = runtime.settings
+    elicitation = await runtime.provisioning.open_consent(caller)  # reused while unopened; capped
+    if isinstance(elicitation, CallToolResult):
+        return elicitation
     url = consent_url(settings.public_origin, elicitation.id)
     caps = ctx.client_capabilities.elicitation if ctx.client_capabilities else None
     if caps is None or (ctx.protocol_version or "") >= "2026-07-28":

@@ -78,3 +78,16 @@ async def test_login_flow_pollers_are_capped_server_wide(
     assert refused.status_code == 503
     assert "Too many sign-ins at once" in refused.text
     assert status == [("failed", "1 Login Flow v2 sign-ins under way (LOGIN_FLOW_MAX_POLLERS)")]
+
+
+async def test_check_logged_in_reuses_the_open_consent_too(
+    double: NextcloudDouble, double_url: str, idp: IdP, tmp_path: Path
+) -> None:
+    with offline_server(double, double_url, idp, tmp_path / "store.sqlite3") as server:
+        async with http_session(server.mcp, headers=server.headers("alice")) as session:
+            answers = [await session.call_tool("check_logged_in", {}) for _ in range(4)]
+        asked = _link(await _ask(server, "alice"))
+        rows = server.store_rows("SELECT id FROM elicitations")
+    ids = {_link(a)[1] for a in answers}
+    assert ids == {asked[1]}
+    assert len(rows) == 1
