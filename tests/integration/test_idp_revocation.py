@@ -3,6 +3,7 @@ left valid there (issue 13)."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import httpx
@@ -12,7 +13,7 @@ from nextcloud_mcp_server.storage.crypto import Cipher
 from nextcloud_mcp_server.storage.store import SQLiteStore
 from tests.mcp_clients import http_session
 from tests.nextcloud_double import NextcloudDouble
-from tests.offline import CONSENT_META, KEY, OfflineServer, offline_server, provision
+from tests.offline import CONSENT_META, KEY, OfflineServer, browse, offline_server, provision
 from tests.oidc import IdP
 
 pytestmark = pytest.mark.integration
@@ -54,3 +55,24 @@ async def test_a_grant_dropped_after_nextcloud_refused_it_is_revoked_at_the_idp(
         assert CONSENT_META in (asked.meta or {})
         assert server.grants() == []
         assert not _usable_at_idp(server, idp, dropped)
+
+
+async def test_a_grant_replaced_by_a_second_consent_is_revoked_at_the_idp(
+    double: NextcloudDouble, double_url: str, idp: IdP, tmp_path: Path
+) -> None:
+    """Two consent links of one user, both completed: the second grant replaces the first in the
+    store, and the first one's refresh token is revoked, not left valid at the IdP."""
+    with offline_server(double, double_url, idp, tmp_path / "store.sqlite3") as server:
+        async with http_session(server.mcp, headers=server.headers("alice")) as session:
+            first = (await session.call_tool("nc_webdav_list_directory", {"path": "/"})).meta[CONSENT_META]
+            at_idp = httpx.get(first["url"], timeout=15)  # opened; the sign-in is not finished yet
+            assert at_idp.status_code == 303
+            second = (await session.call_tool("nc_webdav_list_directory", {"path": "/"})).meta[CONSENT_META]
+        assert second["elicitationId"] != first["elicitationId"]
+        assert "Connected" in (await asyncio.to_thread(browse, second["url"])).text
+        replaced = await _refresh_token(server, "alice")
+        assert "Connected" in (await asyncio.to_thread(browse, at_idp.headers["location"])).text
+        current = await _refresh_token(server, "alice")
+        assert current != replaced
+        assert not _usable_at_idp(server, idp, replaced)
+        assert _usable_at_idp(server, idp, current)
