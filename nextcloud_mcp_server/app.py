@@ -31,10 +31,12 @@ from nextcloud_mcp_server.auth.resource_server import (
 )
 from nextcloud_mcp_server.auth.scopes import advertised
 from nextcloud_mcp_server.config import Settings
+from nextcloud_mcp_server.front import BodyLimit
 from nextcloud_mcp_server.health import health_routes
 from nextcloud_mcp_server.http_guard import HostOriginGuard
 from nextcloud_mcp_server.runtime import Runtime
 from nextcloud_mcp_server.server import build_server
+from nextcloud_mcp_server.sessions import SessionLimiter
 from nextcloud_mcp_server.tools import enabled_tools
 
 __all__ = ["create_app", "is_loopback", "transport_security"]
@@ -72,7 +74,13 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Starlet
     mcp = build_server(settings, runtime)
     security = transport_security(settings)
     # Creates the session manager; its own Starlette app is not used.
-    mcp.streamable_http_app(transport_security=security, host=settings.mcp_host)
+    mcp.streamable_http_app(
+        transport_security=security,
+        host=settings.mcp_host,
+        max_request_body_size=settings.mcp_max_request_bytes,
+        session_idle_timeout=settings.mcp_session_idle_timeout_seconds,
+        max_sessions=settings.mcp_max_sessions,
+    )
     manager = mcp.session_manager
 
     @asynccontextmanager
@@ -80,7 +88,13 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Starlet
         async with runtime, manager.run():
             yield
 
-    endpoint: ASGIApp = StreamableHTTPASGIApp(manager)
+    endpoint: ASGIApp = SessionLimiter(
+        StreamableHTTPASGIApp(manager),
+        manager,
+        per_user=settings.mcp_max_sessions_per_user,
+        total=settings.mcp_max_sessions,
+        opens_per_minute=settings.mcp_session_opens_per_minute,
+    )
     routes = health_routes(runtime)
     middleware = [
         Middleware(
@@ -122,5 +136,5 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Starlet
         from nextcloud_mcp_server.replica_sessions import ReplicaSessionIds
 
         endpoint = ReplicaSessionIds(endpoint, settings.replica_id)
-    routes.insert(0, Route("/mcp", endpoint=endpoint))
+    routes.insert(0, Route("/mcp", endpoint=BodyLimit(endpoint, settings.mcp_max_request_bytes)))
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)

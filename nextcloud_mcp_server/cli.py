@@ -106,18 +106,26 @@ def _rotate(settings: Settings) -> int:
 
     store = make_store(settings, cipher)
 
-    async def rotate() -> int:
+    async def rotate() -> tuple[int, list[str], int]:
         await store.open()
         try:
-            return await store.rotate_keys()
+            count = await store.rotate_keys()
+            return count, store.unreadable_grants, store.dropped_states
         finally:
             await store.close()
 
     try:
-        count = asyncio.run(rotate())
+        count, unreadable, dropped = asyncio.run(rotate())
     except StoreError as exc:
         return _fail([str(exc)])
     print(f"re-encrypted {count} secret(s) under key {cipher.current_key_id} in {store}")
+    if dropped:
+        print(f"dropped {dropped} unfinished sign-in(s) whose key is no longer configured")
+    if unreadable:
+        print(
+            f"{len(unreadable)} grant(s) could not be read ({', '.join(unreadable)}): left as they are; "
+            "those users disconnect (revoke_nextcloud_access) or connect again"
+        )
     return 0
 
 
@@ -180,9 +188,18 @@ def _run(settings: Settings, args: argparse.Namespace) -> int:
             )
     import uvicorn
 
+    from nextcloud_mcp_server.front import uvicorn_options
+
     app = create_app(settings.model_copy(update={"mcp_host": host}), runtime=runtime)
     config = uvicorn.Config(
-        app, host=host, port=port, log_config=None, access_log=False, lifespan="on", server_header=False
+        app,
+        host=host,
+        port=port,
+        log_config=None,
+        access_log=False,
+        lifespan="on",
+        server_header=False,
+        **uvicorn_options(settings),
     )
     uvicorn.Server(config).run()
     return 0

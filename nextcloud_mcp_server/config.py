@@ -72,6 +72,15 @@ class Settings(BaseSettings):
     mcp_host: str = "127.0.0.1"
     mcp_port: int = Field(default=8000, ge=0, le=65535)
     mcp_allowed_hosts: str = ""
+    # Limits at the HTTP front (docs/ADR/0020-limits-at-the-front.md)
+    mcp_max_connections: int = Field(default=1000, ge=1, le=100_000)
+    mcp_header_timeout_seconds: float = Field(default=10.0, gt=0, le=300)
+    mcp_body_timeout_seconds: float = Field(default=60.0, gt=0, le=3600)
+    mcp_max_request_bytes: int = Field(default=4 * 1024 * 1024, ge=64 * 1024, le=64 * 1024 * 1024)
+    mcp_max_sessions: int = Field(default=1000, ge=1, le=100_000)
+    mcp_max_sessions_per_user: int = Field(default=10, ge=1, le=100_000)
+    mcp_session_opens_per_minute: int = Field(default=60, ge=1, le=60_000)
+    mcp_session_idle_timeout_seconds: float = Field(default=1800.0, gt=0, le=86_400)
 
     # --- OAuth resource server (multi-user); setting OIDC_ISSUER turns it on
     oidc_issuer: str | None = None
@@ -83,6 +92,7 @@ class Settings(BaseSettings):
     oidc_algorithms: str = "RS256,ES256,PS256,EdDSA"
     oidc_leeway_seconds: int = Field(default=60, ge=0, le=600)
     oidc_opaque_tokens: Literal["introspection", "nextcloud", "reject"] = "introspection"
+    oidc_introspection_cache_seconds: float = Field(default=30.0, ge=0, le=300)
     mcp_public_url: str | None = None
     mcp_resource_audiences: str = ""
     oauth_scope_style: Literal["colon", "dot"] = "colon"
@@ -97,6 +107,8 @@ class Settings(BaseSettings):
     store_url: SecretStr | None = None
     replica_id: str = ""
     elicitation_timeout_seconds: int = Field(default=300, ge=30, le=3600)
+    consent_max_pending_per_user: int = Field(default=3, ge=1, le=100)
+    login_flow_max_pollers: int = Field(default=20, ge=1, le=10_000)
     nextcloud_oidc_scopes: str = "profile email"
     nextcloud_resource: str | None = None
     nextcloud_consent_provider: Literal["oidc", "nextcloud-oauth2", "login-flow-v2"] = "oidc"
@@ -106,6 +118,7 @@ class Settings(BaseSettings):
 
     # --- operations
     log_level: LogLevel = "INFO"
+    health_check_cache_seconds: float = Field(default=10.0, ge=0, le=300)
 
     @field_validator("nextcloud_host")
     @classmethod

@@ -12,7 +12,7 @@ import re
 import sys
 from collections.abc import Iterable
 
-__all__ = ["RedactingFilter", "configure_logging"]
+__all__ = ["RedactingFilter", "configure_logging", "neutralise"]
 
 _CREDENTIAL_PATTERNS = (
     re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}"),
@@ -22,6 +22,22 @@ _CREDENTIAL_PATTERNS = (
     ),
 )
 REDACTED = "[REDACTED]"
+# Line breaks and other control characters (C0, DEL, C1, Unicode line/paragraph separators), tab
+# excepted: from an IdP's error_description or a file name they would forge log lines.
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
+# Loggers that print request or statement contents at DEBUG (SQL parameters carry consent ids).
+_CONTENT_LOGGERS = ("aiosqlite", "sse_starlette", "mcp.server.streamable_http", "mcp.shared")
+
+
+def neutralise(text: str) -> str:
+    """`text` with every control character written as an escape (\\n, \\x1b, \\u2028...)."""
+
+    def escape(match: re.Match[str]) -> str:
+        char = match.group()
+        named = {"\n": "\\n", "\r": "\\r"}.get(char)
+        return named or (f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}")
+
+    return _CONTROL.sub(escape, text)
 
 
 class RedactingFilter(logging.Filter):
@@ -45,7 +61,7 @@ class RedactingFilter(logging.Filter):
         message = record.getMessage()
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
-        redacted = self.redact(message)
+        redacted = neutralise(self.redact(message))
         if redacted != message or record.args:
             record.msg, record.args = redacted, None
         if record.exc_text:
@@ -70,4 +86,7 @@ def configure_logging(level: str, secrets: Iterable[str] = ()) -> RedactingFilte
     # Request lines from the HTTP stacks are noise at INFO and may carry query strings.
     for noisy in ("httpx", "httpcore", "httpx2", "httpcore2"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
+    # User content (note text, tool results, consent ids in SQL parameters) is never logged.
+    for chatty in _CONTENT_LOGGERS:
+        logging.getLogger(chatty).setLevel(max(logging.INFO, root.level))
     return _filter

@@ -108,7 +108,7 @@ def consent_routes(runtime: Any) -> list[Route]:
                 status=400,
             )
         if "error" in params:
-            reason = params.get("error_description") or params["error"]
+            reason = (params.get("error_description") or params["error"])[:300]  # from outside
             await fail_consent(
                 runtime, consent.elicitation_id, consent.subject, f"the sign-in service said: {reason}"
             )

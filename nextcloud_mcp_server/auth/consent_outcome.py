@@ -11,6 +11,7 @@ import logging
 import time
 from typing import Any
 
+from nextcloud_mcp_server.storage.errors import DecryptionFailed
 from nextcloud_mcp_server.storage.records import Grant
 
 __all__ = ["FailureNotes", "complete_consent", "fail_consent"]
@@ -34,8 +35,22 @@ class FailureNotes:
 
 
 async def complete_consent(runtime: Any, elicitation_id: str, grant: Grant) -> None:
-    """Store the grant, close the elicitation and tell the MCP session that asked."""
+    """Store the grant, close the elicitation and tell the MCP session that asked. A grant it
+    replaces is revoked where it was issued (RFC 7009): this server will never use it again."""
+    try:
+        replaced = await runtime.store.get_grant(grant.subject)
+    except DecryptionFailed:
+        replaced = None
     await runtime.store.save_grant(grant)
+    if replaced is not None and replaced.secret != grant.secret:
+        try:
+            revoked = await runtime.revoke_grant(replaced)
+        except Exception as exc:  # best effort: the new grant is stored either way
+            logger.warning("revoking the replaced grant of %s failed: %s", grant.subject, exc)
+            revoked = False
+        await runtime.store.audit(
+            grant.subject, "revoked", f"replaced by a new consent; at provider: {revoked}"
+        )
     runtime.credentials.forget(grant.subject)
     runtime.consent_failures.pop(grant.subject)
     await runtime.store.finish_elicitation(elicitation_id, "complete")

@@ -54,6 +54,16 @@ class LoginFlowConsent:
         return len(self._tasks)
 
     async def begin(self, elicitation: Elicitation) -> str:
+        limit = self._runtime.settings.login_flow_max_pollers
+        if len(self._tasks) >= limit:
+            # Every flow is polled about once a second: the cap bounds the load on Nextcloud.
+            logger.warning("refused a Login Flow v2 sign-in: %d are being polled", limit)
+            raise ConsentFailed(
+                "Too many sign-ins at once",
+                "Many people are signing in right now. Try again in a minute.",
+                reason=f"{limit} Login Flow v2 sign-ins under way (LOGIN_FLOW_MAX_POLLERS)",
+                status=503,
+            )
         host = urlsplit(self._runtime.settings.mcp_public_url or "").hostname or "MCP"
         try:
             flow = await self._flows.start(user_agent=f"Nextcloud MCP server ({host})")

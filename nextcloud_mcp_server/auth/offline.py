@@ -25,6 +25,7 @@ from nextcloud_mcp_server.auth.consent_providers import ConsentProvider, GrantRe
 from nextcloud_mcp_server.auth.credentials import NoCaller
 from nextcloud_mcp_server.auth.errors import GrantMissing
 from nextcloud_mcp_server.nextcloud.auth import Credential
+from nextcloud_mcp_server.storage.errors import GrantUnreadable
 from nextcloud_mcp_server.storage.records import Grant
 from nextcloud_mcp_server.storage.store import Store
 
@@ -86,12 +87,15 @@ class OfflineCredentials:
         replica rotated it, a new consent): then only the cached credential is dropped and the
         call may be tried again (False)."""
         minted = self._minted.pop(subject, None)
-        grant = await self.store.get_grant(subject)
+        try:
+            grant = await self.store.get_grant(subject)
+        except GrantUnreadable:
+            return True  # a consent replaces it
         if grant is None:
             return True
         if grant.updated_at > since or (minted is not None and minted.version != grant.version):
             return False
-        await self._drop(grant, "Nextcloud refused the stored credential (HTTP 401)")
+        await self._drop(grant, "Nextcloud refused the stored credential (HTTP 401)", revoke=True)
         return True
 
     async def _mint_alone(self, subject: str) -> _Minted:
@@ -104,7 +108,12 @@ class OfflineCredentials:
 
     async def _mint(self, subject: str) -> _Minted:
         for _ in range(3):
-            grant = await self.store.get_grant(subject)
+            try:
+                grant = await self.store.get_grant(subject)
+            except GrantUnreadable as exc:
+                # Kept (the administrator may restore a key); a new consent replaces it.
+                logger.warning("the stored grant of %s cannot be read: %s", subject, exc)
+                raise
             if grant is None:
                 raise GrantMissing(subject)
             provider = self.providers.get(grant.provider)
@@ -138,7 +147,16 @@ class OfflineCredentials:
             return _Minted(minted.credential, self._clock() + lifetime - margin, version)
         raise GrantMissing(subject)
 
-    async def _drop(self, grant: Grant, reason: str) -> None:
+    async def _drop(self, grant: Grant, reason: str, *, revoke: bool = False) -> None:
+        """Delete the grant; with `revoke`, also where it was issued (RFC 7009 at the IdP): its
+        refresh token may still be valid there although this server will never use it again."""
+        if revoke and (provider := self.providers.get(grant.provider)) is not None:
+            try:
+                revoked = await provider.revoke(grant)
+            except Exception as exc:  # best effort: dropping it here must not fail
+                logger.warning("revoking the dropped grant of %s failed: %s", grant.subject, exc)
+                revoked = False
+            reason += f"; revoked at the issuer: {revoked}"
         await self.store.delete_grant(grant.subject)
         await self.store.audit(grant.subject, "failed", reason)
         self.forget(grant.subject)

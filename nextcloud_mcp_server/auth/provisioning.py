@@ -17,11 +17,12 @@ password changed), the grant is dropped and the same call asks for consent again
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from mcp import UrlElicitationRequiredError
 from mcp.server.mcpserver import Context
@@ -31,6 +32,8 @@ from nextcloud_mcp_server.auth.caller import Caller, caller_of
 from nextcloud_mcp_server.auth.errors import GrantMissing
 from nextcloud_mcp_server.auth.scopes import declared_scopes, missing_scopes
 from nextcloud_mcp_server.nextcloud.errors import Unauthorized
+from nextcloud_mcp_server.storage.errors import GrantUnreadable
+from nextcloud_mcp_server.storage.records import Elicitation
 
 __all__ = ["CONSENT_META_KEY", "ElicitationSessions", "Provisioning", "consent_url", "require_provisioning"]
 
@@ -43,6 +46,7 @@ MESSAGE = (
     "and files. The call is retried when you are done."
 )
 F = TypeVar("F", bound=Callable[..., Any])
+REUSE_MARGIN = 60.0  # an open consent is handed out again only with this many seconds left
 
 
 def consent_url(public_origin: str, elicitation_id: str) -> str:
@@ -56,11 +60,18 @@ class ElicitationSessions:
     holds the session (sticky sessions); the client also retries on its own.
     """
 
+    # An open consent is reused by the same user's later calls, from any of their sessions; each
+    # is told when it completes. Bounded like the sessions a user may hold.
+    MAX_SESSIONS_PER_ELICITATION = 16
+
     def __init__(self) -> None:
-        self._sessions: dict[str, tuple[Any, float]] = {}
+        self._sessions: dict[str, tuple[list[Any], float]] = {}
 
     def remember(self, elicitation_id: str, session: Any, expires_at: float) -> None:
-        self._sessions[elicitation_id] = (session, expires_at)
+        sessions, _ = self._sessions.setdefault(elicitation_id, ([], expires_at))
+        if session not in sessions:
+            sessions.append(session)
+            del sessions[: -self.MAX_SESSIONS_PER_ELICITATION]
 
     def forget(self, elicitation_id: str) -> None:
         self._sessions.pop(elicitation_id, None)
@@ -69,13 +80,14 @@ class ElicitationSessions:
         entry = self._sessions.pop(elicitation_id, None)
         if entry is None:
             return False
-        session = entry[0]
-        try:
-            await session.send_elicit_complete(elicitation_id)
-        except Exception:
-            logger.info("could not notify the session of elicitation %s", elicitation_id)
-            return False
-        return True
+        told = False
+        for session in entry[0]:
+            try:
+                await session.send_elicit_complete(elicitation_id)
+                told = True
+            except Exception:
+                logger.info("could not notify a session of a completed consent")
+        return told
 
     def prune(self, now: float) -> None:
         """Forget sessions of elicitations that expired."""
@@ -92,6 +104,7 @@ class Provisioning:
 
     def __init__(self, runtime: Any) -> None:
         self.runtime = runtime
+        self._lock = asyncio.Lock()  # find-or-create of a consent request is one step
 
     async def check(self, ctx: Context[Any, Any]) -> CallToolResult | InputRequiredResult | None:
         """None when the caller has a usable grant; otherwise what the tool should answer (or the
@@ -102,8 +115,10 @@ class Provisioning:
         try:
             await self.runtime.credentials.credential_for(caller)
             return None
+        except GrantUnreadable as exc:
+            unreadable = f" Your stored access cannot be read ({exc}); connecting again replaces it."
         except GrantMissing:
-            pass
+            unreadable = ""
         settings = self.runtime.settings
         modern = (ctx.protocol_version or "") >= "2026-07-28"  # no server-to-client requests there
         if modern:
@@ -113,14 +128,12 @@ class Provisioning:
                 return _error_with_url(
                     f"Not connected yet. Open {url} to connect your Nextcloud, then ask again.", url, previous
                 )
-        store = self.runtime.store
-        elicitation = await store.create_elicitation(
-            caller.subject, settings.elicitation_timeout_seconds, caller.user_id
-        )
-        await store.audit(caller.subject, "consent_requested", f"elicitation {elicitation.id}")
+        elicitation = await self.open_consent(caller)
+        if isinstance(elicitation, CallToolResult):
+            return elicitation
         url = consent_url(settings.public_origin, elicitation.id)
         failed = self.runtime.consent_failures.pop(caller.subject)
-        last = f" The last attempt failed: {failed}." if failed else ""
+        last = (f" The last attempt failed: {failed}." if failed else "") + unreadable
         if modern:
             return InputRequiredResult(
                 input_requests={
@@ -149,6 +162,37 @@ class Provisioning:
             url,
             elicitation.id,
         )
+
+    async def open_consent(self, caller: Caller) -> Elicitation | CallToolResult:
+        """The caller's open consent request (its link not yet followed) if there is one, else a
+        new one - unless too many of theirs are pending already."""
+        store, settings = self.runtime.store, self.runtime.settings
+        async with self._lock:
+            reusable = await store.reusable_elicitation(
+                caller.subject, caller.user_id, time.time() + REUSE_MARGIN
+            )
+            if reusable is not None:
+                return cast(Elicitation, reusable)
+            pending = await store.pending_elicitations(caller.subject)
+            limit = settings.consent_max_pending_per_user
+            if pending >= limit:
+                minutes = max(1, round(settings.elicitation_timeout_seconds / 60))
+                return CallToolResult(
+                    is_error=True,
+                    content=[
+                        TextContent(
+                            type="text",
+                            text=f"{pending} sign-ins to Nextcloud are already under way for you (at most "
+                            f"{limit}, CONSENT_MAX_PENDING_PER_USER). Finish one in your browser, or ask "
+                            f"again when they have expired (within {minutes} minutes).",
+                        )
+                    ],
+                )
+            elicitation = await store.create_elicitation(
+                caller.subject, settings.elicitation_timeout_seconds, caller.user_id
+            )
+        await store.audit(caller.subject, "consent_requested", f"elicitation {elicitation.id[:8]}")
+        return cast(Elicitation, elicitation)
 
     async def refused(self, caller: Caller, since: float) -> bool:
         """Nextcloud refused the caller's stored credential (401) in a call begun at `since`:

@@ -32,7 +32,6 @@ __all__ = ["BearerTokenVerifier", "TokenRejected"]
 logger = logging.getLogger(__name__)
 
 MAX_CACHED = 10_000
-INTROSPECTION_CACHE_SECONDS = 300.0
 NEXTCLOUD_CACHE_SECONDS = 60.0
 NEGATIVE_CACHE_SECONDS = 15.0
 
@@ -184,7 +183,12 @@ class BearerTokenVerifier:
         except TokenRejected:
             self._cache.put(key, None, NEGATIVE_CACHE_SECONDS)
             raise
-        ceiling = INTROSPECTION_CACHE_SECONDS if mode == "introspection" else NEXTCLOUD_CACHE_SECONDS
+        # A token revoked at the issuer stays accepted for at most this long.
+        ceiling = (
+            self.settings.oidc_introspection_cache_seconds
+            if mode == "introspection"
+            else NEXTCLOUD_CACHE_SECONDS
+        )
         until_expiry = (access.expires_at - self._clock()) if access.expires_at else ceiling
         self._cache.put(key, access, min(ceiling, until_expiry))
         return access

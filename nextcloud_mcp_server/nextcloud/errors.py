@@ -19,6 +19,7 @@ NextcloudError                 host + a sentence a person can read; never a cred
 from __future__ import annotations
 
 __all__ = [
+    "BearerRefused",
     "Conflict",
     "Forbidden",
     "InvalidInput",
@@ -74,6 +75,11 @@ class NextcloudHTTPError(NextcloudError):
 
 class Unauthorized(NextcloudHTTPError):
     """401."""
+
+
+class BearerRefused(NextcloudHTTPError):
+    """401 from an API that refuses OAuth Bearer tokens outright (Nextcloud 29's Notes API): a
+    limitation of that API, not a sign that the credential was revoked - so not `Unauthorized`."""
 
 
 class Forbidden(NextcloudHTTPError):

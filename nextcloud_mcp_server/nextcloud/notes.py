@@ -20,6 +20,7 @@ import httpx
 
 from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.errors import (
+    BearerRefused,
     InvalidInput,
     InvalidResponse,
     NotFound,
@@ -44,6 +45,19 @@ __all__ = [
 
 API = "/index.php/apps/notes/api/v1"
 _BEARER_REFUSED = "CORS requires basic auth"
+
+
+def _bearer_refused(host: str) -> BearerRefused:
+    return BearerRefused(
+        host,
+        "the Notes API refuses OAuth Bearer tokens ('CORS requires basic auth', a Nextcloud "
+        "limitation fixed in later releases) and did not accept the token as a Basic password "
+        "either; use offline access with NEXTCLOUD_CONSENT_PROVIDER=nextcloud-oauth2 or "
+        "login-flow-v2, or upgrade Nextcloud",
+        status=401,
+    )
+
+
 _JSON = {"Accept": "application/json"}
 
 
@@ -153,9 +167,11 @@ class NotesClient:
                 accept=accept,
             )
         except Unauthorized as exc:
-            fallback = self._credential.basic_fallback() if self._credential else None
-            if fallback is None or _BEARER_REFUSED not in exc.body:
+            if _BEARER_REFUSED not in exc.body:
                 raise
+            fallback = self._credential.basic_fallback() if self._credential else None
+            if fallback is None:
+                raise _bearer_refused(self.host) from None
         # Nextcloud's CORS middleware refuses Bearer here; it accepts the token as a Basic password.
         try:
             response = await self._http.request(
@@ -168,14 +184,8 @@ class NotesClient:
                 accept=accept,
             )
         except Unauthorized:
-            raise Unauthorized(
-                self.host,
-                "the Notes API refuses OAuth Bearer tokens ('CORS requires basic auth', a Nextcloud "
-                "limitation fixed in later releases) and did not accept the token as a Basic password "
-                "either; use offline access with NEXTCLOUD_CONSENT_PROVIDER=nextcloud-oauth2 or "
-                "login-flow-v2, or upgrade Nextcloud",
-                status=401,
-            ) from None
+            # Not a revoked credential (it works elsewhere): the grant is kept.
+            raise _bearer_refused(self.host) from None
         # The fallback worked: use it for this client's remaining calls, and tell the others.
         self._credential = fallback
         self._http.notes_refuses_bearer = True

@@ -17,6 +17,9 @@ __all__ = ["StoreBackend", "make_store"]
 class StoreBackend(Store, Protocol):
     """The store with what opening, health, key rotation and replicas need."""
 
+    unreadable_grants: list[str]  # found by the last rotate_keys()
+    dropped_states: int
+
     async def open(self) -> None: ...
     async def close(self) -> None: ...
     async def ping(self) -> None: ...

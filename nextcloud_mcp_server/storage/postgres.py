@@ -27,7 +27,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
-from nextcloud_mcp_server.storage.crypto import Cipher
+from nextcloud_mcp_server.logs import neutralise
+from nextcloud_mcp_server.storage.crypto import Cipher, DecryptionFailed
+from nextcloud_mcp_server.storage.errors import GrantUnreadable
 from nextcloud_mcp_server.storage.pg_pool import ConnectionPool
 from nextcloud_mcp_server.storage.records import (
     MIGRATIONS,
@@ -98,6 +100,8 @@ class PostgresStore:
         self._lock_setup = [f"SET lock_timeout = '{int(lock_timeout_seconds)}s'"]
         self._pools: tuple[ConnectionPool, ConnectionPool] | None = None
         self._listener: asyncio.Task[None] | None = None
+        self.unreadable_grants: list[str] = []  # found by the last rotate_keys()
+        self.dropped_states = 0
 
     @property
     def _pool(self) -> ConnectionPool:
@@ -200,7 +204,10 @@ class PostgresStore:
         )
         if row is None:
             return None
-        secret = self.cipher.decrypt(str(row[4]), table="grants", subject=subject, field="secret")
+        try:
+            secret = self.cipher.decrypt(str(row[4]), table="grants", subject=subject, field="secret")
+        except DecryptionFailed as exc:
+            raise GrantUnreadable(subject, str(exc)) from None
         return Grant(*row[:4], secret, *row[5:])  # type: ignore[arg-type, call-arg]
 
     async def save_grant(self, grant: Grant) -> None:
@@ -249,15 +256,24 @@ class PostgresStore:
             raise StoreError("another replica has been refreshing this user's token for too long") from None
 
     async def rotate_keys(self) -> int:
-        """Re-encrypt every secret under the current key, in one transaction."""
+        """Re-encrypt every secret under the current key, in one transaction. As in `SQLiteStore`,
+        an unreadable grant is left and named in `unreadable_grants`; an unreadable consent state
+        is deleted and counted in `dropped_states`."""
         rewritten = 0
+        self.unreadable_grants, self.dropped_states = [], 0
         current = self.cipher.current_key_id
         async with self._pool.connection() as conn, conn.transaction():
             cursor = await conn.execute(
                 "SELECT subject, secret FROM grants WHERE key_id != %s FOR UPDATE", (current,)
             )
             for subject, sealed in await cursor.fetchall():
-                plain = self.cipher.decrypt(str(sealed), table="grants", subject=str(subject), field="secret")
+                try:
+                    plain = self.cipher.decrypt(
+                        str(sealed), table="grants", subject=str(subject), field="secret"
+                    )
+                except DecryptionFailed:
+                    self.unreadable_grants.append(str(subject))
+                    continue
                 await conn.execute(
                     "UPDATE grants SET secret = %s, key_id = %s WHERE subject = %s",
                     (self._seal(str(subject), plain), current, subject),
@@ -268,7 +284,13 @@ class PostgresStore:
                 if Cipher.key_id_of(str(sealed)) == current:
                     continue
                 where = {"table": "oauth_states", "subject": str(digest), "field": "verifier"}
-                resealed = self.cipher.encrypt(self.cipher.decrypt(str(sealed), **where), **where)
+                try:
+                    plain = self.cipher.decrypt(str(sealed), **where)
+                except DecryptionFailed:
+                    await conn.execute("DELETE FROM oauth_states WHERE state_hash = %s", (digest,))
+                    self.dropped_states += 1
+                    continue
+                resealed = self.cipher.encrypt(plain, **where)
                 await conn.execute(
                     "UPDATE oauth_states SET verifier = %s WHERE state_hash = %s", (resealed, digest)
                 )
@@ -288,6 +310,24 @@ class PostgresStore:
             (elicitation.id, subject, "pending", now, now + ttl, user_id),
         )
         return elicitation
+
+    async def reusable_elicitation(self, subject: str, user_id: str, until: float) -> Elicitation | None:
+        """The newest consent request of `subject` whose link is unopened and good until `until`."""
+        row = await self._one(
+            "SELECT id, subject, status, created_at, expires_at, opened_at, completed_at, error, user_id "
+            "FROM elicitations WHERE status = 'pending' AND expires_at > %s AND subject = %s "
+            "AND user_id = %s AND opened_at IS NULL ORDER BY created_at DESC LIMIT 1",
+            (until, subject, user_id),
+        )
+        return Elicitation(*row) if row else None  # type: ignore[arg-type]
+
+    async def pending_elicitations(self, subject: str) -> int:
+        """How many consent requests of `subject` are still pending (opened or not)."""
+        row = await self._one(
+            "SELECT COUNT(*) FROM elicitations WHERE status = 'pending' AND expires_at > %s AND subject = %s",
+            (self._clock(), subject),
+        )
+        return int(row[0]) if row else 0  # type: ignore[call-overload]
 
     async def get_elicitation(self, elicitation_id: str) -> Elicitation | None:
         row = await self._one(
@@ -356,7 +396,7 @@ class PostgresStore:
     async def audit(self, subject: str, event: str, detail: str = "") -> None:
         await self._run(
             "INSERT INTO audit (at, subject, event, detail) VALUES (%s, %s, %s, %s)",
-            (self._clock(), subject, event, detail[:500]),
+            (self._clock(), neutralise(subject[:200]), event, neutralise(detail[:500])),
         )
 
     async def audit_events(self, subject: str | None = None, limit: int = 100) -> list[AuditEvent]:

@@ -24,7 +24,9 @@ from typing import Protocol
 
 import aiosqlite
 
-from nextcloud_mcp_server.storage.crypto import Cipher
+from nextcloud_mcp_server.logs import neutralise
+from nextcloud_mcp_server.storage.crypto import Cipher, DecryptionFailed
+from nextcloud_mcp_server.storage.errors import GrantUnreadable
 from nextcloud_mcp_server.storage.records import (
     MIGRATIONS,
     AuditEvent,
@@ -54,6 +56,8 @@ class Store(Protocol):
     async def delete_grant(self, subject: str) -> bool: ...
     async def create_elicitation(self, subject: str, ttl: float, user_id: str = "") -> Elicitation: ...
     async def get_elicitation(self, elicitation_id: str) -> Elicitation | None: ...
+    async def reusable_elicitation(self, subject: str, user_id: str, until: float) -> Elicitation | None: ...
+    async def pending_elicitations(self, subject: str) -> int: ...
     async def open_elicitation(self, elicitation_id: str) -> Elicitation: ...
     async def finish_elicitation(
         self, elicitation_id: str, status: str, error: str | None = None
@@ -79,6 +83,8 @@ class SQLiteStore:
         self.cipher = cipher
         self._clock = clock
         self._db: aiosqlite.Connection | None = None
+        self.unreadable_grants: list[str] = []  # found by the last rotate_keys()
+        self.dropped_states = 0
 
     @property
     def db(self) -> aiosqlite.Connection:
@@ -157,7 +163,10 @@ class SQLiteStore:
             row = await cursor.fetchone()
         if row is None:
             return None
-        secret = self.cipher.decrypt(row[4], table="grants", subject=subject, field="secret")
+        try:
+            secret = self.cipher.decrypt(row[4], table="grants", subject=subject, field="secret")
+        except DecryptionFailed as exc:
+            raise GrantUnreadable(subject, str(exc)) from None
         return Grant(row[0], row[1], row[2], row[3], secret, row[5], row[6], row[7], row[8], row[9])
 
     async def save_grant(self, grant: Grant) -> None:
@@ -210,13 +219,23 @@ class SQLiteStore:
         """No other replica announces anything."""
 
     async def rotate_keys(self) -> int:
-        """Re-encrypt every secret under the current key; returns how many were rewritten."""
+        """Re-encrypt every secret under the current key; returns how many were rewritten.
+
+        Nothing unreadable stops it: a grant that cannot be decrypted is left as it is and named
+        in `unreadable_grants` (its owner disconnects or connects again); a consent state that
+        cannot be decrypted (its key was removed; it lives ten minutes) is deleted and counted in
+        `dropped_states` - that sign-in has to start again."""
         rewritten = 0
+        self.unreadable_grants, self.dropped_states = [], 0
         query = "SELECT subject, secret FROM grants WHERE key_id != ?"
         async with self.db.execute(query, (self.cipher.current_key_id,)) as cursor:
             rows = await cursor.fetchall()
         for subject, sealed in rows:
-            plain = self.cipher.decrypt(sealed, table="grants", subject=subject, field="secret")
+            try:
+                plain = self.cipher.decrypt(sealed, table="grants", subject=subject, field="secret")
+            except DecryptionFailed:
+                self.unreadable_grants.append(subject)
+                continue
             await self.db.execute(
                 "UPDATE grants SET secret = ?, key_id = ? WHERE subject = ?",
                 (self._seal(subject, plain), self.cipher.current_key_id, subject),
@@ -227,7 +246,14 @@ class SQLiteStore:
         for state_hash, sealed in states:
             if Cipher.key_id_of(sealed) == self.cipher.current_key_id:
                 continue
-            plain = self.cipher.decrypt(sealed, table="oauth_states", subject=state_hash, field="verifier")
+            try:
+                plain = self.cipher.decrypt(
+                    sealed, table="oauth_states", subject=state_hash, field="verifier"
+                )
+            except DecryptionFailed:
+                await self.db.execute("DELETE FROM oauth_states WHERE state_hash = ?", (state_hash,))
+                self.dropped_states += 1
+                continue
             resealed = self.cipher.encrypt(plain, table="oauth_states", subject=state_hash, field="verifier")
             await self.db.execute(
                 "UPDATE oauth_states SET verifier = ? WHERE state_hash = ?", (resealed, state_hash)
@@ -254,6 +280,26 @@ class SQLiteStore:
         )
         await self.db.commit()
         return elicitation
+
+    async def reusable_elicitation(self, subject: str, user_id: str, until: float) -> Elicitation | None:
+        """The newest consent request of `subject` whose link is unopened and good until `until`."""
+        query = (
+            "SELECT id, subject, status, created_at, expires_at, opened_at, completed_at, error, user_id "
+            "FROM elicitations WHERE status = 'pending' AND expires_at > ? AND subject = ? "
+            "AND user_id = ? AND opened_at IS NULL ORDER BY created_at DESC LIMIT 1"
+        )
+        async with self.db.execute(query, (until, subject, user_id)) as cursor:
+            row = await cursor.fetchone()
+        return self._elicitation(row) if row else None
+
+    async def pending_elicitations(self, subject: str) -> int:
+        """How many consent requests of `subject` are still pending (opened or not)."""
+        query = (
+            "SELECT COUNT(*) FROM elicitations WHERE status = 'pending' AND expires_at > ? AND subject = ?"
+        )
+        async with self.db.execute(query, (self._clock(), subject)) as cursor:
+            row = await cursor.fetchone()
+        return int(row[0]) if row else 0
 
     async def get_elicitation(self, elicitation_id: str) -> Elicitation | None:
         query = (
@@ -329,7 +375,7 @@ class SQLiteStore:
     async def audit(self, subject: str, event: str, detail: str = "") -> None:
         await self.db.execute(
             "INSERT INTO audit (at, subject, event, detail) VALUES (?, ?, ?, ?)",
-            (self._clock(), subject, event, detail[:500]),
+            (self._clock(), neutralise(subject[:200]), event, neutralise(detail[:500])),
         )
         await self.db.commit()
 

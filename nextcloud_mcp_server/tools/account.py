@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.caller import caller_of
 from nextcloud_mcp_server.auth.provisioning import CONSENT_META_KEY, consent_url
+from nextcloud_mcp_server.storage.errors import GrantUnreadable
 from nextcloud_mcp_server.tools._context import runtime_of
 from nextcloud_mcp_server.tools._registry import Toolset
 
@@ -26,6 +27,9 @@ class AuthStatus(BaseModel):
     scopes: list[str] = Field(default_factory=list)
     since: str | None = Field(default=None, description="When access was granted (ISO 8601 UTC)")
     refreshed: str | None = Field(default=None, description="Last change of the stored grant")
+    problem: str | None = Field(
+        default=None, description="Why stored access cannot be used; connecting again replaces it"
+    )
 
 
 class Revocation(BaseModel):
@@ -48,7 +52,14 @@ async def _status(ctx: Context[Any, Any]) -> AuthStatus:
     runtime = runtime_of(ctx)
     if caller is None or runtime.store is None:
         return AuthStatus(connected=False)
-    grant = await runtime.store.get_grant(caller.subject)
+    try:
+        grant = await runtime.store.get_grant(caller.subject)
+    except GrantUnreadable as exc:
+        return AuthStatus(
+            connected=False,
+            problem=f"the stored access cannot be read ({exc}); connect again (check_logged_in) or "
+            "remove it (revoke_nextcloud_access)",
+        )
     if grant is None:
         return AuthStatus(connected=False)
     return AuthStatus(
@@ -74,12 +85,12 @@ async def check_logged_in(ctx: Context[Any, Any]) -> CallToolResult:
     if status.connected:
         return _text(f"Your Nextcloud is connected (as {status.nextcloud_user}, since {status.since}).")
     caller, runtime = caller_of(ctx), runtime_of(ctx)
-    if caller is None or runtime.store is None:
+    if caller is None or runtime.store is None or runtime.provisioning is None:
         return _text("This server does not keep Nextcloud access for you (offline access is off).")
-    store, settings = runtime.store, runtime.settings
-    elicitation = await store.create_elicitation(
-        caller.subject, settings.elicitation_timeout_seconds, caller.user_id
-    )
+    settings = runtime.settings
+    elicitation = await runtime.provisioning.open_consent(caller)  # reused while unopened; capped
+    if isinstance(elicitation, CallToolResult):
+        return elicitation
     url = consent_url(settings.public_origin, elicitation.id)
     caps = ctx.client_capabilities.elicitation if ctx.client_capabilities else None
     if caps is None or (ctx.protocol_version or "") >= "2026-07-28":
@@ -114,7 +125,16 @@ async def revoke_nextcloud_access(ctx: Context[Any, Any]) -> Revocation:
     caller, runtime = caller_of(ctx), runtime_of(ctx)
     if caller is None or runtime.store is None:
         return Revocation(revoked=False, at_provider=False)
-    grant = await runtime.store.get_grant(caller.subject)
+    try:
+        grant = await runtime.store.get_grant(caller.subject)
+    except GrantUnreadable:
+        # Nothing to revoke it with: delete it here (the issuer's copy expires on its own).
+        await runtime.store.delete_grant(caller.subject)
+        runtime.credentials.forget(caller.subject)
+        await runtime.store.audit(
+            caller.subject, "revoked", "unreadable grant deleted; not revoked at provider"
+        )
+        return Revocation(revoked=True, at_provider=False)
     if grant is None:
         return Revocation(revoked=False, at_provider=False)
     at_provider = await runtime.revoke_grant(grant)

@@ -386,6 +386,7 @@ async def test_a_revoked_grant_is_dropped_and_consent_asked_again(server: Offlin
         "scopes": [],
         "since": None,
         "refreshed": None,
+        "problem": None,
     }
     assert server.grants() == []
 

@@ -9,7 +9,7 @@ import pytest
 import respx
 
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential, BearerCredential
-from nextcloud_mcp_server.nextcloud.errors import InvalidResponse, NotFound, Unauthorized
+from nextcloud_mcp_server.nextcloud.errors import BearerRefused, InvalidResponse, NotFound, Unauthorized
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.models import Note
 from nextcloud_mcp_server.nextcloud.notes import (
@@ -150,8 +150,11 @@ async def test_bearer_refused_both_ways_explains_the_nextcloud_limitation(http: 
     respx.get(f"{API}/notes").mock(
         side_effect=[httpx.Response(401, text=recorded.body), httpx.Response(401, text='{"message":""}')]
     )
-    with pytest.raises(Unauthorized, match="refuses OAuth Bearer tokens .* NEXTCLOUD_CONSENT_PROVIDER"):
+    with pytest.raises(
+        BearerRefused, match="refuses OAuth Bearer tokens .* NEXTCLOUD_CONSENT_PROVIDER"
+    ) as got:
         await NotesClient(http, BearerCredential("tok", "alice")).list_notes()
+    assert not isinstance(got.value, Unauthorized)  # a limitation, not a revoked credential
 
 
 @respx.mock

@@ -1,0 +1,62 @@
+"""A revoked opaque token is refused within OIDC_INTROSPECTION_CACHE_SECONDS (issue 13: it stayed
+valid for a fixed 300 s)."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+import respx
+
+from nextcloud_mcp_server.auth.verifier import BearerTokenVerifier
+from tests.auth.test_verifier import ISSUER, JWK, RESOURCE, mock_idp, settings
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _idp_that_revokes() -> dict[str, bool]:
+    """Introspection answers `active` while the returned flag says so (revoked: set it False)."""
+    state = {"active": True}
+    respx.post(f"{ISSUER}/introspect").mock(
+        side_effect=lambda request: httpx.Response(
+            200,
+            json={"active": True, "sub": "alice", "aud": RESOURCE, "exp": int(time.time()) + 3600}
+            if state["active"]
+            else {"active": False},
+        )
+    )
+    return state
+
+
+@respx.mock
+async def test_a_revoked_opaque_token_is_refused_after_the_configured_cache_time() -> None:
+    mock_idp([JWK])
+    token = _idp_that_revokes()
+    clock = Clock()
+    async with httpx.AsyncClient() as http:
+        verifier = BearerTokenVerifier(settings(), http, clock=clock)
+        assert await verifier.verify_token("opaque") is not None
+        token["active"] = False  # revoked at the issuer
+        clock.now += 31  # past the default of 30 s
+        assert await verifier.verify_token("opaque") is None
+
+
+@respx.mock
+async def test_with_no_cache_every_request_is_introspected() -> None:
+    mock_idp([JWK])
+    token = _idp_that_revokes()
+    async with httpx.AsyncClient() as http:
+        verifier = BearerTokenVerifier(settings(oidc_introspection_cache_seconds=0), http)
+        assert await verifier.verify_token("opaque") is not None
+        token["active"] = False
+        assert await verifier.verify_token("opaque") is None
+
+
+def test_the_default_cache_is_short() -> None:
+    assert settings().oidc_introspection_cache_seconds <= 30
