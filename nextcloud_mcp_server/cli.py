@@ -1,4 +1,4 @@
-"""Command line: `nextcloud-mcp-server run | check | --version`.
+"""Command line: `nextcloud-mcp-bridge run | check | tools | keys | --version`.
 
 Start-up work is imported lazily, per command: `--help` and configuration errors answer at once,
 and `run --transport stdio` does not import the HTTP stack.
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = ["main"]
 
-PROG = "nextcloud-mcp-server"
+PROG = "nextcloud-mcp-bridge"
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -1,4 +1,4 @@
-"""`nextcloud-mcp-server check`: is the configured Nextcloud usable, and if not, why?
+"""`nextcloud-mcp-bridge check`: is the configured Nextcloud usable, and if not, why?
 
 Each check prints one line; the first failure that makes later checks meaningless stops the run.
 """

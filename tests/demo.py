@@ -186,7 +186,7 @@ def seed(client: httpx.Client, today: dt.date) -> None:
 def _desktop_command() -> tuple[str, list[str]]:
     """The venv's console script next to this interpreter (not resolved: a venv's python is a
     symlink to the base interpreter, whose folder has no such script)."""
-    script = Path(sys.executable).absolute().parent / "nextcloud-mcp-server"
+    script = Path(sys.executable).absolute().parent / "nextcloud-mcp-bridge"
     if script.exists():
         return str(script), ["run"]
     return str(Path(sys.executable).absolute()), ["-m", "nextcloud_mcp_server", "run"]

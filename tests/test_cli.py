@@ -43,7 +43,7 @@ def cli(
 def test_version_and_help() -> None:
     """--version prints the version; no command prints usage and exits 2."""
     version = cli("--version")
-    assert (version.returncode, version.stdout.strip()) == (0, f"nextcloud-mcp-server {__version__}")
+    assert (version.returncode, version.stdout.strip()) == (0, f"nextcloud-mcp-bridge {__version__}")
     bare = cli()
     assert bare.returncode == 2
     assert "run" in bare.stderr
@@ -56,7 +56,7 @@ def test_missing_configuration_names_each_variable_on_one_line(tmp_path: Path) -
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 3
-    assert lines[0].startswith("nextcloud-mcp-server: NEXTCLOUD_HOST is required")
+    assert lines[0].startswith("nextcloud-mcp-bridge: NEXTCLOUD_HOST is required")
     assert ".env.example" in lines[0]
     assert "`make demo` starts a sandbox" in lines[0]
     assert "NEXTCLOUD_USERNAME is required" in lines[1]
@@ -91,7 +91,7 @@ def test_malformed_values_are_named_with_what_is_expected(
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1
-    assert lines[0].startswith("nextcloud-mcp-server: ")
+    assert lines[0].startswith("nextcloud-mcp-bridge: ")
     assert expected in lines[0]
     assert "user:pw" not in result.stderr
 
