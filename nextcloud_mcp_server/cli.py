@@ -79,6 +79,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from nextcloud_mcp_server.storage.crypto import generate_key
 
         print(generate_key())
+        # stdout stays the bare key (for `>> .env` or a secrets manager); the hint goes to stderr
+        print(
+            "Put it in TOKEN_ENCRYPTION_KEY (the environment, .env, or a file named by "
+            "TOKEN_ENCRYPTION_KEY_FILE). To rotate, put it first and keep the old key after a comma: "
+            f"TOKEN_ENCRYPTION_KEY=<new>,<old>, then run `{PROG} keys rotate`.",
+            file=sys.stderr,
+        )
         return 0
     try:
         settings = _settings()

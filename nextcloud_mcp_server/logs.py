@@ -55,6 +55,23 @@ class RedactingFilter(logging.Filter):
 
 _filter = RedactingFilter()
 
+# The SDK logs every tool call that ends in a tool error at INFO ("Tool 'x' failed: ..."). Refused
+# input, a missing note or a declined approval are answers to the model, not events an operator
+# needs; they are demoted to DEBUG. Unexpected exceptions stay at ERROR.
+SDK_TOOL_LOGGER = "mcp.server.mcpserver.server"
+_TOOL_ERROR_MESSAGES = ("Tool %r failed: %r", "Tool %r rejected arguments: %r")
+
+
+class _ToolErrorsAtDebug(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno == logging.INFO and record.msg in _TOOL_ERROR_MESSAGES:
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+            return logging.getLogger().isEnabledFor(logging.DEBUG)
+        return True
+
+
+_tool_errors_at_debug = _ToolErrorsAtDebug()
+
 
 def configure_logging(level: str, secrets: Iterable[str] = ()) -> RedactingFilter:
     """Send logs to stderr at `level`; quiet chatty libraries; install the redacting filter."""
@@ -70,4 +87,7 @@ def configure_logging(level: str, secrets: Iterable[str] = ()) -> RedactingFilte
     # Request lines from the HTTP stacks are noise at INFO and may carry query strings.
     for noisy in ("httpx", "httpcore", "httpx2", "httpcore2"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
+    sdk = logging.getLogger(SDK_TOOL_LOGGER)
+    sdk.removeFilter(_tool_errors_at_debug)
+    sdk.addFilter(_tool_errors_at_debug)
     return _filter

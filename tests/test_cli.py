@@ -280,6 +280,10 @@ def test_keys_generate_prints_a_fresh_32_byte_key() -> None:
     key = first.stdout.strip()
     assert len(base64.urlsafe_b64decode(key + "=")) == 32
     assert key != second.stdout.strip()
+    # where it goes, on stderr, so `keys generate >> file` still writes the bare key
+    assert "Put it in TOKEN_ENCRYPTION_KEY" in first.stderr
+    assert "nextcloud-mcp-bridge keys rotate" in first.stderr
+    assert key not in first.stderr
 
 
 def _offline_env(tmp_path: Path, **extra: str) -> dict[str, str]:

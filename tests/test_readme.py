@@ -50,9 +50,9 @@ async def test_the_documented_claude_desktop_configuration_works(
 ) -> None:
     """The JSON from the README, with only the placeholders filled in, starts a working server."""
     server = claude_desktop_config()["mcpServers"]["nextcloud"]  # type: ignore[index]
-    assert server["command"].endswith("/.venv/bin/nextcloud-mcp-server")
+    assert server["command"].endswith("/.venv/bin/nextcloud-mcp-bridge")
     assert set(server["env"]) == set(server_env)
-    command = str(Path(sys.executable).parent / "nextcloud-mcp-server")
+    command = str(Path(sys.executable).parent / "nextcloud-mcp-bridge")
     params = StdioServerParameters(command=command, args=server["args"], env=server_env, cwd=tmp_path)
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
