@@ -4,6 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+RUNTIME_STAMP := $(VENV)/.installed-runtime
 NODE_STAMP := tests/idp/node_modules/.installed
 MCPB_STAMP := packaging/mcpb/node_modules/.installed
 SYSTEM_STAMP := $(VENV)/.system-packages
@@ -11,10 +12,16 @@ ARGS ?=
 
 .PHONY: install run check demo test test-fast lint typecheck pytest bench docs dist mcpb clean
 
-$(STAMP): pyproject.toml constraints.txt
+# The server and its runtime dependencies only (`make install`, `make run`, `make check`).
+$(RUNTIME_STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@# the distribution was called nextcloud-mcp-server before ADR 0022; drop its stale script
 	@$(BIN)/python -m pip uninstall --quiet --yes nextcloud-mcp-server >/dev/null 2>&1 || true
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e .
+	@touch $@
+
+# Everything for tests, the demo, benchmarks and packaging.
+$(STAMP): $(RUNTIME_STAMP) pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev]'
 	@touch $@
 
@@ -24,7 +31,7 @@ $(MCPB_STAMP): packaging/mcpb/package.json packaging/mcpb/package-lock.json
 	@touch $@
 
 ## install: only the virtualenv (.venv/bin/nextcloud-mcp-bridge); no configuration needed
-install: $(STAMP)
+install: $(RUNTIME_STAMP)
 	@echo "Installed: $(BIN)/nextcloud-mcp-bridge (try: $(BIN)/nextcloud-mcp-bridge --help, or make demo)"
 
 # Test peers from npm (the OpenID provider, Node 22 itself, the TypeScript MCP client), pinned by the lockfile.
@@ -39,11 +46,11 @@ $(SYSTEM_STAMP): tests/system-packages.txt | $(STAMP)
 	@touch $@
 
 ## run: start the server (stdio by default; ARGS="--transport http" for streamable HTTP)
-run: $(STAMP)
+run: $(RUNTIME_STAMP)
 	$(BIN)/nextcloud-mcp-bridge run $(ARGS)
 
 ## check: verify the configuration against your Nextcloud
-check: $(STAMP)
+check: $(RUNTIME_STAMP)
 	$(BIN)/nextcloud-mcp-bridge check
 
 ## demo: try the server without a Nextcloud: a stand-in one with sample data (ARGS="--port N")
@@ -59,7 +66,7 @@ dist: $(STAMP)
 	$(BIN)/python -m build --outdir dist .
 
 ## mcpb: the Claude Desktop extension, dist/nextcloud-mcp-bridge-<version>.mcpb (validated by the MCPB CLI)
-mcpb: $(STAMP) $(MCPB_STAMP)
+mcpb: $(RUNTIME_STAMP) $(MCPB_STAMP)
 	$(BIN)/python packaging/mcpb/build.py --out dist
 
 ## test: lint, type-check and the whole test suite
@@ -69,7 +76,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-typecheck: $(STAMP)
+typecheck: $(RUNTIME_STAMP)
 	$(BIN)/mypy
 
 pytest: $(STAMP) $(NODE_STAMP) $(MCPB_STAMP) $(SYSTEM_STAMP)
