@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -117,3 +118,36 @@ async def test_the_unpacked_bundle_serves_the_nextcloud(
     assert ("nc_notes_create_note" in names) is (permissions != "read")
     assert "nc_notes_delete_note" in names or permissions == "read"
     assert nextcloud.admin.app_password not in (tmp_path / "stderr.log").read_text()
+
+
+@pytest.mark.timeout(600)
+def test_a_wrong_setting_in_the_form_stops_the_extension_with_its_name(bundle: Path, tmp_path: Path) -> None:
+    """A permission level typed wrong stops the server before it serves, with one line naming the
+    setting (Claude Desktop shows the server's stderr); the app password is not echoed."""
+    folder = tmp_path / "extension"
+    manifest = unpack(bundle, folder)
+    answers = user_settings(
+        manifest,
+        nextcloud_url="https://cloud.example.com",
+        username="alice",
+        app_password="Secret-App-Password-0001",
+        permissions="admin",
+    )
+    config = manifest["server"]["mcp_config"]
+    done = subprocess.run(
+        [
+            substitute(config["command"], folder, answers),
+            *(substitute(a, folder, answers) for a in config["args"]),
+        ],
+        env={**tool_env(), **{k: substitute(v, folder, answers) for k, v in config["env"].items()}},
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "NEXTCLOUD_MCP_PERMISSIONS must be one of" in done.stderr
+    assert "Secret-App-Password-0001" not in done.stderr + done.stdout
+    assert done.stdout == ""
