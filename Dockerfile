@@ -32,7 +32,7 @@ EXPOSE 8000
 # passes); the port follows MCP_PORT. Slim images have no curl.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=15s --retries=3 \
     CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:' + os.environ.get('MCP_PORT', '8000') + '/health', timeout=4)"]
-ENTRYPOINT ["nextcloud-mcp-server"]
+ENTRYPOINT ["nextcloud-mcp-bridge"]
 # A container binds 0.0.0.0; in single-user mode that needs --allow-remote (publish the port on
 # loopback or put an authenticating proxy in front). MCP_ALLOWED_HOSTS must name the host names
 # clients use. In OAuth mode (OIDC_ISSUER set) every request needs a token anyway.

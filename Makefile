@@ -4,16 +4,35 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+RUNTIME_STAMP := $(VENV)/.installed-runtime
 NODE_STAMP := tests/idp/node_modules/.installed
+MCPB_STAMP := packaging/mcpb/node_modules/.installed
 SYSTEM_STAMP := $(VENV)/.system-packages
 ARGS ?=
 
-.PHONY: run check demo test test-fast lint typecheck pytest bench docs clean
+.PHONY: install run check demo test test-fast lint typecheck pytest bench docs dist mcpb clean
 
-$(STAMP): pyproject.toml constraints.txt
+# The server and its runtime dependencies only (`make install`, `make run`, `make check`).
+$(RUNTIME_STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@# the distribution was called nextcloud-mcp-server before ADR 0022; drop its stale script
+	@$(BIN)/python -m pip uninstall --quiet --yes nextcloud-mcp-server >/dev/null 2>&1 || true
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e .
+	@touch $@
+
+# Everything for tests, the demo, benchmarks and packaging.
+$(STAMP): $(RUNTIME_STAMP) pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev]'
 	@touch $@
+
+# The official MCPB CLI (validates and packs the Claude Desktop extension), pinned by the lockfile.
+$(MCPB_STAMP): packaging/mcpb/package.json packaging/mcpb/package-lock.json
+	cd packaging/mcpb && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+## install: only the virtualenv (.venv/bin/nextcloud-mcp-bridge); no configuration needed
+install: $(RUNTIME_STAMP)
+	@echo "Installed: $(BIN)/nextcloud-mcp-bridge (try: $(BIN)/nextcloud-mcp-bridge --help, or make demo)"
 
 # Test peers from npm (the OpenID provider, Node 22 itself, the TypeScript MCP client), pinned by the lockfile.
 $(NODE_STAMP): tests/idp/package.json tests/idp/package-lock.json
@@ -27,20 +46,28 @@ $(SYSTEM_STAMP): tests/system-packages.txt | $(STAMP)
 	@touch $@
 
 ## run: start the server (stdio by default; ARGS="--transport http" for streamable HTTP)
-run: $(STAMP)
-	$(BIN)/nextcloud-mcp-server run $(ARGS)
+run: $(RUNTIME_STAMP)
+	$(BIN)/nextcloud-mcp-bridge run $(ARGS)
 
 ## check: verify the configuration against your Nextcloud
-check: $(STAMP)
-	$(BIN)/nextcloud-mcp-server check
+check: $(RUNTIME_STAMP)
+	$(BIN)/nextcloud-mcp-bridge check
 
 ## demo: try the server without a Nextcloud: a stand-in one with sample data (ARGS="--port N")
 demo: $(STAMP)
-	$(BIN)/python -m tests.demo $(ARGS)
+	@NEXTCLOUD_MCP_DEMO_VIA_MAKE=1 $(BIN)/python -m tests.demo $(ARGS)
 
 ## docs: regenerate the README's tool table from the code
 docs: $(STAMP)
-	$(BIN)/python -c "import re, pathlib, subprocess; p = pathlib.Path('README.md'); t = subprocess.run(['$(BIN)/nextcloud-mcp-server', 'tools'], capture_output=True, text=True, check=True).stdout.strip(); p.write_text(re.sub(r'(<!-- tools:start -->\n).*?(\n<!-- tools:end -->)', lambda m: m.group(1) + t + m.group(2), p.read_text(), flags=re.S))"
+	$(BIN)/python -c "import re, pathlib, subprocess; p = pathlib.Path('README.md'); t = subprocess.run(['$(BIN)/nextcloud-mcp-bridge', 'tools'], capture_output=True, text=True, check=True).stdout.strip(); p.write_text(re.sub(r'(<!-- tools:start -->\n).*?(\n<!-- tools:end -->)', lambda m: m.group(1) + t + m.group(2), p.read_text(), flags=re.S))"
+
+## dist: wheel and sdist in dist/ (pipx install dist/*.whl; uvx --from dist/<wheel> nextcloud-mcp-bridge)
+dist: $(STAMP)
+	$(BIN)/python -m build --outdir dist .
+
+## mcpb: the Claude Desktop extension, dist/nextcloud-mcp-bridge-<version>.mcpb (validated by the MCPB CLI)
+mcpb: $(RUNTIME_STAMP) $(MCPB_STAMP)
+	$(BIN)/python packaging/mcpb/build.py --out dist
 
 ## test: lint, type-check and the whole test suite
 test: lint typecheck pytest
@@ -49,14 +76,14 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-typecheck: $(STAMP)
+typecheck: $(RUNTIME_STAMP)
 	$(BIN)/mypy
 
-pytest: $(STAMP) $(NODE_STAMP) $(SYSTEM_STAMP)
+pytest: $(STAMP) $(NODE_STAMP) $(MCPB_STAMP) $(SYSTEM_STAMP)
 	$(BIN)/pytest $(ARGS)
 
 ## test-fast: the inner loop: lint, types and the tests that need neither the real Nextcloud nor a browser
-test-fast: lint typecheck $(STAMP) $(NODE_STAMP)
+test-fast: lint typecheck $(STAMP) $(NODE_STAMP) $(MCPB_STAMP)
 	$(BIN)/pytest -m "not real_nextcloud and not browser" $(ARGS)
 
 ## bench: benchmarks side by side, printed and written to bench/results/ (never part of `make test`;
@@ -65,4 +92,4 @@ bench: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python bench/run_all.py $(ARGS)
 
 clean:
-	rm -rf $(VENV) tests/idp/node_modules .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) tests/idp/node_modules packaging/mcpb/node_modules dist .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -1,4 +1,4 @@
-"""`python -m nextcloud_mcp_server` is the same as the `nextcloud-mcp-server` command."""
+"""`python -m nextcloud_mcp_server` is the same as the `nextcloud-mcp-bridge` command."""
 
 from nextcloud_mcp_server.cli import main
 

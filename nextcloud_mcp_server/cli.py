@@ -1,4 +1,4 @@
-"""Command line: `nextcloud-mcp-server run | check | --version`.
+"""Command line: `nextcloud-mcp-bridge run | check | tools | keys | --version`.
 
 Start-up work is imported lazily, per command: `--help` and configuration errors answer at once,
 and `run --transport stdio` does not import the HTTP stack.
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = ["main"]
 
-PROG = "nextcloud-mcp-server"
+PROG = "nextcloud-mcp-bridge"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -79,6 +79,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from nextcloud_mcp_server.storage.crypto import generate_key
 
         print(generate_key())
+        # stdout stays the bare key (for `>> .env` or a secrets manager); the hint goes to stderr
+        print(
+            "Put it in TOKEN_ENCRYPTION_KEY (the environment, .env, or a file named by "
+            "TOKEN_ENCRYPTION_KEY_FILE). To rotate, put it first and keep the old key after a comma: "
+            f"TOKEN_ENCRYPTION_KEY=<new>,<old>, then run `{PROG} keys rotate`.",
+            file=sys.stderr,
+        )
         return 0
     try:
         settings = _settings()

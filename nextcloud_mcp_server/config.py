@@ -329,7 +329,7 @@ class Settings(BaseSettings):
                 problems.append(
                     "TOKEN_ENCRYPTION_KEY (or TOKEN_ENCRYPTION_KEY_FILE) is required with "
                     "ENABLE_OFFLINE_ACCESS=true: grants are stored encrypted; create one with "
-                    "`nextcloud-mcp-server keys generate`"
+                    "`nextcloud-mcp-bridge keys generate`"
                 )
             provider = self.nextcloud_consent_provider
             if provider == "oidc" and (not self.oidc_client_id or not self.oidc_client_secret):

@@ -1,4 +1,4 @@
-"""`nextcloud-mcp-server check`: is the configured Nextcloud usable, and if not, why?
+"""`nextcloud-mcp-bridge check`: is the configured Nextcloud usable, and if not, why?
 
 Each check prints one line; the first failure that makes later checks meaningless stops the run.
 """
@@ -6,15 +6,18 @@ Each check prints one line; the first failure that makes later checks meaningles
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
 import httpx
+import pydantic
 
 from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
-from nextcloud_mcp_server.nextcloud.errors import NextcloudError, Unauthorized
-from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
+from nextcloud_mcp_server.nextcloud.errors import InvalidResponse, NextcloudError, NotFound, Unauthorized
+from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
+from nextcloud_mcp_server.nextcloud.models import ServerStatus
 from nextcloud_mcp_server.nextcloud.ocs import OCSClient
 
 __all__ = ["Check", "format_report", "run_checks"]
@@ -38,8 +41,19 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1000:.0f} ms"
 
 
-async def run_checks(settings: Settings, *, transport: httpx.AsyncBaseTransport | None = None) -> list[Check]:
-    """Run the checks in order; later checks are skipped once one they depend on failed."""
+Clock = Callable[[], float]
+
+
+async def run_checks(
+    settings: Settings,
+    *,
+    transport: httpx.AsyncBaseTransport | None = None,
+    clock: Clock = time.perf_counter,
+) -> list[Check]:
+    """Run the checks in order; later checks are skipped once one they depend on failed.
+
+    `clock` times the requests that tell a login password from an app password (tests pass one
+    that advances by a set amount per request, so the verdict never depends on machine speed)."""
     results: list[Check] = []
     http = NextcloudHTTP(
         settings.nextcloud_host or "",
@@ -53,7 +67,7 @@ async def run_checks(settings: Settings, *, transport: httpx.AsyncBaseTransport 
         settings.nextcloud_password.get_secret_value() if settings.nextcloud_password else "",
     )
     try:
-        await _checks(http, credential, results)
+        await _checks(http, credential, results, clock)
     finally:
         await http.aclose()
     names = [c.name for c in results]
@@ -63,16 +77,46 @@ async def run_checks(settings: Settings, *, transport: httpx.AsyncBaseTransport 
     return results
 
 
-async def _checks(http: NextcloudHTTP, credential: BasicCredential, results: list[Check]) -> None:
-    anonymous, ocs = OCSClient(http, None), OCSClient(http, credential)
+def _not_nextcloud(host: str, what: str) -> Check:
+    return Check(
+        "reachable",
+        "fail",
+        f"{host} answered, but it is not a Nextcloud ({what}). NEXTCLOUD_HOST must be the address "
+        "you open Nextcloud at, with its subfolder if it has one (e.g. https://example.com/nextcloud)",
+    )
 
-    started = time.perf_counter()
+
+def _is_status(body: object) -> bool:
+    """Nextcloud's /status.php always carries these keys; other servers' JSON does not."""
+    return isinstance(body, dict) and {"installed", "version"} <= body.keys()
+
+
+async def _checks(
+    http: NextcloudHTTP, credential: BasicCredential, results: list[Check], clock: Clock
+) -> None:
+    ocs = OCSClient(http, credential)
+
+    started = clock()
     try:
-        status = await anonymous.status()
+        raw = await http.request("GET", "/status.php", credential=None)
+        plain = clock() - started
+        body = json_body(raw, http.host)
+        if not _is_status(body):
+            results.append(_not_nextcloud(http.host, "its /status.php is not Nextcloud's"))
+            return
+        status = ServerStatus.model_validate(body)
+    except NotFound:
+        results.append(_not_nextcloud(http.host, "no /status.php, HTTP 404"))
+        return
+    except InvalidResponse as exc:
+        results.append(_not_nextcloud(http.host, f"/status.php: {exc.message}"))
+        return
+    except pydantic.ValidationError:
+        results.append(_not_nextcloud(http.host, "its /status.php is not Nextcloud's"))
+        return
     except NextcloudError as exc:
         results.append(Check("reachable", "fail", str(exc)))
         return
-    plain = time.perf_counter() - started
     if not status.installed or status.maintenance or status.needs_db_upgrade:
         state = "in maintenance mode" if status.maintenance else "not installed or needs an upgrade"
         results.append(Check("reachable", "fail", f"{status.productname} at {http.host} is {state}"))
@@ -82,9 +126,9 @@ async def _checks(http: NextcloudHTTP, credential: BasicCredential, results: lis
 
     try:
         user = await ocs.current_user()
-        started = time.perf_counter()
+        started = clock()
         await ocs.current_user()
-        authenticated = time.perf_counter() - started
+        authenticated = clock() - started
     except Unauthorized:
         results.append(
             Check(

@@ -71,6 +71,23 @@ class RedactingFilter(logging.Filter):
 
 _filter = RedactingFilter()
 
+# The SDK logs every tool call that ends in a tool error at INFO ("Tool 'x' failed: ..."). Refused
+# input, a missing note or a declined approval are answers to the model, not events an operator
+# needs; they are demoted to DEBUG. Unexpected exceptions stay at ERROR.
+SDK_TOOL_LOGGER = "mcp.server.mcpserver.server"
+_TOOL_ERROR_MESSAGES = ("Tool %r failed: %r", "Tool %r rejected arguments: %r")
+
+
+class _ToolErrorsAtDebug(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno == logging.INFO and record.msg in _TOOL_ERROR_MESSAGES:
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+            return logging.getLogger().isEnabledFor(logging.DEBUG)
+        return True
+
+
+_tool_errors_at_debug = _ToolErrorsAtDebug()
+
 
 def configure_logging(level: str, secrets: Iterable[str] = ()) -> RedactingFilter:
     """Send logs to stderr at `level`; quiet chatty libraries; install the redacting filter."""
@@ -89,4 +106,7 @@ def configure_logging(level: str, secrets: Iterable[str] = ()) -> RedactingFilte
     # User content (note text, tool results, consent ids in SQL parameters) is never logged.
     for chatty in _CONTENT_LOGGERS:
         logging.getLogger(chatty).setLevel(max(logging.INFO, root.level))
+    sdk = logging.getLogger(SDK_TOOL_LOGGER)
+    sdk.removeFilter(_tool_errors_at_debug)
+    sdk.addFilter(_tool_errors_at_debug)
     return _filter

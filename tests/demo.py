@@ -1,12 +1,15 @@
 """`make demo`: try the MCP server without a Nextcloud.
 
-    python -m tests.demo [--port 8000] [--data DIR] [--once]
+    python -m tests.demo [--port 8000] [--data DIR] [--state DIR] [--once] [--verbose]
 
 Starts the Nextcloud double (real WsgiDAV and Radicale behind a Nextcloud-shaped front door) on a
-free loopback port, seeds it with a few notes, events, a task and files for the user `demo`
-(whose app password is new on every run), starts this MCP server over streamable HTTP against it,
-and prints the MCP URL and ready-to-paste client configurations. The first line on stdout is
-machine-readable: {"ready": true, "mcp_url": ..., "nextcloud_url": ..., "username": "demo"}.
+loopback port, seeds it with a few notes, events, a task and files for the user `demo`, starts
+this MCP server over streamable HTTP against it, and prints the MCP URL and ready-to-paste client
+configurations - nothing else (the server logs only warnings unless --verbose).
+
+The double's port and the demo user's app password are kept in <state>/demo.json (default
+$XDG_STATE_HOME/nextcloud-mcp-demo, else ~/.local/state/nextcloud-mcp-demo), so a configuration
+pasted into Claude Desktop keeps working after a restart.
 
 Runs until Ctrl-C or SIGTERM (with --once: exits as soon as everything is up), then stops the
 server and the double and removes the temporary data (data kept with --data).
@@ -38,6 +41,7 @@ from tests.processes import free_port, wait_for_http
 __all__ = ["main"]
 
 PROG = "python -m tests.demo"
+VIA_MAKE = "NEXTCLOUD_MCP_DEMO_VIA_MAKE"  # set by `make demo`: messages then speak of ARGS="..."
 USERNAME = "demo"
 REPO = Path(__file__).resolve().parents[1]
 STARTUP_TIMEOUT = 30.0
@@ -79,20 +83,71 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--data", type=Path, help="keep the double's data in this folder (default: a temp folder, removed)"
     )
+    parser.add_argument(
+        "--state",
+        type=Path,
+        help="where the double's port and the demo password are kept between runs "
+        "(default $XDG_STATE_HOME/nextcloud-mcp-demo or ~/.local/state/nextcloud-mcp-demo)",
+    )
     parser.add_argument("--once", action="store_true", help="exit as soon as everything is up (for tests)")
+    parser.add_argument("--verbose", action="store_true", help="let the MCP server log at INFO")
     return parser
 
 
-def _check_port_free(port: int) -> None:
-    """Fail early, naming --port, when something already listens there. SO_REUSEADDR as uvicorn
-    sets it, so a port in TIME_WAIT after a previous run does not count as taken."""
+def _how_to_pass(option: str) -> str:
+    """`--port 8100`, or `make demo ARGS="--port 8100"` when run through make."""
+    return f'make demo ARGS="{option}"' if os.environ.get(VIA_MAKE) else option
+
+
+def _port_free(port: int) -> bool:
+    """SO_REUSEADDR as uvicorn sets it, so a port in TIME_WAIT after a previous run is free."""
     with socket.socket() as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind(("127.0.0.1", port))
         except OSError as exc:
-            reason = "is already in use" if exc.errno == errno.EADDRINUSE else f"cannot be used ({exc})"
-            raise DemoError(f"port {port} on 127.0.0.1 {reason}; choose another with --port PORT") from None
+            if exc.errno == errno.EADDRINUSE:
+                return False
+            raise DemoError(f"port {port} on 127.0.0.1 cannot be used ({exc})") from None
+    return True
+
+
+def _check_port_free(port: int) -> None:
+    """Fail early, saying how to choose another port, when something already listens there."""
+    if not _port_free(port):
+        raise DemoError(
+            f"port {port} on 127.0.0.1 is already in use; choose another with "
+            f"{_how_to_pass('--port ' + str(port + 100 if port + 100 <= 65535 else 8100))}"
+        )
+
+
+def _state_dir(given: Path | None) -> Path:
+    if given is not None:
+        return given
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "nextcloud-mcp-demo"
+
+
+def _load_state(folder: Path) -> tuple[int, str, str, bool]:
+    """(double's port, app password, login password, whether they are the ones of a previous run).
+    A port another program took meanwhile is replaced, so the printed configuration changes."""
+    path = folder / "demo.json"
+    try:
+        saved = json.loads(path.read_text())
+        port, password, login = int(saved["nextcloud_port"]), str(saved["app_password"]), str(saved["login"])
+        if not (1024 <= port <= 65535 and len(password) >= 20 and len(login) >= 20):
+            raise ValueError("out of range")
+    except (OSError, ValueError, KeyError, TypeError):
+        port, password, login = 0, secrets.token_urlsafe(24), secrets.token_urlsafe(24)
+    kept = port != 0 and _port_free(port)
+    if not kept:
+        port = free_port()
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    state = {"nextcloud_port": port, "app_password": password, "login": login}
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # holds a password
+    with os.fdopen(fd, "w") as out:
+        json.dump(state, out)
+    return port, password, login, kept
 
 
 def _ics(component: str, uid: str, lines: list[str]) -> str:
@@ -198,13 +253,15 @@ def seed(client: httpx.Client, today: dt.date) -> None:
 def _desktop_command() -> tuple[str, list[str]]:
     """The venv's console script next to this interpreter (not resolved: a venv's python is a
     symlink to the base interpreter, whose folder has no such script)."""
-    script = Path(sys.executable).absolute().parent / "nextcloud-mcp-server"
+    script = Path(sys.executable).absolute().parent / "nextcloud-mcp-bridge"
     if script.exists():
         return str(script), ["run"]
     return str(Path(sys.executable).absolute()), ["-m", "nextcloud_mcp_server", "run"]
 
 
-def _banner(mcp_url: str, nextcloud_url: str, password: str, data: Path, kept: bool, seeded: bool) -> str:
+def _banner(
+    mcp_url: str, nextcloud_url: str, password: str, data: Path, kept: bool, seeded: bool, same_config: bool
+) -> str:
     command, args = _desktop_command()
     desktop = {
         "mcpServers": {
@@ -239,7 +296,8 @@ def _banner(mcp_url: str, nextcloud_url: str, password: str, data: Path, kept: b
             f"MCP endpoint (streamable HTTP): {mcp_url}",
             "",
             "Claude Desktop (claude_desktop_config.json; it starts its own server over stdio against the",
-            "same stand-in Nextcloud, so keep this demo running):",
+            "same stand-in Nextcloud, so keep this demo running; "
+            + ("unchanged since the last run):" if same_config else "new: paste it again if you had one):"),
             json.dumps(desktop, indent=2),
             "",
             "Any streamable-HTTP MCP client:",
@@ -251,7 +309,9 @@ def _banner(mcp_url: str, nextcloud_url: str, password: str, data: Path, kept: b
     )
 
 
-def _start_server(port: int, nextcloud_url: str, password: str, cwd: Path) -> subprocess.Popen[str]:
+def _start_server(
+    port: int, nextcloud_url: str, password: str, cwd: Path, verbose: bool
+) -> subprocess.Popen[str]:
     """`python -m nextcloud_mcp_server run --transport http` with only the demo's settings: the
     caller's NEXTCLOUD_*/MCP_* variables and any ./.env (cwd is the data folder) stay out."""
     env = {
@@ -260,6 +320,7 @@ def _start_server(port: int, nextcloud_url: str, password: str, cwd: Path) -> su
         "NEXTCLOUD_HOST": nextcloud_url,
         "NEXTCLOUD_USERNAME": USERNAME,
         "NEXTCLOUD_PASSWORD": password,
+        "LOG_LEVEL": "INFO" if verbose else "WARNING",
     }
     return subprocess.Popen(
         [sys.executable, "-m", "nextcloud_mcp_server", "run", "--transport", "http", "--port", str(port)],
@@ -289,9 +350,9 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
-def run(port: int, data: Path | None, once: bool) -> None:
+def run(port: int, data: Path | None, once: bool, state: Path, verbose: bool = False) -> None:
     _check_port_free(port)
-    password = secrets.token_urlsafe(24)
+    nextcloud_port, password, login, kept = _load_state(state)
     with ExitStack() as stack:
         if data is None:
             root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="nextcloud-mcp-demo-")))
@@ -300,16 +361,14 @@ def run(port: int, data: Path | None, once: bool) -> None:
             root = data.absolute()
             root.mkdir(parents=True, exist_ok=True)
             fresh = not any(root.iterdir())
-        account = Account(
-            USERNAME, secrets.token_urlsafe(24), display_name="Demo User", app_passwords={password}
-        )
+        account = Account(USERNAME, login, display_name="Demo User", app_passwords={password})
         double = NextcloudDouble(root / "nextcloud", [account])
-        nextcloud_url = stack.enter_context(serve_in_thread(double, lifespan="off"))
+        nextcloud_url = stack.enter_context(serve_in_thread(double, lifespan="off", port=nextcloud_port))
         if fresh:
             with httpx.Client(base_url=nextcloud_url, auth=(USERNAME, password), timeout=10) as client:
                 seed(client, dt.datetime.now(dt.UTC).date())
 
-        server = _start_server(port, nextcloud_url, password, root)
+        server = _start_server(port, nextcloud_url, password, root, verbose)
         stack.callback(_stop_server, server)
         base = f"http://127.0.0.1:{port}"
         try:
@@ -320,9 +379,9 @@ def run(port: int, data: Path | None, once: bool) -> None:
             raise DemoError(f"the MCP server's /health answered {health.status_code}")
 
         mcp_url = f"{base}/mcp"
-        ready = {"ready": True, "mcp_url": mcp_url, "nextcloud_url": nextcloud_url, "username": USERNAME}
-        print(json.dumps(ready), flush=True)
-        banner = _banner(mcp_url, nextcloud_url, password, root, kept=data is not None, seeded=fresh)
+        banner = _banner(
+            mcp_url, nextcloud_url, password, root, kept=data is not None, seeded=fresh, same_config=kept
+        )
         print(banner, flush=True)
         if not once:
             try:
@@ -342,7 +401,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)
     try:
-        run(port, args.data, args.once)
+        run(port, args.data, args.once, _state_dir(args.state), args.verbose)
     except DemoError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 1

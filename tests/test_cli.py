@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import base64
+import functools
+import http.server
 import os
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from nextcloud_mcp_server import __version__
-from tests.conftest import ADMIN_APP_PASSWORD, ADMIN_PASSWORD
+from nextcloud_mcp_server.config import load_settings
+from nextcloud_mcp_server.diagnostics import Check, run_checks
+from tests.backends import Nextcloud
+from tests.conftest import ADMIN_APP_PASSWORD
 from tests.mcp_clients import http_session, structured
 from tests.nextcloud_double import NextcloudDouble
 from tests.processes import free_port, server_process
@@ -34,7 +43,7 @@ def cli(
 def test_version_and_help() -> None:
     """--version prints the version; no command prints usage and exits 2."""
     version = cli("--version")
-    assert (version.returncode, version.stdout.strip()) == (0, f"nextcloud-mcp-server {__version__}")
+    assert (version.returncode, version.stdout.strip()) == (0, f"nextcloud-mcp-bridge {__version__}")
     bare = cli()
     assert bare.returncode == 2
     assert "run" in bare.stderr
@@ -47,7 +56,7 @@ def test_missing_configuration_names_each_variable_on_one_line(tmp_path: Path) -
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 3
-    assert lines[0].startswith("nextcloud-mcp-server: NEXTCLOUD_HOST is required")
+    assert lines[0].startswith("nextcloud-mcp-bridge: NEXTCLOUD_HOST is required")
     assert ".env.example" in lines[0]
     assert "`make demo` starts a sandbox" in lines[0]
     assert "NEXTCLOUD_USERNAME is required" in lines[1]
@@ -82,7 +91,7 @@ def test_malformed_values_are_named_with_what_is_expected(
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1
-    assert lines[0].startswith("nextcloud-mcp-server: ")
+    assert lines[0].startswith("nextcloud-mcp-bridge: ")
     assert expected in lines[0]
     assert "user:pw" not in result.stderr
 
@@ -154,15 +163,103 @@ def test_check_fails_without_the_notes_app(
     assert "[ ok ] webdav" in result.stdout
 
 
-def test_check_warns_about_a_slow_login_password(
-    double: NextcloudDouble, server_env: dict[str, str], tmp_path: Path
+class _MeteredTransport(httpx.AsyncBaseTransport):
+    """Real HTTP to the Nextcloud under test, and a virtual clock that every request moves on by
+    what it would cost on a real server: `slow` seconds with the login password, 0.05 s otherwise.
+    The verdict of `check` then depends on the rule alone, never on how busy this machine is."""
+
+    def __init__(self, login_password: str, slow: float) -> None:
+        self.now = 0.0
+        self._slow = slow
+        self._login = base64.b64encode(f"admin:{login_password}".encode()).decode()
+        self._inner = httpx.AsyncHTTPTransport()
+
+    def clock(self) -> float:
+        return self.now
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        with_login_password = request.headers.get("authorization") == f"Basic {self._login}"
+        self.now += self._slow if with_login_password else 0.05
+        return await self._inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+async def _check_with(nextcloud: Nextcloud, password: str, slow: float) -> list[Check]:
+    settings = load_settings(
+        env_file=None,
+        nextcloud_host=nextcloud.url,
+        nextcloud_username=nextcloud.admin.user,
+        nextcloud_password=password,
+    )
+    metered = _MeteredTransport(nextcloud.admin.password, slow)
+    return await run_checks(settings, transport=metered, clock=metered.clock)
+
+
+async def test_check_warns_about_a_slow_login_password(nextcloud: Nextcloud) -> None:
+    """With the login password (each request verifies a hash: 0.8 s here), `check` recommends an
+    app password; everything else still passes."""
+    results = await _check_with(nextcloud, nextcloud.admin.password, slow=0.8)
+    by_name = {c.name: c for c in results}
+    assert by_name["password type"].status == "warn"
+    assert "looks like a login password" in by_name["password type"].detail
+    assert "800 ms against 50 ms" in by_name["password type"].detail
+    assert all(c.status == "ok" for c in results if c.name != "password type"), results
+
+
+@pytest.mark.parametrize("password", ["app", "fast login"])
+async def test_check_stays_quiet_when_authenticated_requests_are_fast(
+    nextcloud: Nextcloud, password: str
 ) -> None:
-    """With the login password (each request verifies a hash), `check` recommends an app password."""
-    double.accounts.login_password_delay = 0.3
-    result = cli("check", env={**server_env, "NEXTCLOUD_PASSWORD": ADMIN_PASSWORD}, cwd=tmp_path)
-    assert result.returncode == 0
-    assert "[warn] password type" in result.stdout
-    assert "looks like a login password" in result.stdout
+    """An app password, or a login password the server verifies quickly, gets no warning."""
+    secret = nextcloud.admin.app_password if password == "app" else nextcloud.admin.password
+    results = await _check_with(nextcloud, secret, slow=0.06)
+    assert [c.status for c in results] == ["ok"] * 5, results
+    assert "password type" not in {c.name for c in results}
+
+
+@pytest.fixture
+def not_nextcloud(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """A plain web server (Python's http.server over a folder): it answers, but is no Nextcloud."""
+    root = tmp_path / "www"
+    root.mkdir()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield f"http://127.0.0.1:{server.server_address[1]}", root
+        finally:
+            server.shutdown()
+            thread.join(10)
+
+
+@pytest.mark.parametrize(
+    ("status_php", "what"),
+    [
+        (None, "no /status.php, HTTP 404"),
+        ("<html>hello</html>", "/status.php: expected JSON but got"),
+        ('{"status": "ok"}', "its /status.php is not Nextcloud's"),
+        ("[1, 2, 3]", "its /status.php is not Nextcloud's"),
+    ],
+)
+def test_check_says_when_the_host_is_not_a_nextcloud(
+    not_nextcloud: tuple[str, Path], tmp_path: Path, status_php: str | None, what: str
+) -> None:
+    """A web server that is not Nextcloud is named as such, with what to put in NEXTCLOUD_HOST."""
+    url, root = not_nextcloud
+    if status_php is not None:
+        (root / "status.php").write_text(status_php)
+    env = {"NEXTCLOUD_HOST": url, "NEXTCLOUD_USERNAME": "u", "NEXTCLOUD_PASSWORD": "p"}
+    result = cli("check", env=env, cwd=tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    [line] = [line for line in result.stdout.splitlines() if "reachable" in line]
+    assert line.startswith("  [FAIL] reachable ")
+    assert "answered, but it is not a Nextcloud" in line
+    assert what in line
+    assert "NEXTCLOUD_HOST must be the address" in line
+    assert "[skip] credentials" in result.stdout
 
 
 async def test_run_http_serves_mcp_on_the_given_port(server_env: dict[str, str], tmp_path: Path) -> None:
@@ -178,13 +275,15 @@ async def test_run_http_serves_mcp_on_the_given_port(server_env: dict[str, str],
 
 
 def test_keys_generate_prints_a_fresh_32_byte_key() -> None:
-    import base64
-
     first, second = cli("keys", "generate"), cli("keys", "generate")
     assert first.returncode == 0
     key = first.stdout.strip()
     assert len(base64.urlsafe_b64decode(key + "=")) == 32
     assert key != second.stdout.strip()
+    # where it goes, on stderr, so `keys generate >> file` still writes the bare key
+    assert "Put it in TOKEN_ENCRYPTION_KEY" in first.stderr
+    assert "nextcloud-mcp-bridge keys rotate" in first.stderr
+    assert key not in first.stderr
 
 
 def _offline_env(tmp_path: Path, **extra: str) -> dict[str, str]:

@@ -79,3 +79,25 @@ async def test_the_servers_debug_log_contains_no_password_or_authorization(
     for secret in (ADMIN_APP_PASSWORD, wrong):
         assert secret not in text
         assert base64.b64encode(f"admin:{secret}".encode()).decode() not in text
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("level", ["INFO", "DEBUG"])
+async def test_refused_tool_calls_are_logged_at_debug_only(
+    server_env: dict[str, str], tmp_path: Path, level: str
+) -> None:
+    """A missing note and arguments that fail validation are answers to the model: at INFO the
+    server's stderr stays silent about them; at DEBUG they appear, marked DEBUG."""
+    log = tmp_path / "server.log"
+    with log.open("w") as errlog:
+        async with stdio_session({**server_env, "LOG_LEVEL": level}, cwd=tmp_path, errlog=errlog) as session:
+            missing = await session.call_tool("nc_notes_get_note", {"note_id": 999})
+            malformed = await session.call_tool("nc_notes_get_note", {"note_id": "not a number"})
+    assert missing.is_error
+    assert malformed.is_error
+    lines = [line for line in log.read_text().splitlines() if "nc_notes_get_note" in line]
+    if level == "INFO":
+        assert lines == []
+    else:
+        assert len(lines) == 2, lines
+        assert all(" DEBUG mcp.server.mcpserver.server: Tool 'nc_notes_get_note'" in line for line in lines)

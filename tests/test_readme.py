@@ -50,12 +50,31 @@ async def test_the_documented_claude_desktop_configuration_works(
 ) -> None:
     """The JSON from the README, with only the placeholders filled in, starts a working server."""
     server = claude_desktop_config()["mcpServers"]["nextcloud"]  # type: ignore[index]
-    assert server["command"].endswith("/.venv/bin/nextcloud-mcp-server")
+    assert server["command"].endswith("/.venv/bin/nextcloud-mcp-bridge")
     assert set(server["env"]) == set(server_env)
-    command = str(Path(sys.executable).parent / "nextcloud-mcp-server")
+    command = str(Path(sys.executable).parent / "nextcloud-mcp-bridge")
     params = StdioServerParameters(command=command, args=server["args"], env=server_env, cwd=tmp_path)
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         created = structured(await session.call_tool("nc_notes_create_note", {"title": "From Claude"}))
         listed = structured(await session.call_tool("nc_notes_list_notes", {}))
     assert [n["id"] for n in listed["notes"]] == [created["id"]]
+
+
+def test_the_name_clash_is_stated_before_the_quick_start() -> None:
+    """Whoever reads only the top learns that `pip install nextcloud-mcp-server` is another project."""
+    top = README.split("## Quick start", 1)[0]
+    assert "another project" in top
+    assert "`nextcloud-mcp-bridge`" in top
+
+
+def test_every_make_target_the_readme_names_exists() -> None:
+    makefile = (ROOT / "Makefile").read_text()
+    targets = set(re.findall(r"^([a-z][a-z-]*):", makefile, flags=re.M))
+    named = set(re.findall(r"`make ([a-z][a-z-]*)", README))
+    assert {"install", "mcpb", "dist", "demo", "test"} <= named
+    assert named <= targets, named - targets
+
+
+def test_the_oauth_material_comes_after_the_tool_table() -> None:
+    assert README.index("<!-- tools:end -->") < README.index("## Many users: OAuth")

@@ -1,7 +1,7 @@
 """Encryption of secrets at rest: AES-256-GCM, key ids, and binding to where a secret belongs.
 
 Keys come from `TOKEN_ENCRYPTION_KEY` (comma-separated) or `TOKEN_ENCRYPTION_KEY_FILE` (one per
-line); each is 32 random bytes in url-safe base64 (`nextcloud-mcp-server keys generate`). The
+line); each is 32 random bytes in url-safe base64 (`nextcloud-mcp-bridge keys generate`). The
 first key encrypts; all of them decrypt, so keys can be rotated (`keys rotate` re-encrypts
 everything under the first).
 

@@ -223,8 +223,8 @@ async def _find_event(ctx: Context[Any, Any], calendar: str, uid: str) -> tuple[
 @toolset.tool(title="Get an event", read_only=True)
 @require_scopes(CALENDAR_READ)
 async def nc_calendar_get_event(calendar: CalendarId, uid: Uid, ctx: Context[Any, Any]) -> EventInfo:
-    """One event with all its details and its etag (needed to update it). For a recurring event
-    this is the series (its first occurrence and its recurrence rule)."""
+    """One event, given its calendar and uid, with all its details and its etag (needed to update
+    it). For a recurring event this is the series (its first occurrence and its recurrence rule)."""
     cal_id, obj = await _find_event(ctx, calendar, uid)
     component = ical().master(ical().load(obj.ics), "VEVENT")
     recurs = "RRULE" in component or "RDATE" in component
@@ -312,11 +312,12 @@ async def nc_calendar_update_event(
     attendees: Annotated[list[AttendeeInput] | None, Field(description="Replaces the attendee list")] = None,
     status: Annotated[str | None, Field(description="CONFIRMED, TENTATIVE or CANCELLED")] = None,
 ) -> Annotated[CallToolResult, EventInfo]:
-    """Change an event (the whole series for a recurring one). Only the fields you pass change;
-    everything else in the event, including properties this tool does not know, is kept. If the
-    event changed since you read its etag, nothing is overwritten and the current event is
-    returned with the error. Cancelling it, ending its recurrence, removing its attendees or
-    emptying its text asks the user first (and is refused at permission level write)."""
+    """Change an event, given its calendar and uid (the whole series for a recurring one). Only
+    the fields you pass change; everything else in the event, including properties this tool does
+    not know, is kept. If the event changed since you read its etag, nothing is overwritten and
+    the current event is returned with the error. Cancelling it, ending its recurrence, removing
+    its attendees or emptying its text asks the user first (and is refused at permission level
+    write)."""
     tz = time_zone(ctx, timezone)
     module = ical()
     cal_id, obj = await _find_event(ctx, calendar, uid)
@@ -381,9 +382,9 @@ async def nc_calendar_delete_event(
     ctx: Context[Any, Any],
     etag: Annotated[str | None, Field(description="Only delete if it is still this version")] = None,
 ) -> DeletedEvent:
-    """Delete an event by its uid (all occurrences of a recurring one). The user is asked to
-    approve first (unless the server is set up not to ask). Pass its etag to delete only the
-    version you have seen."""
+    """Delete an event by its calendar and uid (all occurrences of a recurring one). The user is
+    asked to approve first (unless the server is set up not to ask). Pass its etag to delete only
+    the version you have seen."""
     cal_id, obj = await _find_event(ctx, calendar, uid)
     if etag is not None and etag.strip('"') != obj.etag:
         host = (await nextcloud_for(ctx)).http.host

@@ -66,6 +66,16 @@ def _pump(stream: IO[str], lines: queue.Queue[str | None]) -> None:
     lines.put(None)
 
 
+def demo_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """Only PATH, and a state folder of this test's own (never the user's ~/.local/state)."""
+    return {"PATH": os.environ.get("PATH", os.defpath), "XDG_STATE_HOME": str(tmp_path / "state"), **extra}
+
+
+def banner_value(lines: list[str], label: str) -> str:
+    [line] = [line for line in lines if line.strip().startswith(label)]
+    return line.split(label, 1)[1].strip()
+
+
 @pytest.fixture
 def demo(tmp_path: Path) -> Iterator[Demo]:
     port = free_port()
@@ -74,7 +84,7 @@ def demo(tmp_path: Path) -> Iterator[Demo]:
         process = subprocess.Popen(
             [sys.executable, "-m", "tests.demo", "--port", str(port)],
             cwd=REPO,
-            env={"PATH": os.environ.get("PATH", os.defpath)},
+            env=demo_env(tmp_path),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=stderr,
@@ -108,15 +118,13 @@ def _json_after(lines: list[str], heading: str) -> dict[str, Any]:
 
 
 async def test_the_demo_serves_seeded_data_and_stops_on_ctrl_c(demo: Demo, tmp_path: Path) -> None:
-    [first] = demo.read_until("{")
-    ready = json.loads(first)
-    assert ready["ready"] is True
-    assert ready["username"] == "demo"
-    mcp_url, nextcloud_url = ready["mcp_url"], ready["nextcloud_url"]
+    printed = demo.read_until("Press Ctrl-C to stop.")
+    assert printed[:3] == ["", "Nextcloud MCP server demo", "========================="]
+    mcp_url = banner_value(printed, "MCP endpoint (streamable HTTP):")
+    nextcloud_url = banner_value(printed, "Nextcloud (double):")
     assert mcp_url.startswith("http://127.0.0.1:")
     assert mcp_url.endswith("/mcp")
     assert nextcloud_url.startswith("http://127.0.0.1:")
-    printed = demo.read_until("Press Ctrl-C to stop.")
 
     today = dt.datetime.now(dt.UTC).date()
     monday = today - dt.timedelta(days=today.weekday())
@@ -184,6 +192,70 @@ async def test_the_demo_serves_seeded_data_and_stops_on_ctrl_c(demo: Demo, tmp_p
     # The app password is shown to the user, never logged (by the demo, its server, or the stdio one).
     assert password not in demo.stderr.read_text()
     assert password not in (tmp_path / "desktop-stderr.log").read_text()
+    # Nothing but the banner: no server log lines (uvicorn's INFO included) on either stream.
+    assert demo.stderr.read_text() == ""
+
+
+def _once(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tests.demo", "--once", *args],
+        cwd=REPO,
+        env=demo_env(tmp_path, **env),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_a_restart_prints_the_same_claude_desktop_configuration(tmp_path: Path) -> None:
+    """Port and app password of the stand-in Nextcloud are kept in the state folder (mode 0600),
+    so a pasted configuration keeps working; the banner is the only output."""
+    port = str(free_port())
+    first, second = _once(tmp_path, "--port", port), _once(tmp_path, "--port", port)
+    assert (first.returncode, second.returncode) == (0, 0), first.stderr + second.stderr
+    desktop = [
+        _json_after(r.stdout.splitlines(), "Claude Desktop")["mcpServers"]["nextcloud-demo"]
+        for r in (first, second)
+    ]
+    assert desktop[0] == desktop[1]
+    assert "new: paste it again" in first.stdout
+    assert "unchanged since the last run" in second.stdout
+    for result in (first, second):
+        assert result.stdout.splitlines()[1] == "Nextcloud MCP server demo"
+        assert "INFO" not in result.stdout + result.stderr
+        assert result.stderr == ""
+    state = tmp_path / "state" / "nextcloud-mcp-demo" / "demo.json"
+    assert state.stat().st_mode & 0o777 == 0o600
+    assert json.loads(state.read_text())["app_password"] == desktop[0]["env"]["NEXTCLOUD_PASSWORD"]
+
+
+def test_a_taken_double_port_gets_a_new_one_and_says_so(tmp_path: Path) -> None:
+    """If another program took the remembered port, the demo picks another and says the
+    configuration is new."""
+    first = _once(tmp_path, "--port", str(free_port()))
+    assert first.returncode == 0, first.stderr
+    old = _json_after(first.stdout.splitlines(), "Claude Desktop")["mcpServers"]["nextcloud-demo"]
+    old_port = int(old["env"]["NEXTCLOUD_HOST"].rsplit(":", 1)[1])
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", old_port))
+        busy.listen()
+        second = _once(tmp_path, "--port", str(free_port()))
+    assert second.returncode == 0, second.stderr
+    new = _json_after(second.stdout.splitlines(), "Claude Desktop")["mcpServers"]["nextcloud-demo"]
+    assert new["env"]["NEXTCLOUD_HOST"] != old["env"]["NEXTCLOUD_HOST"]
+    assert new["env"]["NEXTCLOUD_PASSWORD"] == old["env"]["NEXTCLOUD_PASSWORD"]
+    assert "new: paste it again" in second.stdout
+
+
+def test_a_taken_port_through_make_names_make_demo_args(tmp_path: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = _once(tmp_path, "--port", str(port), NEXTCLOUD_MCP_DEMO_VIA_MAKE="1")
+    assert done.returncode == 1
+    [line] = done.stderr.splitlines()
+    assert f'choose another with make demo ARGS="--port {port + 100}"' in line
 
 
 def test_a_taken_port_is_reported_in_one_line() -> None:
@@ -194,7 +266,7 @@ def test_a_taken_port_is_reported_in_one_line() -> None:
         done = subprocess.run(
             [sys.executable, "-m", "tests.demo", "--port", str(port), "--once"],
             cwd=REPO,
-            env={"PATH": os.environ.get("PATH", os.defpath)},
+            env={"PATH": os.environ.get("PATH", os.defpath), "XDG_STATE_HOME": "/nonexistent"},
             capture_output=True,
             text=True,
             timeout=30,

@@ -132,7 +132,7 @@ def test_sqlite_migrations_are_adapted_for_postgresql() -> None:
 
 
 async def test_keys_rotate_on_the_command_line_works_on_postgresql(url: str, tmp_path: Path) -> None:
-    """`nextcloud-mcp-server keys rotate` with STORE_URL: re-encrypts under the first key, prints
+    """`nextcloud-mcp-bridge keys rotate` with STORE_URL: re-encrypts under the first key, prints
     the store without its password, and the old key is no longer needed afterwards."""
     old, new = generate_key(), generate_key()
     store = PostgresStore(url, Cipher([old]))

@@ -1,0 +1,62 @@
+"""Artifacts built once per session, the way `make dist` and `make mcpb` build them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+
+
+def tool_env(**extra: str) -> dict[str, str]:
+    """PATH with this venv's uv, pipx and mcpb first; uv and pipx use this Python (no interpreter
+    download) and the machine's package settings (PIP_*, the uv cache)."""
+    keep = ("HOME", "LANG", "PIP_FIND_LINKS", "PIP_INDEX_URL", "PIP_CERT", "SSL_CERT_FILE", "UV_CACHE_DIR")
+    env = {k: v for k, v in os.environ.items() if k in keep}
+    env["PATH"] = os.pathsep.join([str(BIN), os.environ.get("PATH", os.defpath)])
+    env["UV_PYTHON"] = sys.executable
+    env["UV_PYTHON_DOWNLOADS"] = "never"
+    if "PIP_FIND_LINKS" in env:
+        env["UV_FIND_LINKS"] = env["PIP_FIND_LINKS"]  # the same local wheels pip uses, if any
+    return {**env, **extra}
+
+
+def run(args: list[str], *, timeout: float = 300, **kwargs: object) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        args,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        **kwargs,  # type: ignore[call-overload]
+    )
+    assert done.returncode == 0, f"{args}: {done.stdout}{done.stderr}"
+    return done  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="session")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`python -m build` (what `make dist` runs): a wheel and an sdist."""
+    out = tmp_path_factory.mktemp("dist")
+    run([sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)], env=tool_env())
+    return out
+
+
+@pytest.fixture(scope="session")
+def wheel(dist: Path) -> Path:
+    [found] = dist.glob("*.whl")
+    return found
+
+
+@pytest.fixture(scope="session")
+def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`packaging/mcpb/build.py` (what `make mcpb` runs): the Claude Desktop extension."""
+    out = tmp_path_factory.mktemp("mcpb")
+    run([sys.executable, str(ROOT / "packaging" / "mcpb" / "build.py"), "--out", str(out)], env=tool_env())
+    [found] = out.glob("*.mcpb")
+    return found

@@ -1,0 +1,103 @@
+"""`make dist`: the wheel installs as users install it (pip into a fresh venv, pipx, uvx) and its
+command serves MCP over stdio."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+from nextcloud_mcp_server import __version__
+from tests.backends import Nextcloud
+from tests.mcp_clients import structured
+from tests.packaging.conftest import ROOT, run, tool_env
+
+pytestmark = pytest.mark.integration
+
+COMMAND = "nextcloud-mcp-bridge"
+THEIRS = "nextcloud-mcp-server"  # the command of the other project on PyPI (ADR 0022)
+
+
+@pytest.fixture(scope="module")
+def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel pip-installed into a fresh venv (pinned by constraints.txt); its bin folder."""
+    venv = tmp_path_factory.mktemp("venv")
+    run([sys.executable, "-m", "venv", str(venv)])
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    run([*pip, "-c", str(ROOT / "constraints.txt"), str(wheel)], env=tool_env())
+    return venv / "bin"
+
+
+def test_the_distribution_has_its_own_name_and_command(dist: Path, wheel: Path) -> None:
+    """Wheel and sdist are `nextcloud-mcp-bridge`; the only command is ours, not the other project's;
+    the sdist carries the package and no tests."""
+    assert wheel.name == f"nextcloud_mcp_bridge-{__version__}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        entry_points = archive.read(f"nextcloud_mcp_bridge-{__version__}.dist-info/entry_points.txt").decode()
+    assert f"{COMMAND} = nextcloud_mcp_server.cli:main" in entry_points
+    assert THEIRS not in entry_points
+    assert "nextcloud_mcp_server/cli.py" in names
+    assert not [n for n in names if n.startswith("tests/")]
+    [sdist] = dist.glob("*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        members = archive.getnames()
+    top = f"nextcloud_mcp_bridge-{__version__}"
+    assert f"{top}/nextcloud_mcp_server/cli.py" in members
+    assert f"{top}/.env.example" in members
+    assert not [m for m in members if m.startswith(f"{top}/tests")]
+
+
+def test_the_installed_command_answers_help(installed: Path) -> None:
+    assert not (installed / THEIRS).exists()
+    done = run([str(installed / COMMAND), "--help"])
+    assert done.stdout.startswith(f"usage: {COMMAND} ")
+    assert "check" in done.stdout
+    version = run([str(installed / COMMAND), "--version"])
+    assert version.stdout.strip() == f"{COMMAND} {__version__}"
+
+
+async def test_the_installed_command_serves_stdio(
+    installed: Path, nextcloud: Nextcloud, tmp_path: Path
+) -> None:
+    """Claude Desktop's way: the installed command over stdio against the Nextcloud under test."""
+    params = StdioServerParameters(
+        command=str(installed / COMMAND), args=["run"], env=nextcloud.server_env(), cwd=tmp_path
+    )
+    with (tmp_path / "stderr.log").open("w") as errlog:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            created = structured(
+                await session.call_tool("nc_notes_create_note", {"title": "From the wheel", "content": "hi"})
+            )
+    assert [(n["id"], n["title"]) for n in nextcloud.notes()] == [(created["id"], "From the wheel")]
+
+
+def test_uvx_runs_the_wheel(wheel: Path, tmp_path: Path) -> None:
+    """`uvx --from <wheel> nextcloud-mcp-bridge` (uv's tool runner, as MCP client configs use it)."""
+    env = tool_env(UV_TOOL_DIR=str(tmp_path / "tools"))
+    done = run(["uvx", "--from", str(wheel), COMMAND, "--version"], env=env, cwd=tmp_path)
+    assert done.stdout.strip() == f"{COMMAND} {__version__}"
+
+
+def test_pipx_installs_the_wheel(wheel: Path, tmp_path: Path) -> None:
+    """`pipx install <wheel>` puts exactly our command on the PATH."""
+    bin_dir = tmp_path / "bin"
+    env = tool_env(
+        PIPX_HOME=str(tmp_path / "pipx"), PIPX_BIN_DIR=str(bin_dir), PIPX_MAN_DIR=str(tmp_path / "man")
+    )
+    pip_args = f"--quiet -c {ROOT / 'constraints.txt'}"
+    run(["pipx", "install", "--pip-args", pip_args, str(wheel)], env=env, cwd=tmp_path)
+    assert sorted(p.name for p in bin_dir.iterdir()) == [COMMAND]
+    done = subprocess.run(
+        [str(bin_dir / COMMAND), "--version"], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, f"{COMMAND} {__version__}")

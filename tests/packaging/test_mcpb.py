@@ -1,0 +1,153 @@
+"""`make mcpb`: the Claude Desktop extension, run the way Claude Desktop runs it: unpacked, the
+manifest's command started with the user's settings substituted, driven by an MCP client."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+from nextcloud_mcp_server import __version__
+from nextcloud_mcp_server.tools import all_tools
+from tests.backends import Nextcloud
+from tests.mcp_clients import structured
+from tests.packaging.conftest import ROOT, run, tool_env
+
+pytestmark = pytest.mark.integration
+
+MCPB = ROOT / "packaging" / "mcpb" / "node_modules" / ".bin" / "mcpb"
+
+
+def unpack(bundle: Path, into: Path) -> dict[str, Any]:
+    with zipfile.ZipFile(bundle) as archive:
+        archive.extractall(into)
+    manifest: dict[str, Any] = json.loads((into / "manifest.json").read_text())
+    return manifest
+
+
+def substitute(value: str, folder: Path, user: dict[str, Any]) -> str:
+    """${__dirname} and ${user_config.x} as the host fills them in (booleans as true/false)."""
+
+    def one(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name == "__dirname":
+            return str(folder)
+        found = user[name.removeprefix("user_config.")]
+        return json.dumps(found) if isinstance(found, bool) else str(found)
+
+    return re.sub(r"\$\{([^}]+)\}", one, value)
+
+
+def user_settings(manifest: dict[str, Any], **given: Any) -> dict[str, Any]:
+    """The form's answers: what the user typed, defaults for the rest; required ones must be given."""
+    answers = {}
+    for name, option in manifest["user_config"].items():
+        if name in given:
+            answers[name] = given[name]
+        else:
+            assert not option.get("required"), f"{name} is required"
+            answers[name] = option.get("default", "")
+    return answers
+
+
+def test_the_manifest_asks_for_what_the_server_needs(bundle: Path, tmp_path: Path) -> None:
+    """URL, login name and app password (sensitive) are required; permission level and
+    confirmation are optional with the server's defaults; every tool is listed; `mcpb validate`
+    accepts the manifest."""
+    manifest = unpack(bundle, tmp_path)
+    assert manifest["manifest_version"] == "0.4"
+    assert (manifest["name"], manifest["version"]) == ("nextcloud-mcp-bridge", __version__)
+    config = manifest["user_config"]
+    assert {name for name, o in config.items() if o.get("required")} == {
+        "nextcloud_url",
+        "username",
+        "app_password",
+    }
+    assert [name for name, o in config.items() if o.get("sensitive")] == ["app_password"]
+    assert (config["permissions"]["default"], config["confirm_destructive"]["default"]) == (
+        "destructive",
+        True,
+    )
+    assert [t["name"] for t in manifest["tools"]] == [spec.name for spec in all_tools()]
+    assert manifest["server"]["type"] == "uv"
+    assert (tmp_path / manifest["server"]["entry_point"]).is_file()
+    done = run([str(MCPB), "validate", str(tmp_path / "manifest.json")])
+    assert "passes" in done.stdout
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("permissions", ["", "read"])
+async def test_the_unpacked_bundle_serves_the_nextcloud(
+    bundle: Path, nextcloud: Nextcloud, tmp_path: Path, permissions: str
+) -> None:
+    """Started from manifest.json exactly as Claude Desktop starts it (uv installs the pinned
+    dependencies on first start), the extension works against the Nextcloud under test; with
+    `read`, writing tools are not offered."""
+    folder = tmp_path / "extension"
+    manifest = unpack(bundle, folder)
+    answers = user_settings(
+        manifest,
+        nextcloud_url=nextcloud.url,
+        username=nextcloud.admin.user,
+        app_password=nextcloud.admin.app_password,
+        permissions=permissions,
+    )
+    config = manifest["server"]["mcp_config"]
+    params = StdioServerParameters(
+        command=substitute(config["command"], folder, answers),
+        args=[substitute(a, folder, answers) for a in config["args"]],
+        env={**tool_env(), **{k: substitute(v, folder, answers) for k, v in config["env"].items()}},
+        cwd=tmp_path,
+    )
+    nextcloud.add_note(title="Seen by the extension", content="hello")
+    with (tmp_path / "stderr.log").open("w") as errlog:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            names = {tool.name for tool in (await session.list_tools()).tools}
+            listed = structured(await session.call_tool("nc_notes_list_notes", {}))
+    assert [n["title"] for n in listed["notes"]] == ["Seen by the extension"]
+    assert ("nc_notes_create_note" in names) is (permissions != "read")
+    assert "nc_notes_delete_note" in names or permissions == "read"
+    assert nextcloud.admin.app_password not in (tmp_path / "stderr.log").read_text()
+
+
+@pytest.mark.timeout(600)
+def test_a_wrong_setting_in_the_form_stops_the_extension_with_its_name(bundle: Path, tmp_path: Path) -> None:
+    """A permission level typed wrong stops the server before it serves, with one line naming the
+    setting (Claude Desktop shows the server's stderr); the app password is not echoed."""
+    folder = tmp_path / "extension"
+    manifest = unpack(bundle, folder)
+    answers = user_settings(
+        manifest,
+        nextcloud_url="https://cloud.example.com",
+        username="alice",
+        app_password="Secret-App-Password-0001",
+        permissions="admin",
+    )
+    config = manifest["server"]["mcp_config"]
+    done = subprocess.run(
+        [
+            substitute(config["command"], folder, answers),
+            *(substitute(a, folder, answers) for a in config["args"]),
+        ],
+        env={**tool_env(), **{k: substitute(v, folder, answers) for k, v in config["env"].items()}},
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "NEXTCLOUD_MCP_PERMISSIONS must be one of" in done.stderr
+    assert "Secret-App-Password-0001" not in done.stderr + done.stdout
+    assert done.stdout == ""
