@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 from typing import Literal
 
-import httpx
+import httpx2
 
 from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
@@ -38,7 +38,9 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1000:.0f} ms"
 
 
-async def run_checks(settings: Settings, *, transport: httpx.AsyncBaseTransport | None = None) -> list[Check]:
+async def run_checks(
+    settings: Settings, *, transport: httpx2.AsyncBaseTransport | None = None
+) -> list[Check]:
     """Run the checks in order; later checks are skipped once one they depend on failed."""
     results: list[Check] = []
     http = NextcloudHTTP(

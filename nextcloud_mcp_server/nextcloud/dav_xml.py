@@ -15,7 +15,7 @@ from typing import Any
 from xml.etree.ElementTree import Element, TreeBuilder
 from xml.parsers import expat
 
-import httpx
+import httpx2
 
 from nextcloud_mcp_server.nextcloud.errors import InvalidResponse
 
@@ -160,7 +160,7 @@ class MultistatusParser:
         return done
 
 
-async def parse_multistatus(response: httpx.Response, host: str) -> AsyncIterator[DavResponse]:
+async def parse_multistatus(response: httpx2.Response, host: str) -> AsyncIterator[DavResponse]:
     """Yield each `<d:response>` of a streamed 207 body as soon as it is complete."""
     parser = MultistatusParser(host)
     async for chunk in response.aiter_bytes():

@@ -28,7 +28,7 @@ from http.cookiejar import CookieJar
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
+import httpx2
 
 from nextcloud_mcp_server import __version__
 from nextcloud_mcp_server.nextcloud.auth import Credential
@@ -50,7 +50,7 @@ _RETRY_STATUSES = frozenset({429, 503})
 Sleep = Callable[[float], Awaitable[None]]
 
 
-def json_body(response: httpx.Response, host: str) -> Any:
+def json_body(response: httpx2.Response, host: str) -> Any:
     """The response's JSON, or `InvalidResponse` naming what came back instead."""
     try:
         return response.json()
@@ -59,7 +59,7 @@ def json_body(response: httpx.Response, host: str) -> Any:
         raise InvalidResponse(host, f"expected JSON but got {kind} (HTTP {response.status_code})") from None
 
 
-def _retry_after_seconds(response: httpx.Response) -> float | None:
+def _retry_after_seconds(response: httpx2.Response) -> float | None:
     value = response.headers.get("retry-after")
     if not value:
         return None
@@ -129,7 +129,7 @@ class NextcloudHTTP:
         max_retries: int = 2,
         backoff: float = 0.5,
         max_retry_after: float = 30.0,
-        transport: httpx.AsyncBaseTransport | None = None,
+        transport: httpx2.AsyncBaseTransport | None = None,
         sleep: Sleep = asyncio.sleep,
     ) -> None:
         parts = urlsplit(base_url)
@@ -142,15 +142,15 @@ class NextcloudHTTP:
         self.backoff = backoff
         self.max_retry_after = max_retry_after
         self._sleep = sleep
-        self._client = httpx.AsyncClient(
+        self._client = httpx2.AsyncClient(
             base_url=self.base_url,
-            timeout=httpx.Timeout(timeout, connect=min(10.0, timeout)),
+            timeout=httpx2.Timeout(timeout, connect=min(10.0, timeout)),
             verify=verify,
             transport=transport,
             follow_redirects=False,
             # As many kept alive as may be open: a smaller keep-alive bound makes the pool close
             # idle connections under load and open new ones (measured: 31-55 per 2 s at 64 sessions).
-            limits=httpx.Limits(max_connections=100, max_keepalive_connections=100, keepalive_expiry=30),
+            limits=httpx2.Limits(max_connections=100, max_keepalive_connections=100, keepalive_expiry=30),
             headers={"User-Agent": f"nextcloud-mcp-server/{__version__}"},
             cookies=no_cookies(),
         )
@@ -173,7 +173,7 @@ class NextcloudHTTP:
         json: Any = None,
         content: bytes | str | None = None,
         accept: frozenset[int] | set[int] = frozenset(),
-    ) -> httpx.Response:
+    ) -> httpx2.Response:
         """Send a request and read the whole answer. Statuses 2xx, 304 and `accept` are returned;
         anything else raises the matching `NextcloudError`."""
         async with self._exchange(
@@ -192,7 +192,7 @@ class NextcloudHTTP:
         headers: Mapping[str, str] | None = None,
         content: bytes | AsyncIterator[bytes] | None = None,
         accept: frozenset[int] | set[int] = frozenset(),
-    ) -> AsyncIterator[httpx.Response]:
+    ) -> AsyncIterator[httpx2.Response]:
         """Like `request`, but the body is left unread for the caller to iterate."""
         async with self._exchange(
             method, path, credential, params, headers, None, content, accept, stream=True
@@ -212,7 +212,7 @@ class NextcloudHTTP:
         accept: frozenset[int] | set[int],
         *,
         stream: bool,
-    ) -> AsyncIterator[httpx.Response]:
+    ) -> AsyncIterator[httpx2.Response]:
         method = method.upper()
         all_headers = dict(headers or {})
         if credential is not None:
@@ -227,15 +227,15 @@ class NextcloudHTTP:
             )
             try:
                 response = await self._client.send(request, stream=True)
-            except httpx.TimeoutException:
+            except httpx2.TimeoutException:
                 raise NextcloudTimeout(self.host, f"no answer within the timeout ({method})") from None
-            except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
+            except (httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.WriteError) as exc:
                 if retryable and attempt < self.max_retries:
                     attempt += 1
                     await self._sleep(self._backoff_delay(attempt))
                     continue
                 raise NextcloudUnreachable(self.host, _describe_transport_error(exc)) from None
-            except httpx.TransportError as exc:
+            except httpx2.TransportError as exc:
                 raise NextcloudUnreachable(self.host, _describe_transport_error(exc)) from None
             status = response.status_code
             if status in _RETRY_STATUSES and retryable and attempt < self.max_retries:
@@ -258,9 +258,9 @@ class NextcloudHTTP:
                 if not (200 <= status < 300 or status == 304 or status in accept):
                     await self._raise_for(response)
                 yield response
-            except httpx.TimeoutException:
+            except httpx2.TimeoutException:
                 raise NextcloudTimeout(self.host, f"the answer stalled ({method})") from None
-            except httpx.TransportError as exc:
+            except httpx2.TransportError as exc:
                 raise NextcloudUnreachable(self.host, _describe_transport_error(exc)) from None
             finally:
                 await response.aclose()
@@ -270,7 +270,7 @@ class NextcloudHTTP:
         # Full jitter: spreads retries of many clients over the whole window.
         return random.uniform(0, self.backoff * (2 ** (attempt - 1)))  # noqa: S311
 
-    async def _raise_for(self, response: httpx.Response) -> None:
+    async def _raise_for(self, response: httpx2.Response) -> None:
         status = response.status_code
         if not response.is_stream_consumed:
             await response.aread()
