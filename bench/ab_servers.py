@@ -85,10 +85,7 @@ def main() -> int:
     for level in levels:
         a, b = summary["A"][level], summary["B"][level]
         cpu = b["cpu_ms_per_call"]["server"] / a["cpu_ms_per_call"]["server"]
-        print(
-            f"B/A at {level}: cpu/call {cpu:.3f}, "
-            f"calls/s {b['calls_per_s'] / a['calls_per_s']:.3f}"
-        )
+        print(f"B/A at {level}: cpu/call {cpu:.3f}, calls/s {b['calls_per_s'] / a['calls_per_s']:.3f}")
     if len(levels) >= 2:
         low, high = min(levels), max(levels)
         for key in ("A", "B"):

@@ -43,13 +43,9 @@ async def run_checks(
 ) -> list[Check]:
     """Run the checks in order; later checks are skipped once one they depend on failed."""
     results: list[Check] = []
-    http = NextcloudHTTP(
-        settings.nextcloud_host or "",
-        timeout=min(settings.nextcloud_timeout_seconds, 15.0),
-        verify=settings.tls_verify(),
-        max_retries=0,
-        transport=transport,
-    )
+    options = settings.nextcloud_http_options()
+    options.update(timeout=min(settings.nextcloud_timeout_seconds, 15.0), max_retries=0)
+    http = NextcloudHTTP(settings.nextcloud_host or "", **options, transport=transport)
     credential = BasicCredential(
         settings.nextcloud_username or "",
         settings.nextcloud_password.get_secret_value() if settings.nextcloud_password else "",

@@ -121,11 +121,7 @@ class Runtime:
 
             settings = self.settings
             self._http = NextcloudHTTP(
-                settings.nextcloud_host or "",
-                timeout=settings.nextcloud_timeout_seconds,
-                verify=settings.tls_verify(),
-                max_retries=settings.nextcloud_max_retries,
-                transport=self._transport,
+                settings.nextcloud_host or "", **settings.nextcloud_http_options(), transport=self._transport
             )
         return self._http
 
@@ -139,14 +135,10 @@ class Runtime:
     def verifier(self) -> BearerTokenVerifier:
         """The bearer token verifier (OAuth mode), with its own HTTP client for the IdP."""
         if self._verifier is None:
-            import httpx2
-
             from nextcloud_mcp_server.auth.verifier import BearerTokenVerifier
-            from nextcloud_mcp_server.nextcloud.http import no_cookies
+            from nextcloud_mcp_server.http_bounds import idp_client
 
-            self._idp_http = httpx2.AsyncClient(
-                timeout=httpx2.Timeout(10.0), follow_redirects=False, cookies=no_cookies()
-            )
+            self._idp_http = idp_client(self.settings)
             self._verifier = BearerTokenVerifier(self.settings, self._idp_http, nextcloud_whoami=self._whoami)
         return self._verifier
 

@@ -64,7 +64,7 @@ class ProviderMetadata:
                 continue
             try:
                 document = response.json()
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             # RFC 8414 §3.3: the issuer in the metadata must be the one we asked (no mix-up).
             if document.get("issuer") != self.issuer:
@@ -106,7 +106,7 @@ class JWKSCache:
             response = await self._http.get(uri)
             response.raise_for_status()
             document = response.json()
-        except (httpx2.HTTPError, ValueError) as exc:
+        except (httpx2.HTTPError, ValueError, RecursionError) as exc:
             raise OIDCUnavailable(f"could not fetch the JWKS at {uri}: {exc}") from None
         keys: dict[str, tuple[jwt.PyJWK, str | None]] = {}
         for entry in document.get("keys", []):

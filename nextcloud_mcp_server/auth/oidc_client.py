@@ -108,7 +108,7 @@ class OIDCClient:
                 await self._endpoint("token_endpoint"), data=data, auth=self._auth
             )
             answer: dict[str, Any] = response.json()
-        except (httpx2.HTTPError, ValueError) as exc:
+        except (httpx2.HTTPError, ValueError, RecursionError) as exc:
             raise OIDCUnavailable(f"the token endpoint failed: {exc}") from None
         if response.status_code != 200 or "access_token" not in answer:
             error = str(answer.get("error", f"http_{response.status_code}"))

@@ -203,7 +203,7 @@ class BearerTokenVerifier:
                 auth=(client_id, secret.get_secret_value()),
             )
             answer = response.json() if response.status_code == 200 else {}
-        except (httpx2.HTTPError, ValueError) as exc:
+        except (httpx2.HTTPError, ValueError, RecursionError) as exc:
             raise OIDCUnavailable(f"introspection failed: {exc}") from None
         if not answer.get("active"):
             raise TokenRejected("introspection says the token is not active")
