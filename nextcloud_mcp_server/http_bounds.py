@@ -6,6 +6,10 @@
 - a limit on the bytes of the body as it comes off the wire: reading stops at the limit, so a huge
   answer costs at most the limit in memory and network, not its size.
 
+A body the caller leaves unread (a DAV `stat` takes the first entry and stops) is drained on close
+when what is left is small (`DRAIN_BYTES`, `DRAIN_SECONDS`): otherwise the connection could not go
+back to the pool and the next request would open a new one.
+
 A request may carry its own limits in `request.extensions` (`ANSWER_LIMIT`, `DEADLINE`); `None`
 there means "no limit" (for a caller that bounds what it reads itself, e.g. a ranged file read).
 Both errors are httpx2 transport errors, so code that already maps those keeps working; callers
@@ -35,6 +39,8 @@ __all__ = [
 ANSWER_LIMIT = "nextcloud_mcp_server.answer_limit"
 DEADLINE = "nextcloud_mcp_server.deadline"
 _UNSET: Any = object()
+DRAIN_BYTES = 64 * 1024
+DRAIN_SECONDS = 1.0
 
 
 class AnswerTooLarge(httpx2.TransportError):
@@ -67,10 +73,12 @@ class _BoundedStream(httpx2.AsyncByteStream):
         self._limit = limit
         self._deadline = deadline
         self._until = until
+        self._chunks: AsyncIterator[bytes] | None = None
+        self._finished = False
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         received = 0
-        chunks = self._inner.__aiter__()
+        chunks = self._chunks = self._inner.__aiter__()
         while True:
             try:
                 if self._until is None:
@@ -79,6 +87,7 @@ class _BoundedStream(httpx2.AsyncByteStream):
                     async with asyncio.timeout_at(self._until):
                         chunk = await chunks.__anext__()
             except StopAsyncIteration:
+                self._finished = True
                 return
             except TimeoutError:
                 raise DeadlineExceeded(self._deadline or 0.0, request=self._request) from None
@@ -88,7 +97,25 @@ class _BoundedStream(httpx2.AsyncByteStream):
             yield chunk
 
     async def aclose(self) -> None:
-        await self._inner.aclose()
+        try:
+            if self._chunks is not None and not self._finished:
+                await self._drain(self._chunks)
+        finally:
+            await self._inner.aclose()
+
+    async def _drain(self, chunks: AsyncIterator[bytes]) -> None:
+        """Read a small rest of the body so that the connection can be reused; give up (the
+        connection is then closed) past `DRAIN_BYTES` or `DRAIN_SECONDS`, or on any error."""
+        left = DRAIN_BYTES
+        try:
+            async with asyncio.timeout(DRAIN_SECONDS):
+                async for chunk in chunks:
+                    left -= len(chunk)
+                    if left < 0:
+                        return
+        except (TimeoutError, httpx2.HTTPError, OSError):
+            return
+        self._finished = True
 
 
 class BoundedTransport(httpx2.AsyncBaseTransport):

@@ -4,6 +4,7 @@ the hostile server shows how much it got to send (far less than it offered)."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
@@ -144,3 +145,51 @@ async def test_a_dripping_identity_provider_ends_at_its_deadline() -> None:
         async with idp_client(settings) as http:  # type: ignore[arg-type]
             with pytest.raises(OIDCUnavailable, match="within 1 s"):
                 await ProviderMetadata(f"{server.url}/drip", http).get()
+
+
+class KeepAlive:
+    """Answers every request with a keep-alive body sent in two parts; counts connections."""
+
+    def __init__(self, rest: int) -> None:
+        self.rest = rest
+        self.connections = 0
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        try:
+            while await reader.readuntil(b"\r\n\r\n"):
+                first, rest = b"[" + b" " * 100, b" " * (self.rest - 2) + b"0]"
+                writer.write(f"HTTP/1.1 200 OK\r\nContent-Length: {len(first) + len(rest)}\r\n\r\n".encode())
+                writer.write(first)
+                await writer.drain()
+                await asyncio.sleep(0.05)  # the rest arrives after the client has taken the first part
+                writer.write(rest)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+
+async def read_first_chunks(rest: int, requests: int) -> int:
+    server = KeepAlive(rest)
+    listener = await asyncio.start_server(server.handle, "127.0.0.1", 0)
+    http = bounded(f"http://127.0.0.1:{listener.sockets[0].getsockname()[1]}")
+    try:
+        for _ in range(requests):
+            async with http.stream("GET", "/x", credential=ALICE) as response:
+                async for _ in response.aiter_bytes():
+                    break  # like a DAV stat: the first entry is enough
+    finally:
+        await http.aclose()
+        listener.close()
+    return server.connections
+
+
+async def test_a_small_unread_rest_is_drained_and_the_connection_reused() -> None:
+    assert await read_first_chunks(rest=2000, requests=3) == 1
+
+
+async def test_a_large_unread_rest_is_not_drained() -> None:
+    """Past DRAIN_BYTES the connection is closed instead: a new one per request."""
+    assert await read_first_chunks(rest=200 * 1024, requests=3) == 3
