@@ -155,6 +155,7 @@ class NextcloudHTTP:
         max_dav_entry_bytes: int = 8 * 1024 * 1024,
         max_xml_depth: int = 64,
         deadline: float = 60.0,
+        max_connections: int = 100,
         transport: httpx2.AsyncBaseTransport | None = None,
         sleep: Sleep = asyncio.sleep,
     ) -> None:
@@ -176,7 +177,11 @@ class NextcloudHTTP:
             verify=verify,
             # As many kept alive as may be open: a smaller keep-alive bound makes the pool close
             # idle connections under load and open new ones (measured: 31-55 per 2 s at 64 sessions).
-            limits=httpx2.Limits(max_connections=100, max_keepalive_connections=100, keepalive_expiry=30),
+            limits=httpx2.Limits(
+                max_connections=max_connections,
+                max_keepalive_connections=max_connections,
+                keepalive_expiry=30,
+            ),
         )
         self._client = httpx2.AsyncClient(
             base_url=self.base_url,
