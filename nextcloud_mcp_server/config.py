@@ -64,7 +64,7 @@ class Settings(BaseSettings):
     nextcloud_max_answer_bytes: int = Field(default=32 * 1024 * 1024, ge=64 * 1024)
     nextcloud_max_dav_entry_bytes: int = Field(default=8 * 1024 * 1024, ge=4 * 1024)
     nextcloud_max_xml_depth: int = Field(default=64, ge=8, le=10_000)
-    nextcloud_max_connections: int = Field(default=100, ge=1, le=1000)
+    nextcloud_max_connections: int = Field(default=32, ge=1, le=1000)
 
     # --- tools
     notes_max_content_bytes: int = Field(default=1024 * 1024, gt=0)

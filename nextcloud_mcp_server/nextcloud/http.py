@@ -155,7 +155,7 @@ class NextcloudHTTP:
         max_dav_entry_bytes: int = 8 * 1024 * 1024,
         max_xml_depth: int = 64,
         deadline: float = 60.0,
-        max_connections: int = 100,
+        max_connections: int = 32,
         transport: httpx2.AsyncBaseTransport | None = None,
         sleep: Sleep = asyncio.sleep,
     ) -> None:
