@@ -135,6 +135,22 @@ def targets(results: dict[str, Any], skip_published: bool) -> list[dict[str, Any
             True,
         ),
         (
+            "server CPU per call at 64 sessions <= 1.1x at 16 sessions",
+            "tool_calls",
+            ("ratios", "cpu64_over_cpu16_ours"),
+            lambda v: v <= 1.1,
+            "{:.2f}x",
+            False,
+        ),
+        (
+            "server CPU per call at 64 sessions <= 8 ms",
+            "tool_calls",
+            ("throughput", "ours", "64", "cpu_ms_per_call", "server"),
+            lambda v: v <= 8.0,
+            "{:.2f} ms",
+            False,
+        ),
+        (
             "< 50 KiB per idle MCP session",
             "scale",
             ("idle_sessions", "ours", "kib_per_session"),

@@ -170,6 +170,10 @@ def measure(
         "median_ours_over_direct": _ratio(median["ours"], median["direct"]),
         "median_published_over_ours": _ratio(median.get("published"), median["ours"]),
         "tput64_ours_over_published": _ratio(per_s["ours"], per_s.get("published")),
+        # Flat in the number of sessions (#18): server CPU per call at 64 sessions over at 16.
+        "cpu64_over_cpu16_ours": _ratio(
+            tput["ours"]["64"]["cpu_ms_per_call"]["server"], tput["ours"]["16"]["cpu_ms_per_call"]["server"]
+        ),
     }
     return {
         "config": {
@@ -243,6 +247,13 @@ def report(result: dict[str, Any]) -> None:
     for key, r in lat.items():
         if r.get("errors") and r.get("calls"):
             print(f"  {names[key]} at concurrency 1, first error: {r['first_error']}")
+    for key, levels in tput.items():
+        low, high = levels["16"]["cpu_ms_per_call"]["server"], levels["64"]["cpu_ms_per_call"]["server"]
+        if low and high:
+            print(
+                f"  {names[key]}: server CPU per call at 64 sessions / at 16 = {high:.2f} / {low:.2f} ms "
+                f"= {high / low:.2f}x"
+            )
     print("  (ceiling = calls/s the machine's cores allow at this CPU per call of server + double + client;")
     print("   CPU in ms per call; NC req = Nextcloud requests per call; new conn = TCP connections the")
     print("   double accepted during the window: a pool that keeps its connections opens none)")

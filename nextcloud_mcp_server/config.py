@@ -60,6 +60,12 @@ class Settings(BaseSettings):
     nextcloud_ca_bundle: Path | None = None
     nextcloud_timeout_seconds: float = Field(default=30.0, gt=0, le=600)
     nextcloud_max_retries: int = Field(default=2, ge=0, le=10)
+    # Bounds on Nextcloud's answers (ADR 0021): overall time per request, body size, DAV XML shape.
+    nextcloud_request_deadline_seconds: float = Field(default=60.0, gt=0, le=3600)
+    nextcloud_max_answer_bytes: int = Field(default=32 * 1024 * 1024, ge=64 * 1024)
+    nextcloud_max_dav_entry_bytes: int = Field(default=8 * 1024 * 1024, ge=4 * 1024)
+    nextcloud_max_xml_depth: int = Field(default=64, ge=8, le=10_000)
+    nextcloud_max_connections: int = Field(default=32, ge=1, le=1000)
 
     # --- tools
     notes_max_content_bytes: int = Field(default=1024 * 1024, gt=0)
@@ -91,6 +97,9 @@ class Settings(BaseSettings):
     oidc_user_claim: str = "preferred_username"
     oidc_algorithms: str = "RS256,ES256,PS256,EdDSA"
     oidc_leeway_seconds: int = Field(default=60, ge=0, le=600)
+    # Bounds on the identity provider's answers (discovery, JWKS, introspection, token endpoint).
+    idp_request_deadline_seconds: float = Field(default=15.0, gt=0, le=600)
+    idp_max_answer_bytes: int = Field(default=1024 * 1024, ge=16 * 1024)
     oidc_opaque_tokens: Literal["introspection", "nextcloud", "reject"] = "introspection"
     oidc_introspection_cache_seconds: float = Field(default=30.0, ge=0, le=300)
     mcp_public_url: str | None = None
@@ -119,6 +128,19 @@ class Settings(BaseSettings):
     # --- operations
     log_level: LogLevel = "INFO"
     health_check_cache_seconds: float = Field(default=10.0, ge=0, le=300)
+
+    def nextcloud_http_options(self) -> dict[str, Any]:
+        """Keyword arguments of `NextcloudHTTP` that come from these settings."""
+        return {
+            "timeout": self.nextcloud_timeout_seconds,
+            "verify": self.tls_verify(),
+            "max_retries": self.nextcloud_max_retries,
+            "deadline": self.nextcloud_request_deadline_seconds,
+            "max_answer_bytes": self.nextcloud_max_answer_bytes,
+            "max_dav_entry_bytes": self.nextcloud_max_dav_entry_bytes,
+            "max_xml_depth": self.nextcloud_max_xml_depth,
+            "max_connections": self.nextcloud_max_connections,
+        }
 
     @field_validator("nextcloud_host")
     @classmethod

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-import httpx
+import httpx2
 import pydantic
 
 from nextcloud_mcp_server.config import Settings
@@ -47,7 +47,7 @@ Clock = Callable[[], float]
 async def run_checks(
     settings: Settings,
     *,
-    transport: httpx.AsyncBaseTransport | None = None,
+    transport: httpx2.AsyncBaseTransport | None = None,
     clock: Clock = time.perf_counter,
 ) -> list[Check]:
     """Run the checks in order; later checks are skipped once one they depend on failed.
@@ -55,13 +55,9 @@ async def run_checks(
     `clock` times the requests that tell a login password from an app password (tests pass one
     that advances by a set amount per request, so the verdict never depends on machine speed)."""
     results: list[Check] = []
-    http = NextcloudHTTP(
-        settings.nextcloud_host or "",
-        timeout=min(settings.nextcloud_timeout_seconds, 15.0),
-        verify=settings.tls_verify(),
-        max_retries=0,
-        transport=transport,
-    )
+    options = settings.nextcloud_http_options()
+    options.update(timeout=min(settings.nextcloud_timeout_seconds, 15.0), max_retries=0)
+    http = NextcloudHTTP(settings.nextcloud_host or "", **options, transport=transport)
     credential = BasicCredential(
         settings.nextcloud_username or "",
         settings.nextcloud_password.get_secret_value() if settings.nextcloud_password else "",

@@ -20,7 +20,7 @@ from nextcloud_mcp_server.config import ConfigError, Settings
 from nextcloud_mcp_server.nextcloud.discovery import DiscoveryCache
 
 if TYPE_CHECKING:
-    import httpx
+    import httpx2
 
     from nextcloud_mcp_server.auth.consent_providers import ConsentProvider
     from nextcloud_mcp_server.auth.oidc_client import OIDCClient
@@ -43,12 +43,12 @@ class Runtime:
         settings: Settings,
         *,
         credentials: CredentialResolver | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
+        transport: httpx2.AsyncBaseTransport | None = None,
     ) -> None:
         self.settings = settings
         self._transport = transport
         self._http: NextcloudHTTP | None = None
-        self._idp_http: httpx.AsyncClient | None = None
+        self._idp_http: httpx2.AsyncClient | None = None
         self._verifier: BearerTokenVerifier | None = None
         self._housekeeping: asyncio.Task[None] | None = None
         self.discovery = DiscoveryCache()
@@ -122,11 +122,7 @@ class Runtime:
 
             settings = self.settings
             self._http = NextcloudHTTP(
-                settings.nextcloud_host or "",
-                timeout=settings.nextcloud_timeout_seconds,
-                verify=settings.tls_verify(),
-                max_retries=settings.nextcloud_max_retries,
-                transport=self._transport,
+                settings.nextcloud_host or "", **settings.nextcloud_http_options(), transport=self._transport
             )
         return self._http
 
@@ -140,14 +136,10 @@ class Runtime:
     def verifier(self) -> BearerTokenVerifier:
         """The bearer token verifier (OAuth mode), with its own HTTP client for the IdP."""
         if self._verifier is None:
-            import httpx
-
             from nextcloud_mcp_server.auth.verifier import BearerTokenVerifier
-            from nextcloud_mcp_server.nextcloud.http import no_cookies
+            from nextcloud_mcp_server.http_bounds import idp_client
 
-            self._idp_http = httpx.AsyncClient(
-                timeout=httpx.Timeout(10.0), follow_redirects=False, cookies=no_cookies()
-            )
+            self._idp_http = idp_client(self.settings)
             self._verifier = BearerTokenVerifier(self.settings, self._idp_http, nextcloud_whoami=self._whoami)
         return self._verifier
 

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-import httpx
+import httpx2
 import jwt
 
 from nextcloud_mcp_server.auth.errors import OIDCUnavailable
@@ -30,7 +30,7 @@ _KEY_TYPES = {"RS": "RSA", "PS": "RSA", "ES": "EC", "Ed": "OKP"}
 class ProviderMetadata:
     """Discovery document of the issuer, fetched once (single-flight) and kept."""
 
-    def __init__(self, issuer: str, http: httpx.AsyncClient) -> None:
+    def __init__(self, issuer: str, http: httpx2.AsyncClient) -> None:
         self.issuer = issuer
         self._http = http
         self._document: dict[str, Any] | None = None
@@ -58,13 +58,13 @@ class ProviderMetadata:
         for url in self._candidates():
             try:
                 response = await self._http.get(url)
-            except httpx.HTTPError as exc:
+            except httpx2.HTTPError as exc:
                 raise OIDCUnavailable(f"identity provider {self.issuer} unreachable: {exc}") from None
             if response.status_code != 200:
                 continue
             try:
                 document = response.json()
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             # RFC 8414 §3.3: the issuer in the metadata must be the one we asked (no mix-up).
             if document.get("issuer") != self.issuer:
@@ -86,7 +86,7 @@ class JWKSCache:
     def __init__(
         self,
         jwks_uri: Callable[[], Awaitable[str]],
-        http: httpx.AsyncClient,
+        http: httpx2.AsyncClient,
         *,
         refetch_interval: float = 60.0,
         clock: Callable[[], float] = time.monotonic,
@@ -106,7 +106,7 @@ class JWKSCache:
             response = await self._http.get(uri)
             response.raise_for_status()
             document = response.json()
-        except (httpx.HTTPError, ValueError) as exc:
+        except (httpx2.HTTPError, ValueError, RecursionError) as exc:
             raise OIDCUnavailable(f"could not fetch the JWKS at {uri}: {exc}") from None
         keys: dict[str, tuple[jwt.PyJWK, str | None]] = {}
         for entry in document.get("keys", []):

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-import httpx
+import httpx2
 import jwt
 
 from nextcloud_mcp_server.auth.oidc import JWKSCache, OIDCUnavailable, ProviderMetadata
@@ -60,7 +60,7 @@ def pkce_pair() -> tuple[str, str]:
 
 class OIDCClient:
     def __init__(
-        self, settings: Settings, http: httpx.AsyncClient, metadata: ProviderMetadata, jwks: JWKSCache
+        self, settings: Settings, http: httpx2.AsyncClient, metadata: ProviderMetadata, jwks: JWKSCache
     ) -> None:
         self.settings = settings
         self._http = http
@@ -108,7 +108,7 @@ class OIDCClient:
                 await self._endpoint("token_endpoint"), data=data, auth=self._auth
             )
             answer: dict[str, Any] = response.json()
-        except (httpx.HTTPError, ValueError) as exc:
+        except (httpx2.HTTPError, ValueError, RecursionError) as exc:
             raise OIDCUnavailable(f"the token endpoint failed: {exc}") from None
         if response.status_code != 200 or "access_token" not in answer:
             error = str(answer.get("error", f"http_{response.status_code}"))
@@ -145,7 +145,7 @@ class OIDCClient:
             response = await self._http.post(
                 endpoint, data={"token": refresh_token, "token_type_hint": "refresh_token"}, auth=self._auth
             )
-        except httpx.HTTPError as exc:
+        except httpx2.HTTPError as exc:
             raise OIDCUnavailable(f"revocation failed: {exc}") from None
         return response.status_code == 200
 

@@ -19,7 +19,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import httpx
+import httpx2
 import jwt
 from mcp.server.auth.provider import AccessToken
 
@@ -74,7 +74,7 @@ class BearerTokenVerifier:
     def __init__(
         self,
         settings: Settings,
-        http: httpx.AsyncClient,
+        http: httpx2.AsyncClient,
         *,
         nextcloud_whoami: NextcloudWhoAmI | None = None,
         jwks_refetch_interval: float = 60.0,
@@ -207,7 +207,7 @@ class BearerTokenVerifier:
                 auth=(client_id, secret.get_secret_value()),
             )
             answer = response.json() if response.status_code == 200 else {}
-        except (httpx.HTTPError, ValueError) as exc:
+        except (httpx2.HTTPError, ValueError, RecursionError) as exc:
             raise OIDCUnavailable(f"introspection failed: {exc}") from None
         if not answer.get("active"):
             raise TokenRejected("introspection says the token is not active")

@@ -4,7 +4,10 @@ Responses from a server are untrusted input. The parser:
 - refuses any document with a DTD (`<!DOCTYPE ...>`): no entity expansion ("billion laughs"), no
   external entities (XXE), no parameter entities;
 - is fed the body chunk by chunk and hands out each `<d:response>` as soon as it is complete, then
-  forgets it, so a PROPFIND of 10,000 entries never holds more than one entry's tree.
+  forgets it, so a PROPFIND of 10,000 entries never holds more than one entry's tree;
+- refuses an entry larger than `max_entry_bytes`, elements nested deeper than `max_depth` and a
+  body larger than the request's limit (`http.XmlLimits`, set from the settings), and stops
+  reading there: a 300 MiB property or a million nested elements cost the limit, not their size.
 """
 
 from __future__ import annotations
@@ -15,9 +18,10 @@ from typing import Any
 from xml.etree.ElementTree import Element, TreeBuilder
 from xml.parsers import expat
 
-import httpx
+import httpx2
 
 from nextcloud_mcp_server.nextcloud.errors import InvalidResponse
+from nextcloud_mcp_server.nextcloud.http import XML_LIMITS, XmlLimits
 
 __all__ = [
     "APPLE",
@@ -98,8 +102,11 @@ def _to_response(element: Element) -> DavResponse:
 class MultistatusParser:
     """Push parser for `<d:multistatus>` bodies. `feed()` returns the responses completed so far."""
 
-    def __init__(self, host: str) -> None:
+    def __init__(self, host: str, *, max_entry_bytes: int = 8 * 1024 * 1024, max_depth: int = 64) -> None:
         self._host = host
+        self._max_entry_bytes = max_entry_bytes
+        self._max_depth = max_depth
+        self._entry_bytes = 0  # characters of names, attributes and text in the current <response>
         self._parser = expat.ParserCreate(namespace_separator=" ")
         self._parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
         self._parser.StartDoctypeDeclHandler = self._refuse_dtd
@@ -119,14 +126,29 @@ class MultistatusParser:
     def _refuse_dtd(self, *args: Any) -> None:
         raise UnsafeXML(self._host, "refusing XML with a DTD or entities (possible XXE or entity bomb)")
 
+    def _count(self, size: int) -> None:
+        self._entry_bytes += size
+        if self._entry_bytes > self._max_entry_bytes:
+            raise InvalidResponse(
+                self._host,
+                f"a DAV response entry is larger than {self._max_entry_bytes} bytes "
+                "(NEXTCLOUD_MAX_DAV_ENTRY_BYTES)",
+            )
+
     def _start(self, name: str, attrs: dict[str, str]) -> None:
+        if len(self._path) + self._depth >= self._max_depth:
+            raise UnsafeXML(
+                self._host, f"the XML answer nests deeper than {self._max_depth} (NEXTCLOUD_MAX_XML_DEPTH)"
+            )
         tag = _qname(name)
         if self.root is None:
             self.root = tag
         if self._builder is None and tag == f"{{{DAV}}}response":
             self._builder = TreeBuilder()
             self._depth = 0
+            self._entry_bytes = 0
         if self._builder is not None:
+            self._count(len(name) + sum(len(k) + len(v) for k, v in attrs.items()))
             self._depth += 1
             self._builder.start(tag, {_qname(k): v for k, v in attrs.items()})
         else:
@@ -147,8 +169,9 @@ class MultistatusParser:
 
     def _data(self, text: str) -> None:
         if self._builder is not None:
+            self._count(len(text))
             self._builder.data(text)
-        else:
+        elif len(self._text) < 1024:  # text outside entries: only the sync-token is kept
             self._text.append(text)
 
     def feed(self, data: bytes, final: bool = False) -> list[DavResponse]:
@@ -160,10 +183,21 @@ class MultistatusParser:
         return done
 
 
-async def parse_multistatus(response: httpx.Response, host: str) -> AsyncIterator[DavResponse]:
+async def parse_multistatus(response: httpx2.Response, host: str) -> AsyncIterator[DavResponse]:
     """Yield each `<d:response>` of a streamed 207 body as soon as it is complete."""
-    parser = MultistatusParser(host)
+    limits = response.request.extensions.get(XML_LIMITS)
+    if not isinstance(limits, XmlLimits):
+        limits = XmlLimits(8 * 1024 * 1024, 32 * 1024 * 1024, 64)
+    parser = MultistatusParser(host, max_entry_bytes=limits.entry_bytes, max_depth=limits.depth)
+    received = 0
     async for chunk in response.aiter_bytes():
+        received += len(chunk)  # decoded bytes: a compressed answer is bounded too
+        if received > limits.total_bytes:
+            raise InvalidResponse(
+                host,
+                f"the answer is larger than {limits.total_bytes} bytes; reading stopped there "
+                "(NEXTCLOUD_MAX_ANSWER_BYTES)",
+            )
         for item in parser.feed(chunk):
             yield item
     for item in parser.feed(b"", final=True):

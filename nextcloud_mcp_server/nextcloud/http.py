@@ -10,6 +10,9 @@
   full jitter, honouring `Retry-After`. Nothing else is retried: a POST that may have reached the
   server is never sent twice.
 - Every failure becomes a typed `NextcloudError` naming the host and the cause.
+- Every answer is bounded (`http_bounds`): an overall deadline per request, a size limit on every
+  body, and the limits of the DAV XML parser travel with the request (`XML_LIMITS`) to
+  `dav_xml.parse_multistatus`.
 """
 
 from __future__ import annotations
@@ -28,9 +31,10 @@ from http.cookiejar import CookieJar
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
+import httpx2
 
 from nextcloud_mcp_server import __version__
+from nextcloud_mcp_server.http_bounds import AnswerTooLarge, BoundedTransport, DeadlineExceeded, read_bounded
 from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.errors import (
     InvalidResponse,
@@ -40,26 +44,44 @@ from nextcloud_mcp_server.nextcloud.errors import (
     error_for_status,
 )
 
-__all__ = ["IDEMPOTENT_METHODS", "NextcloudHTTP", "json_body", "no_cookies"]
+__all__ = ["IDEMPOTENT_METHODS", "XML_LIMITS", "NextcloudHTTP", "XmlLimits", "json_body", "no_cookies"]
 
 logger = logging.getLogger(__name__)
 
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE", "PROPFIND", "REPORT", "SEARCH"})
 _RETRY_STATUSES = frozenset({429, 503})
+# What an error answer may add to an error message: the start of its body is enough.
+_ERROR_BODY_BYTES = 64 * 1024
+# Request extension carrying the DAV XML parser's limits (read by `dav_xml.parse_multistatus`).
+XML_LIMITS = "nextcloud_mcp_server.xml_limits"
 
 Sleep = Callable[[float], Awaitable[None]]
 
 
-def json_body(response: httpx.Response, host: str) -> Any:
+class XmlLimits:
+    """Bounds of one streamed DAV multistatus: bytes per `<d:response>` entry and in all, and
+    element nesting."""
+
+    __slots__ = ("depth", "entry_bytes", "total_bytes")
+
+    def __init__(self, entry_bytes: int, total_bytes: int, depth: int) -> None:
+        self.entry_bytes = entry_bytes
+        self.total_bytes = total_bytes
+        self.depth = depth
+
+
+def json_body(response: httpx2.Response, host: str) -> Any:
     """The response's JSON, or `InvalidResponse` naming what came back instead."""
     try:
         return response.json()
+    except RecursionError:
+        raise InvalidResponse(host, "the JSON answer is nested too deeply") from None
     except (json.JSONDecodeError, UnicodeDecodeError):
         kind = response.headers.get("content-type", "no content type")
         raise InvalidResponse(host, f"expected JSON but got {kind} (HTTP {response.status_code})") from None
 
 
-def _retry_after_seconds(response: httpx.Response) -> float | None:
+def _retry_after_seconds(response: httpx2.Response) -> float | None:
     value = response.headers.get("retry-after")
     if not value:
         return None
@@ -129,7 +151,12 @@ class NextcloudHTTP:
         max_retries: int = 2,
         backoff: float = 0.5,
         max_retry_after: float = 30.0,
-        transport: httpx.AsyncBaseTransport | None = None,
+        max_answer_bytes: int = 32 * 1024 * 1024,
+        max_dav_entry_bytes: int = 8 * 1024 * 1024,
+        max_xml_depth: int = 64,
+        deadline: float = 60.0,
+        max_connections: int = 32,
+        transport: httpx2.AsyncBaseTransport | None = None,
         sleep: Sleep = asyncio.sleep,
     ) -> None:
         parts = urlsplit(base_url)
@@ -142,15 +169,25 @@ class NextcloudHTTP:
         self.backoff = backoff
         self.max_retry_after = max_retry_after
         self._sleep = sleep
-        self._client = httpx.AsyncClient(
-            base_url=self.base_url,
-            timeout=httpx.Timeout(timeout, connect=min(10.0, timeout)),
+        self.max_answer_bytes = max_answer_bytes
+        self.deadline = deadline
+        self._xml_limits = XmlLimits(max_dav_entry_bytes, max_answer_bytes, max_xml_depth)
+        self._extensions = {XML_LIMITS: self._xml_limits}
+        inner = transport or httpx2.AsyncHTTPTransport(
             verify=verify,
-            transport=transport,
-            follow_redirects=False,
             # As many kept alive as may be open: a smaller keep-alive bound makes the pool close
             # idle connections under load and open new ones (measured: 31-55 per 2 s at 64 sessions).
-            limits=httpx.Limits(max_connections=100, max_keepalive_connections=100, keepalive_expiry=30),
+            limits=httpx2.Limits(
+                max_connections=max_connections,
+                max_keepalive_connections=max_connections,
+                keepalive_expiry=30,
+            ),
+        )
+        self._client = httpx2.AsyncClient(
+            base_url=self.base_url,
+            timeout=httpx2.Timeout(timeout, connect=min(10.0, timeout)),
+            transport=BoundedTransport(inner, answer_limit=max_answer_bytes, deadline=deadline),
+            follow_redirects=False,
             headers={"User-Agent": f"nextcloud-mcp-server/{__version__}"},
             cookies=no_cookies(),
         )
@@ -173,7 +210,7 @@ class NextcloudHTTP:
         json: Any = None,
         content: bytes | str | None = None,
         accept: frozenset[int] | set[int] = frozenset(),
-    ) -> httpx.Response:
+    ) -> httpx2.Response:
         """Send a request and read the whole answer. Statuses 2xx, 304 and `accept` are returned;
         anything else raises the matching `NextcloudError`."""
         async with self._exchange(
@@ -192,7 +229,7 @@ class NextcloudHTTP:
         headers: Mapping[str, str] | None = None,
         content: bytes | AsyncIterator[bytes] | None = None,
         accept: frozenset[int] | set[int] = frozenset(),
-    ) -> AsyncIterator[httpx.Response]:
+    ) -> AsyncIterator[httpx2.Response]:
         """Like `request`, but the body is left unread for the caller to iterate."""
         async with self._exchange(
             method, path, credential, params, headers, None, content, accept, stream=True
@@ -212,7 +249,7 @@ class NextcloudHTTP:
         accept: frozenset[int] | set[int],
         *,
         stream: bool,
-    ) -> AsyncIterator[httpx.Response]:
+    ) -> AsyncIterator[httpx2.Response]:
         method = method.upper()
         all_headers = dict(headers or {})
         if credential is not None:
@@ -223,19 +260,29 @@ class NextcloudHTTP:
         while True:
             started = time.perf_counter()
             request = self._client.build_request(
-                method, path, params=params, headers=all_headers, json=json_data, content=content
+                method,
+                path,
+                params=params,
+                headers=all_headers,
+                json=json_data,
+                content=content,
+                extensions=self._extensions,
             )
             try:
                 response = await self._client.send(request, stream=True)
-            except httpx.TimeoutException:
+            except DeadlineExceeded:
+                raise self._deadline_error(method) from None
+            except AnswerTooLarge:
+                raise self._too_large() from None
+            except httpx2.TimeoutException:
                 raise NextcloudTimeout(self.host, f"no answer within the timeout ({method})") from None
-            except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
+            except (httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.WriteError) as exc:
                 if retryable and attempt < self.max_retries:
                     attempt += 1
                     await self._sleep(self._backoff_delay(attempt))
                     continue
                 raise NextcloudUnreachable(self.host, _describe_transport_error(exc)) from None
-            except httpx.TransportError as exc:
+            except httpx2.TransportError as exc:
                 raise NextcloudUnreachable(self.host, _describe_transport_error(exc)) from None
             status = response.status_code
             if status in _RETRY_STATUSES and retryable and attempt < self.max_retries:
@@ -246,8 +293,9 @@ class NextcloudHTTP:
                     await self._sleep(max(delay or 0.0, self._backoff_delay(attempt)))
                     continue
             try:
-                if not stream:
-                    await response.aread()
+                ok = 200 <= status < 300 or status == 304 or status in accept
+                if ok and not stream:
+                    await read_bounded(response, self.max_answer_bytes)
                 logger.debug(
                     "%s %s -> %s in %.0f ms",
                     method,
@@ -255,26 +303,43 @@ class NextcloudHTTP:
                     status,
                     (time.perf_counter() - started) * 1000,
                 )
-                if not (200 <= status < 300 or status == 304 or status in accept):
+                if not ok:
                     await self._raise_for(response)
                 yield response
-            except httpx.TimeoutException:
+            except DeadlineExceeded:
+                raise self._deadline_error(method) from None
+            except AnswerTooLarge:
+                raise self._too_large() from None
+            except httpx2.TimeoutException:
                 raise NextcloudTimeout(self.host, f"the answer stalled ({method})") from None
-            except httpx.TransportError as exc:
+            except httpx2.TransportError as exc:
                 raise NextcloudUnreachable(self.host, _describe_transport_error(exc)) from None
             finally:
                 await response.aclose()
             return
 
+    def _deadline_error(self, method: str) -> NextcloudTimeout:
+        return NextcloudTimeout(
+            self.host,
+            f"no complete answer within {self.deadline:g} s ({method}; NEXTCLOUD_REQUEST_DEADLINE_SECONDS)",
+        )
+
+    def _too_large(self) -> InvalidResponse:
+        return InvalidResponse(
+            self.host,
+            f"the answer is larger than {self.max_answer_bytes} bytes; reading stopped there "
+            "(NEXTCLOUD_MAX_ANSWER_BYTES)",
+        )
+
     def _backoff_delay(self, attempt: int) -> float:
         # Full jitter: spreads retries of many clients over the whole window.
         return random.uniform(0, self.backoff * (2 ** (attempt - 1)))  # noqa: S311
 
-    async def _raise_for(self, response: httpx.Response) -> None:
+    async def _raise_for(self, response: httpx2.Response) -> None:
         status = response.status_code
         if not response.is_stream_consumed:
-            await response.aread()
-        body = response.text
+            await _read_start(response, _ERROR_BODY_BYTES)
+        body = response.content[:_ERROR_BODY_BYTES].decode(response.encoding or "utf-8", "replace")
         if 300 <= status < 400:
             location = response.headers.get("location", "?")
             raise error_for_status(
@@ -288,3 +353,15 @@ class NextcloudHTTP:
         if isinstance(error, RateLimited):
             error.retry_after = _retry_after_seconds(response)
         raise error
+
+
+async def _read_start(response: httpx2.Response, limit: int) -> None:
+    """Read at most about `limit` bytes of a body and stop; `response.content` is what was read."""
+    chunks: list[bytes] = []
+    received = 0
+    async for chunk in response.aiter_bytes():
+        chunks.append(chunk)
+        received += len(chunk)
+        if received >= limit:
+            break
+    response._content = b"".join(chunks)  # what `aread()` sets; the rest is never read

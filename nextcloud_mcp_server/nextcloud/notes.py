@@ -16,7 +16,7 @@ import unicodedata
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
-import httpx
+import httpx2
 
 from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.errors import (
@@ -149,7 +149,7 @@ class NotesClient:
         headers: dict[str, str] | None = None,
         json: Any = None,
         accept: frozenset[int] | set[int] = frozenset(),
-    ) -> httpx.Response:
+    ) -> httpx2.Response:
         headers = {**_JSON, **(headers or {})}
         bearer_refused = self._http.notes_refuses_bearer or getattr(
             self._credential, "basic_for_notes", False

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from urllib.parse import quote
 
-import httpx
+import httpx2
 
 from nextcloud_mcp_server.nextcloud import paths
 from nextcloud_mcp_server.nextcloud.auth import Credential
@@ -379,7 +379,7 @@ def _compare(operator: str, prop: str, literal: str) -> str:
     return f"<d:{operator}><d:prop>{prop}</d:prop><d:literal>{xml_escape(literal)}</d:literal></d:{operator}>"
 
 
-def _total_size(headers: httpx.Headers, status: int) -> int | None:
+def _total_size(headers: httpx2.Headers, status: int) -> int | None:
     """File size from Content-Range (`bytes a-b/total`, `bytes */total`) or Content-Length."""
     get = headers.get
     content_range = get("content-range") or ""

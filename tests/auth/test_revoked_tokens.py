@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import time
 
-import httpx
-import respx
+import httpx2
 
 from nextcloud_mcp_server.auth.verifier import BearerTokenVerifier
+from tests import http_mock
 from tests.auth.test_verifier import ISSUER, JWK, RESOURCE, mock_idp, settings
 
 
@@ -23,8 +23,8 @@ class Clock:
 def _idp_that_revokes() -> dict[str, bool]:
     """Introspection answers `active` while the returned flag says so (revoked: set it False)."""
     state = {"active": True}
-    respx.post(f"{ISSUER}/introspect").mock(
-        side_effect=lambda request: httpx.Response(
+    http_mock.post(f"{ISSUER}/introspect").mock(
+        side_effect=lambda request: httpx2.Response(
             200,
             json={"active": True, "sub": "alice", "aud": RESOURCE, "exp": int(time.time()) + 3600}
             if state["active"]
@@ -34,12 +34,12 @@ def _idp_that_revokes() -> dict[str, bool]:
     return state
 
 
-@respx.mock
+@http_mock.mock
 async def test_a_revoked_opaque_token_is_refused_after_the_configured_cache_time() -> None:
     mock_idp([JWK])
     token = _idp_that_revokes()
     clock = Clock()
-    async with httpx.AsyncClient() as http:
+    async with httpx2.AsyncClient() as http:
         verifier = BearerTokenVerifier(settings(), http, clock=clock)
         assert await verifier.verify_token("opaque") is not None
         token["active"] = False  # revoked at the issuer
@@ -47,11 +47,11 @@ async def test_a_revoked_opaque_token_is_refused_after_the_configured_cache_time
         assert await verifier.verify_token("opaque") is None
 
 
-@respx.mock
+@http_mock.mock
 async def test_with_no_cache_every_request_is_introspected() -> None:
     mock_idp([JWK])
     token = _idp_that_revokes()
-    async with httpx.AsyncClient() as http:
+    async with httpx2.AsyncClient() as http:
         verifier = BearerTokenVerifier(settings(oidc_introspection_cache_seconds=0), http)
         assert await verifier.verify_token("opaque") is not None
         token["active"] = False

@@ -1,18 +1,18 @@
-"""Unit tests of the verifier's caching and rate limits (respx fakes the identity provider)."""
+"""Unit tests of the verifier's caching and rate limits (http_mock fakes the identity provider)."""
 
 from __future__ import annotations
 
 import time
 from typing import Any
 
-import httpx
+import httpx2
 import jwt
 import pytest
-import respx
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from nextcloud_mcp_server.auth.verifier import BearerTokenVerifier
 from nextcloud_mcp_server.config import Settings, load_settings
+from tests import http_mock
 
 ISSUER = "https://idp.example"
 RESOURCE = "https://mcp.example/mcp"
@@ -49,9 +49,9 @@ def token(kid: str = "k1", key: Any = KEY, **claims: Any) -> str:
     return jwt.encode({**payload, **claims}, key, algorithm="RS256", headers={"kid": kid})
 
 
-def mock_idp(jwks: list[dict[str, Any]]) -> respx.Route:
-    respx.get(f"{ISSUER}/.well-known/openid-configuration").mock(
-        return_value=httpx.Response(
+def mock_idp(jwks: list[dict[str, Any]]) -> http_mock.Route:
+    http_mock.get(f"{ISSUER}/.well-known/openid-configuration").mock(
+        return_value=httpx2.Response(
             200,
             json={
                 "issuer": ISSUER,
@@ -60,17 +60,17 @@ def mock_idp(jwks: list[dict[str, Any]]) -> respx.Route:
             },
         )
     )
-    return respx.get(f"{ISSUER}/jwks").mock(return_value=httpx.Response(200, json={"keys": jwks}))
+    return http_mock.get(f"{ISSUER}/jwks").mock(return_value=httpx2.Response(200, json={"keys": jwks}))
 
 
 @pytest.fixture
-async def http() -> httpx.AsyncClient:
-    async with httpx.AsyncClient() as client:
+async def http() -> httpx2.AsyncClient:
+    async with httpx2.AsyncClient() as client:
         yield client  # type: ignore[misc]
 
 
-@respx.mock
-async def test_unknown_kids_cause_at_most_one_refetch_per_interval(http: httpx.AsyncClient) -> None:
+@http_mock.mock
+async def test_unknown_kids_cause_at_most_one_refetch_per_interval(http: httpx2.AsyncClient) -> None:
     """Forged tokens with unknown kids cannot make us hammer the IdP: within the interval after a
     fetch nothing is refetched; after it, one refetch, then quiet again."""
     jwks = mock_idp([JWK])
@@ -89,8 +89,8 @@ async def test_unknown_kids_cause_at_most_one_refetch_per_interval(http: httpx.A
     assert jwks.call_count == 2
 
 
-@respx.mock
-async def test_a_rotated_key_is_picked_up_after_the_interval(http: httpx.AsyncClient) -> None:
+@http_mock.mock
+async def test_a_rotated_key_is_picked_up_after_the_interval(http: httpx2.AsyncClient) -> None:
     """A new signing key published by the IdP is found by the refetch an unknown kid allows."""
     new_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     new_jwk = {
@@ -102,14 +102,14 @@ async def test_a_rotated_key_is_picked_up_after_the_interval(http: httpx.AsyncCl
     clock = [1000.0]
     verifier = BearerTokenVerifier(settings(), http, jwks_refetch_interval=60, clock=lambda: clock[0])
     assert await verifier.verify_token(token()) is not None
-    jwks.mock(return_value=httpx.Response(200, json={"keys": [JWK, new_jwk]}))
+    jwks.mock(return_value=httpx2.Response(200, json={"keys": [JWK, new_jwk]}))
     assert await verifier.verify_token(token(kid="k2", key=new_key)) is None  # too soon to refetch
     clock[0] += 61
     assert await verifier.verify_token(token(kid="k2", key=new_key)) is not None
 
 
-@respx.mock
-async def test_a_key_of_the_wrong_type_for_the_algorithm_is_not_used(http: httpx.AsyncClient) -> None:
+@http_mock.mock
+async def test_a_key_of_the_wrong_type_for_the_algorithm_is_not_used(http: httpx2.AsyncClient) -> None:
     """An EC key published under the kid of an RS256 token does not verify it."""
     ec_key = ec.generate_private_key(ec.SECP256R1())
     ec_jwk = {**jwt.algorithms.ECAlgorithm.to_jwk(ec_key.public_key(), as_dict=True), "kid": "k1"}
@@ -118,14 +118,14 @@ async def test_a_key_of_the_wrong_type_for_the_algorithm_is_not_used(http: httpx
     assert await verifier.verify_token(token()) is None
 
 
-@respx.mock
+@http_mock.mock
 async def test_introspection_results_are_cached_until_expiry_and_refusals_briefly(
-    http: httpx.AsyncClient,
+    http: httpx2.AsyncClient,
 ) -> None:
     mock_idp([JWK])
     now = int(time.time())
-    introspect = respx.post(f"{ISSUER}/introspect").mock(
-        side_effect=lambda request: httpx.Response(
+    introspect = http_mock.post(f"{ISSUER}/introspect").mock(
+        side_effect=lambda request: httpx2.Response(
             200,
             json={"active": True, "sub": "alice", "aud": RESOURCE, "exp": now + 120, "scope": "notes:read"}
             if b"token=good" in request.content
@@ -145,22 +145,22 @@ async def test_introspection_results_are_cached_until_expiry_and_refusals_briefl
     assert sent.headers["authorization"].startswith("Basic ")  # client authentication
 
 
-@respx.mock
-async def test_introspection_for_another_audience_is_refused(http: httpx.AsyncClient) -> None:
+@http_mock.mock
+async def test_introspection_for_another_audience_is_refused(http: httpx2.AsyncClient) -> None:
     mock_idp([JWK])
-    respx.post(f"{ISSUER}/introspect").mock(
-        return_value=httpx.Response(
+    http_mock.post(f"{ISSUER}/introspect").mock(
+        return_value=httpx2.Response(
             200, json={"active": True, "sub": "alice", "aud": "https://other.example"}
         )
     )
     assert await BearerTokenVerifier(settings(), http).verify_token("opaque") is None
 
 
-@respx.mock
-async def test_metadata_for_another_issuer_is_not_trusted(http: httpx.AsyncClient) -> None:
+@http_mock.mock
+async def test_metadata_for_another_issuer_is_not_trusted(http: httpx2.AsyncClient) -> None:
     """RFC 8414 §3.3: a discovery document naming another issuer is refused (no mix-up)."""
-    respx.get(f"{ISSUER}/.well-known/openid-configuration").mock(
-        return_value=httpx.Response(
+    http_mock.get(f"{ISSUER}/.well-known/openid-configuration").mock(
+        return_value=httpx2.Response(
             200, json={"issuer": "https://evil.example", "jwks_uri": f"{ISSUER}/jwks"}
         )
     )

@@ -1,18 +1,18 @@
-"""CalDAV client against the answers of a real Nextcloud (recordings), via respx."""
+"""CalDAV client against the answers of a real Nextcloud (recordings), via http_mock."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-import httpx
+import httpx2
 import pytest
-import respx
 
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
 from nextcloud_mcp_server.nextcloud.caldav import CalDAVClient, CalendarNotFound
 from nextcloud_mcp_server.nextcloud.discovery import Discovered
 from nextcloud_mcp_server.nextcloud.errors import PreconditionFailed
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
+from tests import http_mock
 from tests.recordings import load
 
 BASE = "https://cloud.example.com"
@@ -26,8 +26,8 @@ PRINCIPAL_HOME = (
 )
 
 
-def multistatus(name: str) -> httpx.Response:
-    return httpx.Response(207, text=load(name).body, headers={"Content-Type": "application/xml"})
+def multistatus(name: str) -> httpx2.Response:
+    return httpx2.Response(207, text=load(name).body, headers={"Content-Type": "application/xml"})
 
 
 @pytest.fixture
@@ -37,15 +37,17 @@ async def caldav() -> CalDAVClient:
     await http.aclose()
 
 
-def mock_discovery() -> respx.Route:
-    respx.request("PROPFIND", f"{BASE}/remote.php/dav/").mock(return_value=multistatus("caldav_principal"))
-    respx.request("PROPFIND", f"{BASE}/remote.php/dav/principals/users/admin/").mock(
-        return_value=httpx.Response(207, text=PRINCIPAL_HOME)
+def mock_discovery() -> http_mock.Route:
+    http_mock.request("PROPFIND", f"{BASE}/remote.php/dav/").mock(
+        return_value=multistatus("caldav_principal")
     )
-    return respx.request("PROPFIND", f"{BASE}/remote.php/dav/calendars/admin/")
+    http_mock.request("PROPFIND", f"{BASE}/remote.php/dav/principals/users/admin/").mock(
+        return_value=httpx2.Response(207, text=PRINCIPAL_HOME)
+    )
+    return http_mock.request("PROPFIND", f"{BASE}/remote.php/dav/calendars/admin/")
 
 
-@respx.mock
+@http_mock.mock
 async def test_deleted_calendars_inbox_outbox_and_trash_are_not_listed(caldav: CalDAVClient) -> None:
     """The recorded home after a delete holds personal, a deleted calendar, inbox, outbox and
     the trash bin: only 'personal' is a calendar to show."""
@@ -54,7 +56,7 @@ async def test_deleted_calendars_inbox_outbox_and_trash_are_not_listed(caldav: C
     assert [(c.id, c.display_name) for c in calendars] == [("personal", "Personal")]
 
 
-@respx.mock
+@http_mock.mock
 async def test_calendar_properties_are_read_from_the_recorded_home(caldav: CalDAVClient) -> None:
     """Display name, colour, components and (without a privilege set) writability."""
     home = mock_discovery().mock(return_value=multistatus("caldav_propfind_home"))
@@ -68,15 +70,15 @@ async def test_calendar_properties_are_read_from_the_recorded_home(caldav: CalDA
         await caldav.calendar("work")
 
 
-@respx.mock
+@http_mock.mock
 async def test_discovery_runs_once_per_user(caldav: CalDAVClient) -> None:
-    root = respx.request("PROPFIND", f"{BASE}/remote.php/dav/").mock(
+    root = http_mock.request("PROPFIND", f"{BASE}/remote.php/dav/").mock(
         return_value=multistatus("caldav_principal")
     )
-    respx.request("PROPFIND", f"{BASE}/remote.php/dav/principals/users/admin/").mock(
-        return_value=httpx.Response(207, text=PRINCIPAL_HOME)
+    http_mock.request("PROPFIND", f"{BASE}/remote.php/dav/principals/users/admin/").mock(
+        return_value=httpx2.Response(207, text=PRINCIPAL_HOME)
     )
-    respx.request("PROPFIND", f"{BASE}/remote.php/dav/calendars/admin/").mock(
+    http_mock.request("PROPFIND", f"{BASE}/remote.php/dav/calendars/admin/").mock(
         return_value=multistatus("caldav_propfind_home")
     )
     await caldav.calendars()
@@ -84,10 +86,10 @@ async def test_discovery_runs_once_per_user(caldav: CalDAVClient) -> None:
     assert root.call_count == 1
 
 
-@respx.mock
+@http_mock.mock
 async def test_a_time_range_query_returns_the_recorded_event_with_its_etag(caldav: CalDAVClient) -> None:
     mock_discovery().mock(return_value=multistatus("caldav_propfind_home"))
-    report = respx.request("REPORT", f"{BASE}/remote.php/dav/calendars/admin/personal/").mock(
+    report = http_mock.request("REPORT", f"{BASE}/remote.php/dav/calendars/admin/personal/").mock(
         return_value=multistatus("caldav_report_query")
     )
     [personal] = await caldav.calendars()
@@ -99,21 +101,21 @@ async def test_a_time_range_query_returns_the_recorded_event_with_its_etag(calda
     assert '<c:time-range start="20250101T000000Z" end="20250201T000000Z"/>' in body
 
 
-@respx.mock
+@http_mock.mock
 async def test_creating_an_existing_uid_is_refused_as_recorded(caldav: CalDAVClient) -> None:
     """PUT with If-None-Match: * on an existing object: the recorded 412 becomes a clear error."""
     recorded = load("caldav_put_event_again_412")
     href = "/remote.php/dav/calendars/admin/personal/mcp-test-1795312893.ics"
-    route = respx.put(f"{BASE}{href}").mock(return_value=httpx.Response(412, text=recorded.body))
+    route = http_mock.put(f"{BASE}{href}").mock(return_value=httpx2.Response(412, text=recorded.body))
     with pytest.raises(PreconditionFailed, match="an object with this uid already exists"):
         await caldav.put(href, recorded.request_body or "", create=True)
     assert route.calls[0].request.headers["If-None-Match"] == "*"
 
 
-@respx.mock
+@http_mock.mock
 async def test_a_stale_etag_on_update_is_a_conflict(caldav: CalDAVClient) -> None:
     href = "/remote.php/dav/calendars/admin/personal/x.ics"
-    route = respx.put(f"{BASE}{href}").mock(return_value=httpx.Response(412))
+    route = http_mock.put(f"{BASE}{href}").mock(return_value=httpx2.Response(412))
     with pytest.raises(PreconditionFailed, match="nothing was overwritten"):
         await caldav.put(href, "BEGIN:VCALENDAR\r\nEND:VCALENDAR\r\n", etag="old")
     assert route.calls[0].request.headers["If-Match"] == '"old"'

@@ -1,10 +1,9 @@
-"""Unit tests of the pooled HTTP client's error paths (respx fakes the transport)."""
+"""Unit tests of the pooled HTTP client's error paths (http_mock fakes the transport)."""
 
 from __future__ import annotations
 
-import httpx
+import httpx2
 import pytest
-import respx
 
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential, BearerCredential
 from nextcloud_mcp_server.nextcloud.errors import (
@@ -18,6 +17,7 @@ from nextcloud_mcp_server.nextcloud.errors import (
     Unauthorized,
 )
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
+from tests import http_mock
 
 BASE = "https://cloud.example.com"
 ALICE = BasicCredential("alice", "alice-app-password")
@@ -45,13 +45,13 @@ async def http(sleeps: Sleeps) -> NextcloudHTTP:
     await client.aclose()
 
 
-@respx.mock
+@http_mock.mock
 async def test_get_is_retried_on_503_and_the_third_answer_is_returned(
     http: NextcloudHTTP, sleeps: Sleeps
 ) -> None:
     """Two 503s, then 200: the caller sees the 200; backoff grows and stays within its window."""
-    route = respx.get(f"{BASE}/status.php").mock(
-        side_effect=[httpx.Response(503), httpx.Response(503), httpx.Response(200, json={"ok": True})]
+    route = http_mock.get(f"{BASE}/status.php").mock(
+        side_effect=[httpx2.Response(503), httpx2.Response(503), httpx2.Response(200, json={"ok": True})]
     )
     response = await http.request("GET", "/status.php", credential=None)
     assert response.json() == {"ok": True}
@@ -61,68 +61,68 @@ async def test_get_is_retried_on_503_and_the_third_answer_is_returned(
     assert 0 <= sleeps.delays[1] <= 1.0
 
 
-@respx.mock
+@http_mock.mock
 async def test_retry_after_is_honoured_on_429(http: NextcloudHTTP, sleeps: Sleeps) -> None:
     """A 429 with `Retry-After: 3` waits at least three seconds before the retry."""
-    respx.get(f"{BASE}/x").mock(
-        side_effect=[httpx.Response(429, headers={"Retry-After": "3"}), httpx.Response(200)]
+    http_mock.get(f"{BASE}/x").mock(
+        side_effect=[httpx2.Response(429, headers={"Retry-After": "3"}), httpx2.Response(200)]
     )
     await http.request("GET", "/x", credential=None)
     assert sleeps.delays[0] >= 3
 
 
-@respx.mock
+@http_mock.mock
 async def test_a_retry_after_beyond_the_limit_is_not_waited_for(http: NextcloudHTTP, sleeps: Sleeps) -> None:
     """Retry-After of an hour: no retry, a RateLimited error carrying the hint."""
-    respx.get(f"{BASE}/x").mock(return_value=httpx.Response(429, headers={"Retry-After": "3600"}))
+    http_mock.get(f"{BASE}/x").mock(return_value=httpx2.Response(429, headers={"Retry-After": "3600"}))
     with pytest.raises(RateLimited) as caught:
         await http.request("GET", "/x", credential=None)
     assert caught.value.retry_after == 3600
     assert sleeps.delays == []
 
 
-@respx.mock
+@http_mock.mock
 async def test_retries_run_out_and_the_last_status_is_raised(http: NextcloudHTTP, sleeps: Sleeps) -> None:
     """Three 503s with two retries allowed end in a ServerError naming the status."""
-    route = respx.get(f"{BASE}/x").mock(return_value=httpx.Response(503))
+    route = http_mock.get(f"{BASE}/x").mock(return_value=httpx2.Response(503))
     with pytest.raises(ServerError, match="HTTP 503"):
         await http.request("GET", "/x", credential=None)
     assert route.call_count == 3
 
 
-@respx.mock
+@http_mock.mock
 async def test_post_is_never_retried(http: NextcloudHTTP, sleeps: Sleeps) -> None:
     """A POST answered 503 fails at once: it may have been applied, so it is not sent again."""
-    route = respx.post(f"{BASE}/notes").mock(return_value=httpx.Response(503))
+    route = http_mock.post(f"{BASE}/notes").mock(return_value=httpx2.Response(503))
     with pytest.raises(ServerError):
         await http.request("POST", "/notes", credential=ALICE, json={})
     assert route.call_count == 1
     assert sleeps.delays == []
 
 
-@respx.mock
+@http_mock.mock
 async def test_a_reset_connection_is_retried_for_idempotent_requests(http: NextcloudHTTP) -> None:
     """A connection reset before the answer on a GET is retried once and succeeds."""
-    route = respx.get(f"{BASE}/x").mock(
-        side_effect=[httpx.RemoteProtocolError("Server disconnected"), httpx.Response(200, text="ok")]
+    route = http_mock.get(f"{BASE}/x").mock(
+        side_effect=[httpx2.RemoteProtocolError("Server disconnected"), httpx2.Response(200, text="ok")]
     )
     assert (await http.request("GET", "/x", credential=None)).text == "ok"
     assert route.call_count == 2
 
 
-@respx.mock
+@http_mock.mock
 async def test_a_reset_connection_on_post_is_reported_not_retried(http: NextcloudHTTP) -> None:
     """The same reset on a POST becomes NextcloudUnreachable after one attempt."""
-    route = respx.post(f"{BASE}/x").mock(side_effect=httpx.ReadError("reset"))
+    route = http_mock.post(f"{BASE}/x").mock(side_effect=httpx2.ReadError("reset"))
     with pytest.raises(NextcloudUnreachable, match="cloud.example.com"):
         await http.request("POST", "/x", credential=None)
     assert route.call_count == 1
 
 
-@respx.mock
+@http_mock.mock
 async def test_timeout_becomes_nextcloud_timeout(http: NextcloudHTTP) -> None:
     """A read timeout is not retried and names the host."""
-    route = respx.get(f"{BASE}/x").mock(side_effect=httpx.ReadTimeout("slow"))
+    route = http_mock.get(f"{BASE}/x").mock(side_effect=httpx2.ReadTimeout("slow"))
     with pytest.raises(
         NextcloudTimeout, match="Nextcloud at cloud.example.com: no answer within the timeout"
     ):
@@ -132,15 +132,15 @@ async def test_timeout_becomes_nextcloud_timeout(http: NextcloudHTTP) -> None:
 
 async def test_connection_refused_is_named() -> None:
     """The cause is found in the exception chain, whatever the transport's wording.
-    (httpx.MockTransport here: respx replaces the exception chain.)"""
+    (httpx2.MockTransport here: the routes of http_mock replace the exception chain.)"""
 
-    def refuse(request: httpx.Request) -> httpx.Response:
+    def refuse(request: httpx2.Request) -> httpx2.Response:
         try:
             raise ConnectionRefusedError(111, "Connection refused")
         except ConnectionRefusedError as exc:
-            raise httpx.ConnectError("All connection attempts failed") from exc
+            raise httpx2.ConnectError("All connection attempts failed") from exc
 
-    http = NextcloudHTTP(BASE, transport=httpx.MockTransport(refuse))
+    http = NextcloudHTTP(BASE, transport=httpx2.MockTransport(refuse))
     with pytest.raises(NextcloudUnreachable, match="Nextcloud at cloud.example.com: connection refused"):
         await http.request("GET", "/x", credential=None)
     await http.aclose()
@@ -156,41 +156,43 @@ async def test_connection_refused_is_named() -> None:
         (507, ServerError, "storage is full"),
     ],
 )
-@respx.mock
+@http_mock.mock
 async def test_statuses_map_to_typed_errors(
     http: NextcloudHTTP, status: int, error: type[Exception], text: str
 ) -> None:
     """Each status the API can answer becomes its own error type with a readable sentence."""
-    respx.get(f"{BASE}/x").mock(return_value=httpx.Response(status, text="body"))
+    http_mock.get(f"{BASE}/x").mock(return_value=httpx2.Response(status, text="body"))
     with pytest.raises(error, match=text):
         await http.request("GET", "/x", credential=ALICE)
 
 
-@respx.mock
+@http_mock.mock
 async def test_a_redirect_is_an_error_that_points_at_the_configuration(http: NextcloudHTTP) -> None:
     """A 302 (e.g. to a login page or another host) is not followed: the message says where to."""
-    respx.get(f"{BASE}/x").mock(return_value=httpx.Response(302, headers={"Location": "https://other/login"}))
+    http_mock.get(f"{BASE}/x").mock(
+        return_value=httpx2.Response(302, headers={"Location": "https://other/login"})
+    )
     with pytest.raises(
         Exception, match=r"redirected \(HTTP 302\) to https://other/login; set NEXTCLOUD_HOST"
     ):
         await http.request("GET", "/x", credential=ALICE)
 
 
-@respx.mock
+@http_mock.mock
 async def test_malformed_json_is_an_invalid_response(http: NextcloudHTTP) -> None:
     """An HTML page where JSON was promised becomes InvalidResponse naming the content type."""
-    respx.get(f"{BASE}/x").mock(
-        return_value=httpx.Response(200, text="<html>", headers={"Content-Type": "text/html"})
+    http_mock.get(f"{BASE}/x").mock(
+        return_value=httpx2.Response(200, text="<html>", headers={"Content-Type": "text/html"})
     )
     response = await http.request("GET", "/x", credential=ALICE)
     with pytest.raises(InvalidResponse, match="expected JSON but got text/html"):
         json_body(response, http.host)
 
 
-@respx.mock
+@http_mock.mock
 async def test_each_request_carries_its_own_users_credential(http: NextcloudHTTP) -> None:
     """One pool, two users: each request is sent with the credential it was made for."""
-    route = respx.get(f"{BASE}/x").mock(return_value=httpx.Response(200))
+    route = http_mock.get(f"{BASE}/x").mock(return_value=httpx2.Response(200))
     await http.request("GET", "/x", credential=ALICE)
     await http.request("GET", "/x", credential=BearerCredential("tok-of-bob", "bob"))
     await http.request("GET", "/x", credential=None)
@@ -198,13 +200,13 @@ async def test_each_request_carries_its_own_users_credential(http: NextcloudHTTP
     assert sent == [ALICE.authorization(), "Bearer tok-of-bob", None]
 
 
-@respx.mock
+@http_mock.mock
 async def test_cookies_nextcloud_sets_are_never_sent_back(http: NextcloudHTTP) -> None:
     """Nextcloud answers with session and remember-me cookies; a shared pool must not carry one
     user's session into the next user's request."""
     session = "ocabc123=s3ss10n; path=/; secure; HttpOnly; SameSite=Lax"
-    route = respx.get(f"{BASE}/x").mock(
-        return_value=httpx.Response(
+    route = http_mock.get(f"{BASE}/x").mock(
+        return_value=httpx2.Response(
             200, headers=[("Set-Cookie", session), ("Set-Cookie", "nc_username=alice; path=/")]
         )
     )

@@ -1,17 +1,17 @@
 """Nextcloud's OAuth2 app and Login Flow v2 clients: answers real Nextcloud gives, and broken ones
-(respx fakes the transport; the flows themselves run against the double in the integration tests)."""
+(http_mock fakes the transport; the flows themselves run against the double in the integration tests)."""
 
 from __future__ import annotations
 
 from urllib.parse import parse_qs, urlsplit
 
-import httpx
+import httpx2
 import pytest
-import respx
 
 from nextcloud_mcp_server.nextcloud.errors import InvalidResponse, ServerError
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.login import LoginFlow, LoginFlowV2, NextcloudOAuth2, OAuth2Refused
+from tests import http_mock
 
 BASE = "http://nextcloud:8080/cloud"  # an internal address with a base path
 PUBLIC = "https://cloud.example.com/cloud"
@@ -46,9 +46,9 @@ def test_the_authorize_url_is_on_the_browser_address_with_pkce(http: NextcloudHT
     assert "secret" not in url
 
 
-@respx.mock
+@http_mock.mock
 async def test_a_refresh_sends_the_client_and_reads_user_id(http: NextcloudHTTP) -> None:
-    route = respx.post(TOKEN).respond(
+    route = http_mock.post(TOKEN).respond(
         json={
             "access_token": "a1",
             "token_type": "Bearer",
@@ -72,11 +72,11 @@ async def test_a_refresh_sends_the_client_and_reads_user_id(http: NextcloudHTTP)
 @pytest.mark.parametrize(
     ("error", "rejected"), [("invalid_request", True), ("invalid_grant", True), ("invalid_client", False)]
 )
-@respx.mock
+@http_mock.mock
 async def test_refusals_say_whether_the_token_itself_is_dead(
     http: NextcloudHTTP, error: str, rejected: bool
 ) -> None:
-    respx.post(TOKEN).respond(400, json={"error": error})
+    http_mock.post(TOKEN).respond(400, json={"error": error})
     with pytest.raises(OAuth2Refused) as raised:
         await NextcloudOAuth2(http, "cid", "secret", PUBLIC).refresh("r1")
     assert raised.value.error == error
@@ -86,35 +86,35 @@ async def test_refusals_say_whether_the_token_itself_is_dead(
 @pytest.mark.parametrize(
     "answer",
     [
-        httpx.Response(200, text="<html>maintenance</html>", headers={"content-type": "text/html"}),
-        httpx.Response(200, json=["not", "an", "object"]),
-        httpx.Response(200, json={"access_token": "a", "expires_in": 3600}),
+        httpx2.Response(200, text="<html>maintenance</html>", headers={"content-type": "text/html"}),
+        httpx2.Response(200, json=["not", "an", "object"]),
+        httpx2.Response(200, json={"access_token": "a", "expires_in": 3600}),
     ],
     ids=["html", "list", "no-refresh-token"],
 )
-@respx.mock
+@http_mock.mock
 async def test_a_malformed_token_answer_is_an_invalid_response(
-    http: NextcloudHTTP, answer: httpx.Response
+    http: NextcloudHTTP, answer: httpx2.Response
 ) -> None:
-    respx.post(TOKEN).mock(return_value=answer)
+    http_mock.post(TOKEN).mock(return_value=answer)
     with pytest.raises(InvalidResponse):
         await NextcloudOAuth2(http, "cid", "secret", PUBLIC).exchange_code("code", "v" * 43, "https://x/cb")
 
 
-@respx.mock
+@http_mock.mock
 async def test_a_token_endpoint_failure_is_not_retried(http: NextcloudHTTP) -> None:
     """A POST that may have reached Nextcloud is never sent twice (it would burn the code)."""
-    route = respx.post(TOKEN).respond(503)
+    route = http_mock.post(TOKEN).respond(503)
     with pytest.raises(ServerError):
         await NextcloudOAuth2(http, "cid", "secret", PUBLIC).exchange_code("code", "v" * 43, "https://x/cb")
     assert route.call_count == 1
 
 
-@respx.mock
+@http_mock.mock
 async def test_login_flow_urls_move_to_the_public_address_and_the_poll_stays_internal(
     http: NextcloudHTTP,
 ) -> None:
-    start = respx.post(f"{BASE}/index.php/login/v2").respond(
+    start = http_mock.post(f"{BASE}/index.php/login/v2").respond(
         json={
             "poll": {"token": "pt", "endpoint": "http://nextcloud:8080/cloud/index.php/login/v2/poll"},
             "login": "http://nextcloud:8080/cloud/index.php/login/v2/flow/lt",
@@ -128,12 +128,12 @@ async def test_login_flow_urls_move_to_the_public_address_and_the_poll_stays_int
     assert unchanged.login_url == "http://nextcloud:8080/cloud/index.php/login/v2/flow/lt"
 
 
-@respx.mock
+@http_mock.mock
 async def test_polling_answers_nothing_until_granted_then_the_app_password(http: NextcloudHTTP) -> None:
-    poll = respx.post(f"{BASE}/index.php/login/v2/poll")
+    poll = http_mock.post(f"{BASE}/index.php/login/v2/poll")
     poll.side_effect = [
-        httpx.Response(404, json=[]),
-        httpx.Response(200, json={"server": BASE, "loginName": "alice@example.com", "appPassword": "pw"}),
+        httpx2.Response(404, json=[]),
+        httpx2.Response(200, json={"server": BASE, "loginName": "alice@example.com", "appPassword": "pw"}),
     ]
     flows = LoginFlowV2(http)
     flow = LoginFlow("https://x/login", "pt", "/index.php/login/v2/poll")
@@ -145,8 +145,8 @@ async def test_polling_answers_nothing_until_granted_then_the_app_password(http:
     assert "pw" not in repr(password)
 
 
-@respx.mock
+@http_mock.mock
 async def test_a_poll_answer_without_the_password_is_an_invalid_response(http: NextcloudHTTP) -> None:
-    respx.post(f"{BASE}/index.php/login/v2/poll").respond(json={"server": BASE})
+    http_mock.post(f"{BASE}/index.php/login/v2/poll").respond(json={"server": BASE})
     with pytest.raises(InvalidResponse, match="lacks the app password"):
         await LoginFlowV2(http).poll(LoginFlow("https://x/login", "pt", "/index.php/login/v2/poll"))

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 
-import httpx
+import httpx2
 import pytest
-import respx
 
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential, BearerCredential
 from nextcloud_mcp_server.nextcloud.errors import BearerRefused, InvalidResponse, NotFound, Unauthorized
@@ -22,6 +21,7 @@ from nextcloud_mcp_server.nextcloud.notes import (
     quote_etag,
     rank_notes,
 )
+from tests import http_mock
 from tests.recordings import load
 
 BASE = "https://cloud.example.com"
@@ -47,13 +47,13 @@ async def http() -> NextcloudHTTP:
     await client.aclose()
 
 
-@respx.mock
+@http_mock.mock
 async def test_listing_follows_the_chunk_cursor_until_it_is_absent(http: NextcloudHTTP) -> None:
     """Chunks are requested with the cursor of the previous answer; a repeated id is yielded once."""
-    route = respx.get(f"{API}/notes").mock(
+    route = http_mock.get(f"{API}/notes").mock(
         side_effect=[
-            httpx.Response(200, json=[note(1), note(2)], headers={"X-Notes-Chunk-Cursor": "c1"}),
-            httpx.Response(200, json=[note(3), {"id": 1}]),
+            httpx2.Response(200, json=[note(1), note(2)], headers={"X-Notes-Chunk-Cursor": "c1"}),
+            httpx2.Response(200, json=[note(3), {"id": 1}]),
         ]
     )
     notes = await NotesClient(http, ALICE).list_notes(category="Work")
@@ -63,19 +63,19 @@ async def test_listing_follows_the_chunk_cursor_until_it_is_absent(http: Nextclo
     assert second["chunkCursor"] == "c1"
 
 
-@respx.mock
+@http_mock.mock
 async def test_a_list_that_is_not_a_list_is_an_invalid_response(http: NextcloudHTTP) -> None:
     """A JSON object where a list of notes belongs is reported, not iterated."""
-    respx.get(f"{API}/notes").mock(return_value=httpx.Response(200, json={"oops": True}))
+    http_mock.get(f"{API}/notes").mock(return_value=httpx2.Response(200, json={"oops": True}))
     with pytest.raises(InvalidResponse, match="list of notes"):
         await NotesClient(http, ALICE).list_notes()
 
 
-@respx.mock
+@http_mock.mock
 async def test_stale_etag_raises_conflict_carrying_the_recorded_current_note(http: NextcloudHTTP) -> None:
     """The 412 body recorded from a real Nextcloud becomes `NoteConflict.current`."""
     recorded = load("notes_update_ifmatch_stale")
-    route = respx.put(f"{API}/notes/77").mock(return_value=httpx.Response(412, text=recorded.body))
+    route = http_mock.put(f"{API}/notes/77").mock(return_value=httpx2.Response(412, text=recorded.body))
     with pytest.raises(NoteConflict) as caught:
         await NotesClient(http, ALICE).update(
             77, etag="807d5e4428cd4bf785ce449e3bb1cb05", content="stale write"
@@ -86,14 +86,14 @@ async def test_stale_etag_raises_conflict_carrying_the_recorded_current_note(htt
     assert json.loads(route.calls[0].request.content) == {"content": "stale write"}
 
 
-@respx.mock
+@http_mock.mock
 async def test_append_redoes_the_write_on_the_newer_version_after_a_conflict(http: NextcloudHTTP) -> None:
     """Someone else's edit between read and write is kept: the append is re-applied on top of it."""
-    respx.get(f"{API}/notes/5").mock(return_value=httpx.Response(200, json=note(5, content="a")))
-    put = respx.put(f"{API}/notes/5").mock(
+    http_mock.get(f"{API}/notes/5").mock(return_value=httpx2.Response(200, json=note(5, content="a")))
+    put = http_mock.put(f"{API}/notes/5").mock(
         side_effect=[
-            httpx.Response(412, json=note(5, content="a\nb", etag="e5b")),
-            httpx.Response(200, json=note(5, content="a\nb\nc", etag="e5c")),
+            httpx2.Response(412, json=note(5, content="a\nb", etag="e5b")),
+            httpx2.Response(200, json=note(5, content="a\nb\nc", etag="e5c")),
         ]
     )
     result = await NotesClient(http, ALICE).append(5, "c")
@@ -102,34 +102,34 @@ async def test_append_redoes_the_write_on_the_newer_version_after_a_conflict(htt
     assert put.calls[1].request.headers["If-Match"] == '"e5b"'
 
 
-@respx.mock
+@http_mock.mock
 async def test_append_over_the_size_limit_writes_nothing(http: NextcloudHTTP) -> None:
     """The limit applies to the note after appending; no PUT is sent when it would be exceeded."""
-    respx.get(f"{API}/notes/5").mock(return_value=httpx.Response(200, json=note(5, content="x" * 10)))
-    put = respx.put(f"{API}/notes/5").mock(return_value=httpx.Response(200, json=note(5)))
+    http_mock.get(f"{API}/notes/5").mock(return_value=httpx2.Response(200, json=note(5, content="x" * 10)))
+    put = http_mock.put(f"{API}/notes/5").mock(return_value=httpx2.Response(200, json=note(5)))
     with pytest.raises(InvalidNoteInput, match="over the limit of 12"):
         await NotesClient(http, ALICE).append(5, "yyy", max_bytes=12)
     assert put.call_count == 0
 
 
-@respx.mock
+@http_mock.mock
 async def test_unknown_note_is_a_not_found_naming_the_id(http: NextcloudHTTP) -> None:
     """The recorded 404 body of a real Nextcloud becomes 'note N does not exist'."""
     recorded = load("notes_get_404")
-    respx.get(f"{API}/notes/999999").mock(return_value=httpx.Response(404, text=recorded.body))
+    http_mock.get(f"{API}/notes/999999").mock(return_value=httpx2.Response(404, text=recorded.body))
     with pytest.raises(NotFound, match="note 999999 does not exist"):
         await NotesClient(http, ALICE).get(999999)
 
 
-@respx.mock
+@http_mock.mock
 async def test_bearer_refused_by_the_notes_api_is_retried_as_basic(http: NextcloudHTTP) -> None:
     """Nextcloud's 'CORS requires basic auth' answer leads to one retry with the token as password."""
     recorded = load("oauth2_bearer_notes_list")
-    route = respx.get(f"{API}/notes").mock(
+    route = http_mock.get(f"{API}/notes").mock(
         side_effect=[
-            httpx.Response(401, text=recorded.body),
-            httpx.Response(200, json=[]),
-            httpx.Response(200, json=[]),
+            httpx2.Response(401, text=recorded.body),
+            httpx2.Response(200, json=[]),
+            httpx2.Response(200, json=[]),
         ]
     )
     client = NotesClient(http, BearerCredential("oauth-token-123", "alice"))
@@ -143,12 +143,12 @@ async def test_bearer_refused_by_the_notes_api_is_retried_as_basic(http: Nextclo
     ]
 
 
-@respx.mock
+@http_mock.mock
 async def test_bearer_refused_both_ways_explains_the_nextcloud_limitation(http: NextcloudHTTP) -> None:
     """When the Basic retry is refused too, the error says why and what to configure."""
     recorded = load("oauth2_bearer_notes_list")
-    respx.get(f"{API}/notes").mock(
-        side_effect=[httpx.Response(401, text=recorded.body), httpx.Response(401, text='{"message":""}')]
+    http_mock.get(f"{API}/notes").mock(
+        side_effect=[httpx2.Response(401, text=recorded.body), httpx2.Response(401, text='{"message":""}')]
     )
     with pytest.raises(
         BearerRefused, match="refuses OAuth Bearer tokens .* NEXTCLOUD_CONSENT_PROVIDER"
@@ -157,10 +157,10 @@ async def test_bearer_refused_both_ways_explains_the_nextcloud_limitation(http: 
     assert not isinstance(got.value, Unauthorized)  # a limitation, not a revoked credential
 
 
-@respx.mock
+@http_mock.mock
 async def test_a_plain_401_is_not_retried_for_basic_credentials(http: NextcloudHTTP) -> None:
     """Wrong Basic credentials fail once; there is nothing to fall back to."""
-    route = respx.get(f"{API}/notes").mock(return_value=httpx.Response(401, text='{"message":""}'))
+    route = http_mock.get(f"{API}/notes").mock(return_value=httpx2.Response(401, text='{"message":""}'))
     with pytest.raises(Unauthorized, match="credentials were rejected"):
         await NotesClient(http, ALICE).list_notes()
     assert route.call_count == 1

@@ -3,14 +3,14 @@ refused input sends nothing."""
 
 from __future__ import annotations
 
-import httpx
+import httpx2
 import pytest
-import respx
 
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NotFound
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.shares import SharesClient
+from tests import http_mock
 from tests.recordings import load
 
 BASE = "https://cloud.example.com"
@@ -24,25 +24,27 @@ async def client() -> SharesClient:
     await http.aclose()
 
 
-def _answer(name: str) -> httpx.Response:
+def _answer(name: str) -> httpx2.Response:
     recording = load(name)
-    return httpx.Response(recording.status, text=recording.body, headers={"content-type": "application/json"})
+    return httpx2.Response(
+        recording.status, text=recording.body, headers={"content-type": "application/json"}
+    )
 
 
-@respx.mock
+@http_mock.mock
 async def test_a_refused_share_carries_nextclouds_own_message(client: SharesClient) -> None:
     """The recorded 404 for an unknown user becomes NotFound with OCS's sentence, not '404'."""
-    respx.post(SHARES).mock(return_value=_answer("shares_create_unknown_user"))
+    http_mock.post(SHARES).mock(return_value=_answer("shares_create_unknown_user"))
     with pytest.raises(NotFound, match="Please specify a valid account to share with"):
         await client.create("/Taxes", "user", permissions=1, share_with="nobody")
 
 
-@respx.mock
+@http_mock.mock
 async def test_a_link_share_never_carries_its_password_hash_or_token_out(client: SharesClient) -> None:
     """The recorded link answer has the password's hash in two fields; the Share only says
     that there is a password."""
-    respx.get(f"{SHARES}/1").mock(
-        return_value=httpx.Response(
+    http_mock.get(f"{SHARES}/1").mock(
+        return_value=httpx2.Response(
             200,
             json={
                 "ocs": {
@@ -65,7 +67,7 @@ async def test_a_link_share_never_carries_its_password_hash_or_token_out(client:
     assert (share.kind, share.path, share.expiration) == ("link", "/Taxes", "2027-01-15")
 
 
-@respx.mock
+@http_mock.mock
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
@@ -78,16 +80,16 @@ async def test_a_link_share_never_carries_its_password_hash_or_token_out(client:
 async def test_refused_link_input_sends_nothing(
     client: SharesClient, kwargs: dict[str, str], message: str
 ) -> None:
-    route = respx.post(SHARES)
+    route = http_mock.post(SHARES)
     with pytest.raises(InvalidInput, match=message):
         await client.create("/Taxes", "link", permissions=1, **kwargs)
     assert not route.called
 
 
-@respx.mock
+@http_mock.mock
 @pytest.mark.parametrize("path", ["", "/", "../etc", "a/../../b", "https://evil.example/x"])
 async def test_paths_outside_the_users_files_or_the_root_are_refused(client: SharesClient, path: str) -> None:
-    route = respx.post(SHARES)
+    route = http_mock.post(SHARES)
     with pytest.raises(InvalidInput):
         await client.create(path, "link", permissions=1)
     assert not route.called

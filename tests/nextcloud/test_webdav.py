@@ -1,17 +1,17 @@
-"""WebDAV client edge cases with respx: ranges, search requests, recorded error bodies."""
+"""WebDAV client edge cases with http_mock: ranges, search requests, recorded error bodies."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-import httpx
+import httpx2
 import pytest
-import respx
 
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
 from nextcloud_mcp_server.nextcloud.errors import Conflict, InvalidInput, NotFound, PreconditionFailed
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.webdav import SearchFilter, WebDAVClient
+from tests import http_mock
 from tests.recordings import load
 
 BASE = "https://cloud.example.com"
@@ -25,11 +25,11 @@ async def webdav() -> WebDAVClient:
     await http.aclose()
 
 
-@respx.mock
+@http_mock.mock
 async def test_a_server_ignoring_range_is_skipped_through_and_cut(webdav: WebDAVClient) -> None:
     """A 200 with the whole body: bytes before the offset are dropped, the page is cut."""
-    route = respx.get(f"{FILES}/big.bin").mock(
-        return_value=httpx.Response(
+    route = http_mock.get(f"{FILES}/big.bin").mock(
+        return_value=httpx2.Response(
             200, content=bytes(range(256)) * 4, headers={"Content-Type": "application/x"}
         )
     )
@@ -39,10 +39,10 @@ async def test_a_server_ignoring_range_is_skipped_through_and_cut(webdav: WebDAV
     assert route.calls[0].request.headers["Range"] == "bytes=300-309"
 
 
-@respx.mock
+@http_mock.mock
 async def test_a_range_answer_reports_the_total_size(webdav: WebDAVClient) -> None:
-    respx.get(f"{FILES}/a.txt").mock(
-        return_value=httpx.Response(
+    http_mock.get(f"{FILES}/a.txt").mock(
+        return_value=httpx2.Response(
             206,
             content=b"llo",
             headers={"Content-Range": "bytes 2-4/15", "Content-Type": "text/plain; charset=ISO-8859-1"},
@@ -52,37 +52,37 @@ async def test_a_range_answer_reports_the_total_size(webdav: WebDAVClient) -> No
     assert (page.data, page.total, page.mime, page.charset) == (b"llo", 15, "text/plain", "ISO-8859-1")
 
 
-@respx.mock
+@http_mock.mock
 async def test_reading_past_the_end_is_an_empty_page(webdav: WebDAVClient) -> None:
-    respx.get(f"{FILES}/a.txt").mock(
-        return_value=httpx.Response(416, headers={"Content-Range": "bytes */15"})
+    http_mock.get(f"{FILES}/a.txt").mock(
+        return_value=httpx2.Response(416, headers={"Content-Range": "bytes */15"})
     )
     page = await webdav.read("a.txt", offset=100, length=10)
     assert (page.data, page.total) == (b"", 15)
 
 
-@respx.mock
+@http_mock.mock
 async def test_recorded_404_names_the_path(webdav: WebDAVClient) -> None:
-    respx.get(f"{FILES}/mcp-test/nope.txt").mock(
-        return_value=httpx.Response(404, text=load("webdav_get_404").body)
+    http_mock.get(f"{FILES}/mcp-test/nope.txt").mock(
+        return_value=httpx2.Response(404, text=load("webdav_get_404").body)
     )
     with pytest.raises(NotFound, match="no file or folder at /mcp-test/nope.txt"):
         await webdav.read("mcp-test/nope.txt", length=10)
 
 
-@respx.mock
+@http_mock.mock
 async def test_recorded_405_on_mkcol_means_it_already_exists(webdav: WebDAVClient) -> None:
-    respx.request("MKCOL", f"{FILES}/mcp-test").mock(
-        return_value=httpx.Response(405, text=load("webdav_mkcol_exists_405").body)
+    http_mock.request("MKCOL", f"{FILES}/mcp-test").mock(
+        return_value=httpx2.Response(405, text=load("webdav_mkcol_exists_405").body)
     )
     with pytest.raises(Conflict, match="/mcp-test already exists"):
         await webdav.make_directory("mcp-test")
 
 
-@respx.mock
+@http_mock.mock
 async def test_recorded_412_on_move_says_the_target_exists(webdav: WebDAVClient) -> None:
-    route = respx.request("MOVE", f"{FILES}/mcp-test/renamed.txt").mock(
-        return_value=httpx.Response(412, text=load("webdav_move_no_overwrite_412").body)
+    route = http_mock.request("MOVE", f"{FILES}/mcp-test/renamed.txt").mock(
+        return_value=httpx2.Response(412, text=load("webdav_move_no_overwrite_412").body)
     )
     with pytest.raises(PreconditionFailed, match="target exists: /mcp-test/hello-copy.txt"):
         await webdav.transfer("MOVE", "mcp-test/renamed.txt", "mcp-test/hello-copy.txt", overwrite=False)
@@ -100,10 +100,10 @@ async def test_moving_a_folder_into_itself_or_the_root_is_refused_before_sending
         await webdav.delete("")
 
 
-@respx.mock
+@http_mock.mock
 async def test_search_sends_a_basicsearch_and_reads_the_recorded_answer(webdav: WebDAVClient) -> None:
-    route = respx.request("SEARCH", f"{BASE}/remote.php/dav/").mock(
-        return_value=httpx.Response(207, text=load("webdav_search").body)
+    route = http_mock.request("SEARCH", f"{BASE}/remote.php/dav/").mock(
+        return_value=httpx2.Response(207, text=load("webdav_search").body)
     )
     since = datetime(2026, 11, 1, tzinfo=UTC)
     found = await webdav.search(SearchFilter(name_pattern="*.txt", mime_type="text/*", modified_since=since))
