@@ -12,7 +12,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
+import httpx2
 import pytest
 
 from nextcloud_mcp_server import __version__
@@ -163,7 +163,7 @@ def test_check_fails_without_the_notes_app(
     assert "[ ok ] webdav" in result.stdout
 
 
-class _MeteredTransport(httpx.AsyncBaseTransport):
+class _MeteredTransport(httpx2.AsyncBaseTransport):
     """Real HTTP to the Nextcloud under test, and a virtual clock that every request moves on by
     what it would cost on a real server: `slow` seconds with the login password, 0.05 s otherwise.
     The verdict of `check` then depends on the rule alone, never on how busy this machine is."""
@@ -172,12 +172,12 @@ class _MeteredTransport(httpx.AsyncBaseTransport):
         self.now = 0.0
         self._slow = slow
         self._login = base64.b64encode(f"admin:{login_password}".encode()).decode()
-        self._inner = httpx.AsyncHTTPTransport()
+        self._inner = httpx2.AsyncHTTPTransport()
 
     def clock(self) -> float:
         return self.now
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         with_login_password = request.headers.get("authorization") == f"Basic {self._login}"
         self.now += self._slow if with_login_password else 0.05
         return await self._inner.handle_async_request(request)
