@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from urllib.parse import quote, unquote, urlsplit
 
+from nextcloud_mcp_server.nextcloud import etags
 from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.dav_xml import (
     APPLE,
@@ -197,13 +198,13 @@ class CalDAVClient:
         async for item in self._multistatus("REPORT", calendar.href, "1", body):
             data = item.text(f"{{{CALDAV}}}calendar-data")
             if data and _directly_inside(calendar.href, urlsplit(item.href).path):
-                etag = (item.text(f"{{{DAV}}}getetag") or "").strip('"')
+                etag = etags.plain(item.text(f"{{{DAV}}}getetag"))
                 objects.append(CalendarObject(href=urlsplit(item.href).path, etag=etag, ics=data))
         return objects
 
     async def get(self, href: str) -> CalendarObject:
         response = await self._http.request("GET", self._path(href), credential=self._credential)
-        etag = (response.headers.get("etag") or "").strip('"')
+        etag = etags.plain(response.headers.get("etag"))
         return CalendarObject(href=urlsplit(href).path, etag=etag, ics=response.text)
 
     async def find(self, calendar: Calendar, uid: str, component: str) -> CalendarObject:
@@ -231,7 +232,7 @@ class CalDAVClient:
         if create:
             headers["If-None-Match"] = "*"
         elif etag:
-            headers["If-Match"] = '"' + etag.strip('"') + '"'
+            headers["If-Match"] = etags.quoted(etag)
         try:
             response = await self._http.request(
                 "PUT", self._path(href), credential=self._credential, headers=headers, content=ics.encode()
@@ -243,10 +244,10 @@ class CalDAVClient:
                 else "it was changed by someone else since it was read; nothing was overwritten"
             )
             raise PreconditionFailed(self.host, message, status=412, body=exc.body) from None
-        return (response.headers.get("etag") or "").strip('"') or None
+        return etags.plain(response.headers.get("etag")) or None
 
     async def delete(self, href: str, *, etag: str | None = None) -> None:
-        headers = {"If-Match": '"' + etag.strip('"') + '"'} if etag else {}
+        headers = {"If-Match": etags.quoted(etag)} if etag else {}
         try:
             await self._http.request("DELETE", self._path(href), credential=self._credential, headers=headers)
         except PreconditionFailed as exc:

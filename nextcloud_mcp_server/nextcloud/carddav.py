@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import quote, unquote, urlsplit
 
+from nextcloud_mcp_server.nextcloud import etags
 from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.dav_xml import CS, DAV, DavResponse, parse_multistatus, xml_escape
 from nextcloud_mcp_server.nextcloud.discovery import Discovered
@@ -63,9 +64,8 @@ class Card:
 
 
 def plain_etag(value: str | None) -> str:
-    """An ETag as sent in If-Match. nginx in front of Nextcloud turns the ETag of a response it
-    compresses (a card with a photo) into a weak one (`W/"..."`); the stored version is the same."""
-    return (value or "").strip().removeprefix("W/").strip('"')
+    """An ETag as sent in If-Match (see `etags`: nginx makes the ETag of a card with a photo weak)."""
+    return etags.plain(value)
 
 
 class CardDAVClient:

@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx2
 
+from nextcloud_mcp_server.nextcloud import etags
 from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.errors import (
     BearerRefused,
@@ -232,7 +233,7 @@ class NotesClient:
         except NotFound as exc:
             raise _no_such_note(self.host, note_id, exc) from None
         note = self._note(json_body(response, self.host))
-        etag = response.headers.get("ETag", "").strip('"')
+        etag = etags.plain(response.headers.get("ETag"))
         return note.model_copy(update={"etag": note.etag or etag})
 
     async def create(
@@ -365,7 +366,7 @@ def _snippet(content: str, words: list[str], width: int = 160) -> str:
 
 def quote_etag(etag: str) -> str:
     """An ETag as an HTTP header value: quoted once, whatever the caller passed."""
-    return '"' + etag.strip().strip('"') + '"'
+    return etags.quoted(etag)
 
 
 def _no_such_note(host: str, note_id: int, exc: NotFound) -> NotFound:

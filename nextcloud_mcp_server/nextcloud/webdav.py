@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 import httpx2
 
-from nextcloud_mcp_server.nextcloud import paths
+from nextcloud_mcp_server.nextcloud import etags, paths
 from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.dav_xml import (
     DAV,
@@ -120,7 +120,7 @@ class WebDAVClient:
             kind="directory" if is_dir else "file",
             size=int(size_text) if size_text and size_text.isdigit() else None,
             modified=_http_date(item.text(f"{{{DAV}}}getlastmodified")),
-            etag=(item.text(f"{{{DAV}}}getetag") or "").strip('"') or None,
+            etag=etags.plain(item.text(f"{{{DAV}}}getetag")) or None,
             mime=None if is_dir else item.text(f"{{{DAV}}}getcontenttype"),
             file_id=int(file_id) if file_id and file_id.isdigit() else None,
         )
@@ -171,7 +171,7 @@ class WebDAVClient:
                     (p.split("=", 1)[1].strip().strip('"') for p in params.split(";") if "charset=" in p),
                     None,
                 )
-                etag = (response.headers.get("etag") or "").strip('"') or None
+                etag = etags.plain(response.headers.get("etag")) or None
                 total = _total_size(response.headers, response.status_code)
                 if response.status_code == 416:
                     return FilePage(b"", offset, total, mime.strip(), charset, etag)
@@ -208,7 +208,7 @@ class WebDAVClient:
             await self.make_directories(paths.parent(path))
         headers = {"Content-Type": content_type, "Content-Length": str(len(data))}
         if if_match:
-            headers["If-Match"] = '"' + if_match.strip().strip('"') + '"'
+            headers["If-Match"] = etags.quoted(if_match)
         elif not overwrite:
             headers["If-None-Match"] = "*"
 
@@ -220,7 +220,7 @@ class WebDAVClient:
             async with self._http.stream(
                 "PUT", self.url_path(path), credential=self._credential, headers=headers, content=body()
             ) as response:
-                etag = (response.headers.get("etag") or response.headers.get("oc-etag") or "").strip('"')
+                etag = etags.plain(response.headers.get("etag") or response.headers.get("oc-etag"))
                 return WriteResult(etag or None, response.status_code == 201)
         except PreconditionFailed as exc:
             if if_match:
@@ -267,7 +267,7 @@ class WebDAVClient:
         """Delete a file or folder; with `if_match`, only the version with that ETag."""
         if not path:
             raise InvalidInput("refusing to delete the root folder")
-        headers = {"If-Match": '"' + if_match.strip('"') + '"'} if if_match else None
+        headers = {"If-Match": etags.quoted(if_match)} if if_match else None
         try:
             await self._http.request(
                 "DELETE", self.url_path(path), credential=self._credential, headers=headers

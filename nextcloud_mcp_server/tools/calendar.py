@@ -12,6 +12,7 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import CALENDAR_READ, CALENDAR_WRITE, require_scopes
+from nextcloud_mcp_server.nextcloud import etags
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, PreconditionFailed, ServerError
 from nextcloud_mcp_server.nextcloud.models import Calendar, CalendarObject
 from nextcloud_mcp_server.tools._approval import approve_removal, require_approval, shrinks
@@ -351,7 +352,7 @@ async def nc_calendar_update_event(
         status=status,
     )
     ics = module.patch_event(obj.ics, changes)
-    if obj.etag == etag.strip('"'):
+    if obj.etag == etags.plain(etag):
         await _approve_removals(ctx, obj, changes, cal_id)
     caldav = (await nextcloud_for(ctx)).caldav
     try:
@@ -386,7 +387,7 @@ async def nc_calendar_delete_event(
     asked to approve first (unless the server is set up not to ask). Pass its etag to delete only
     the version you have seen."""
     cal_id, obj = await _find_event(ctx, calendar, uid)
-    if etag is not None and etag.strip('"') != obj.etag:
+    if etag is not None and etags.plain(etag) != obj.etag:
         host = (await nextcloud_for(ctx)).http.host
         raise PreconditionFailed(host, "the event changed since that etag; nothing was deleted", status=412)
     component = ical().master(ical().load(obj.ics), "VEVENT")

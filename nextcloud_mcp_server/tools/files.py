@@ -14,7 +14,7 @@ from mcp.types import BlobResourceContents, CallToolResult, ContentBlock, Embedd
 from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import FILES_READ, FILES_WRITE, require_scopes
-from nextcloud_mcp_server.nextcloud import paths
+from nextcloud_mcp_server.nextcloud import etags, paths
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, PreconditionFailed
 from nextcloud_mcp_server.nextcloud.models import FileEntry
 from nextcloud_mcp_server.tools._approval import refuse_changed
@@ -293,7 +293,7 @@ async def nc_webdav_write_file(
         if existing is None:
             overwrite, if_match = False, None  # nothing to replace: create, never replace unseen
         else:
-            if if_match and if_match.strip().strip('"') != existing.etag:
+            if if_match and etags.plain(if_match) != existing.etag:
                 raise PreconditionFailed(
                     files.host,
                     f"{paths.display(cleaned)} changed since its etag was read; nothing was written",

@@ -12,6 +12,7 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import NOTES_READ, NOTES_WRITE, require_scopes
+from nextcloud_mcp_server.nextcloud import etags
 from nextcloud_mcp_server.nextcloud.models import Note
 from nextcloud_mcp_server.nextcloud.notes import (
     InvalidNoteInput,
@@ -169,7 +170,7 @@ async def nc_notes_update_note(
     nc = await nextcloud_for(ctx)
     if content is not None:
         existing = await nc.notes.get(note_id)
-        if existing.etag == etag.strip('"') and shrinks(existing.content, content):
+        if existing.etag == etags.plain(etag) and shrinks(existing.content, content):
             left = f"{len(content)} characters" if content.strip() else "nothing"
             target = f'the note "{existing.title}"'
             size = len(existing.content or "")

@@ -11,6 +11,7 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import CALENDAR_READ, CALENDAR_WRITE, require_scopes
+from nextcloud_mcp_server.nextcloud import etags
 from nextcloud_mcp_server.nextcloud.errors import PreconditionFailed
 from nextcloud_mcp_server.tools._approval import require_approval
 from nextcloud_mcp_server.tools._calendar_common import (
@@ -208,7 +209,7 @@ async def nc_calendar_delete_todo(
     nc = await nextcloud_for(ctx)
     cal = await nc.caldav.calendar(calendar)
     obj = await nc.caldav.find(cal, uid, "VTODO")
-    if etag is not None and etag.strip('"') != obj.etag:
+    if etag is not None and etags.plain(etag) != obj.etag:
         raise PreconditionFailed(
             nc.http.host, "the task changed since that etag; nothing was deleted", status=412
         )

@@ -1,0 +1,63 @@
+"""ETags come back from Nextcloud weak when nginx compresses the answer (a whole text file, a card
+with a photo: seen on the real Nextcloud 29); If-Match with the weak form is refused there, so every
+client keeps one plain form and sends it strong."""
+
+from __future__ import annotations
+
+import pytest
+
+from nextcloud_mcp_server.nextcloud import etags
+from nextcloud_mcp_server.nextcloud.auth import BasicCredential
+from nextcloud_mcp_server.nextcloud.caldav import CalDAVClient
+from nextcloud_mcp_server.nextcloud.discovery import Discovered
+from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
+from nextcloud_mcp_server.nextcloud.webdav import WebDAVClient
+from tests import http_mock
+
+BASE = "https://cloud.example.com"
+EVENT = f"{BASE}/remote.php/dav/calendars/admin/personal/a.ics"
+FILE = f"{BASE}/remote.php/dav/files/admin/a.txt"
+
+
+@pytest.mark.parametrize("sent", ['W/"abc"', '"abc"', "abc", ' W/"abc" '])
+def test_every_form_of_an_etag_becomes_one_plain_and_one_strong_form(sent: str) -> None:
+    """Weak, quoted and bare ETags all compare equal and are sent back strong."""
+    assert (etags.plain(sent), etags.quoted(sent)) == ("abc", '"abc"')
+
+
+@pytest.fixture
+async def http() -> NextcloudHTTP:
+    client = NextcloudHTTP(BASE, max_retries=0)
+    yield client  # type: ignore[misc]
+    await client.aclose()
+
+
+@http_mock.mock
+async def test_a_calendar_object_read_with_a_weak_etag_is_updated_with_the_strong_one(
+    http: NextcloudHTTP,
+) -> None:
+    """GET answers `W/"abc"`; the object's etag is `abc` and the update's If-Match is `"abc"`."""
+    http_mock.get(EVENT).respond(
+        200, text="BEGIN:VCALENDAR\r\nEND:VCALENDAR\r\n", headers={"ETag": 'W/"abc"'}
+    )
+    put = http_mock.put(EVENT).respond(204, headers={"ETag": '"def"'})
+    caldav = CalDAVClient(http, BasicCredential("admin", "pw"), Discovered())
+    got = await caldav.get("/remote.php/dav/calendars/admin/personal/a.ics")
+    assert got.etag == "abc"
+    assert await caldav.put(got.href, got.ics, etag=got.etag) == "def"
+    assert put.calls.last.request.headers["If-Match"] == '"abc"'
+
+
+@http_mock.mock
+async def test_a_file_read_with_a_weak_etag_reports_the_plain_one(http: NextcloudHTTP) -> None:
+    """A whole-file answer compressed by nginx carries `W/"abc"`; the page's etag is `abc`, which a
+    later write sends strong."""
+    http_mock.get(FILE).respond(
+        200, content=b"hello", headers={"ETag": 'W/"abc"', "Content-Type": "text/plain"}
+    )
+    put = http_mock.put(FILE).respond(204, headers={"ETag": '"def"'})
+    files = WebDAVClient(http, BasicCredential("admin", "pw"), "admin")
+    page = await files.read("a.txt", offset=0, length=5)
+    assert page.etag == "abc"
+    await files.write("a.txt", b"bye", if_match='W/"abc"')
+    assert put.calls.last.request.headers["If-Match"] == '"abc"'
