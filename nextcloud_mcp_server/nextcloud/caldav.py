@@ -9,44 +9,29 @@ listed with `nc:deleted-calendar` until they are purged, and those are hidden.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from urllib.parse import quote, unquote, urlsplit
 
 from nextcloud_mcp_server.nextcloud import etags
-from nextcloud_mcp_server.nextcloud.auth import Credential
+from nextcloud_mcp_server.nextcloud.dav_home import WRITE_PRIVILEGES, DavHomeClient
 from nextcloud_mcp_server.nextcloud.dav_xml import (
     APPLE,
     CALDAV,
     CS,
     DAV,
     NC_COM,
-    DavResponse,
-    parse_multistatus,
     xml_escape,
 )
-from nextcloud_mcp_server.nextcloud.discovery import Discovered
-from nextcloud_mcp_server.nextcloud.errors import InvalidResponse, NotFound, PreconditionFailed
-from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
+from nextcloud_mcp_server.nextcloud.errors import NotFound, PreconditionFailed
 from nextcloud_mcp_server.nextcloud.models import Calendar, CalendarObject
 
 __all__ = ["CalDAVClient", "CalendarNotFound"]
 
-_XML = {"Content-Type": "application/xml; charset=utf-8"}
-_PRINCIPAL = (
-    f'<?xml version="1.0"?><d:propfind xmlns:d="{DAV}">'
-    "<d:prop><d:current-user-principal/></d:prop></d:propfind>"
-)
-_HOME = (
-    f'<?xml version="1.0"?><d:propfind xmlns:d="{DAV}" xmlns:c="{CALDAV}">'
-    "<d:prop><c:calendar-home-set/></d:prop></d:propfind>"
-)
 _CALENDARS = (
     f'<?xml version="1.0"?><d:propfind xmlns:d="{DAV}" xmlns:c="{CALDAV}" xmlns:cs="{CS}" xmlns:x1="{APPLE}">'
     "<d:prop><d:resourcetype/><d:displayname/><cs:getctag/><c:supported-calendar-component-set/>"
     "<x1:calendar-color/><d:current-user-privilege-set/></d:prop></d:propfind>"
 )
-_WRITE_PRIVILEGES = {f"{{{DAV}}}write", f"{{{DAV}}}write-content", f"{{{DAV}}}all", f"{{{DAV}}}bind"}
 
 
 class CalendarNotFound(NotFound):
@@ -77,54 +62,11 @@ def _utc(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
 
 
-class CalDAVClient:
+class CalDAVClient(DavHomeClient):
     """The calendars of one user. `home_cache` remembers discovery per user for the process."""
 
-    def __init__(self, http: NextcloudHTTP, credential: Credential, home_cache: Discovered) -> None:
-        self._http = http
-        self._credential = credential
-        self._home_cache = home_cache
-
-    @property
-    def host(self) -> str:
-        return self._http.host
-
-    def _path(self, href: str) -> str:
-        """A server href as a request path below the configured base URL."""
-        path = urlsplit(href).path
-        if self._http.base_path and path.startswith(self._http.base_path + "/"):
-            path = path[len(self._http.base_path) :]
-        return path
-
-    async def _multistatus(self, method: str, href: str, depth: str, body: str) -> AsyncIterator[DavResponse]:
-        async with self._http.stream(
-            method,
-            self._path(href),
-            credential=self._credential,
-            headers={**_XML, "Depth": depth},
-            content=body.encode(),
-        ) as response:
-            async for item in parse_multistatus(response, self.host):
-                yield item
-
-    async def _first_href(self, href: str, body: str, prop: str) -> str:
-        async for item in self._multistatus("PROPFIND", href, "0", body):
-            element = item.props.get(prop)
-            target = element.findtext(f"{{{DAV}}}href") if element is not None else None
-            if target:
-                return target.strip()
-        raise InvalidResponse(self.host, f"the CalDAV server did not say where {prop.split('}')[1]} is")
-
-    async def home(self) -> str:
-        """The calendar home of the user (discovered once per process and user)."""
-
-        async def discover() -> str:
-            dav_root = f"{self._http.base_path}/remote.php/dav/"
-            principal = await self._first_href(dav_root, _PRINCIPAL, f"{{{DAV}}}current-user-principal")
-            home = await self._first_href(principal, _HOME, f"{{{CALDAV}}}calendar-home-set")
-            return home if home.endswith("/") else home + "/"
-
-        return await self._home_cache.once(self._credential.user_id, discover)
+    HOME_SET = f"{{{CALDAV}}}calendar-home-set"
+    KIND = "CalDAV"
 
     async def calendars(self) -> list[Calendar]:
         home = await self.home()
@@ -147,7 +89,7 @@ class CalDAVClient:
             writable = True
             if privileges is not None:
                 held = {p.tag for privilege in privileges for p in privilege}
-                writable = bool(held & _WRITE_PRIVILEGES)
+                writable = bool(held & WRITE_PRIVILEGES)
             color = item.text(f"{{{APPLE}}}calendar-color") or None
             found.append(
                 Calendar(

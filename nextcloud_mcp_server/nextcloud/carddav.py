@@ -9,38 +9,25 @@ Nextcloud answers case-insensitively in any script; results are bounded with `ca
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import quote, unquote, urlsplit
 
 from nextcloud_mcp_server.nextcloud import etags
-from nextcloud_mcp_server.nextcloud.auth import Credential
-from nextcloud_mcp_server.nextcloud.dav_xml import CS, DAV, DavResponse, parse_multistatus, xml_escape
-from nextcloud_mcp_server.nextcloud.discovery import Discovered
-from nextcloud_mcp_server.nextcloud.errors import InvalidInput, InvalidResponse, NotFound, PreconditionFailed
-from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
+from nextcloud_mcp_server.nextcloud.dav_home import WRITE_PRIVILEGES, DavHomeClient
+from nextcloud_mcp_server.nextcloud.dav_xml import CS, DAV, xml_escape
+from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NotFound, PreconditionFailed
 
 __all__ = ["CARDDAV", "MAX_QUERY", "MAX_RESULTS", "AddressBook", "Card", "CardDAVClient", "plain_etag"]
 
 CARDDAV = "urn:ietf:params:xml:ns:carddav"
 MAX_QUERY = 200
 MAX_RESULTS = 500
-_XML = {"Content-Type": "application/xml; charset=utf-8"}
-_PRINCIPAL = (
-    f'<?xml version="1.0"?><d:propfind xmlns:d="{DAV}">'
-    "<d:prop><d:current-user-principal/></d:prop></d:propfind>"
-)
-_HOME = (
-    f'<?xml version="1.0"?><d:propfind xmlns:d="{DAV}" xmlns:card="{CARDDAV}">'
-    "<d:prop><card:addressbook-home-set/></d:prop></d:propfind>"
-)
 _BOOKS = (
     f'<?xml version="1.0"?><d:propfind xmlns:d="{DAV}" xmlns:cs="{CS}">'
     "<d:prop><d:resourcetype/><d:displayname/><cs:getctag/><d:current-user-privilege-set/></d:prop>"
     "</d:propfind>"
 )
-_WRITE = {f"{{{DAV}}}write", f"{{{DAV}}}write-content", f"{{{DAV}}}all", f"{{{DAV}}}bind"}
 
 
 @dataclass(frozen=True)
@@ -68,49 +55,11 @@ def plain_etag(value: str | None) -> str:
     return etags.plain(value)
 
 
-class CardDAVClient:
-    def __init__(self, http: NextcloudHTTP, credential: Credential, home_cache: Discovered) -> None:
-        self._http = http
-        self._credential = credential
-        self._home_cache = home_cache
+class CardDAVClient(DavHomeClient):
+    """The address books of one user."""
 
-    @property
-    def host(self) -> str:
-        return self._http.host
-
-    def _path(self, href: str) -> str:
-        path = urlsplit(href).path
-        if self._http.base_path and path.startswith(self._http.base_path + "/"):
-            path = path[len(self._http.base_path) :]
-        return path
-
-    async def _multistatus(self, method: str, href: str, depth: str, body: str) -> AsyncIterator[DavResponse]:
-        async with self._http.stream(
-            method,
-            self._path(href),
-            credential=self._credential,
-            headers={**_XML, "Depth": depth},
-            content=body.encode(),
-        ) as response:
-            async for item in parse_multistatus(response, self.host):
-                yield item
-
-    async def _first_href(self, href: str, body: str, prop: str) -> str:
-        async for item in self._multistatus("PROPFIND", href, "0", body):
-            element = item.props.get(prop)
-            target = element.findtext(f"{{{DAV}}}href") if element is not None else None
-            if target:
-                return target.strip()
-        raise InvalidResponse(self.host, f"the CardDAV server did not say where {prop.split('}')[1]} is")
-
-    async def home(self) -> str:
-        async def discover() -> str:
-            root = f"{self._http.base_path}/remote.php/dav/"
-            principal = await self._first_href(root, _PRINCIPAL, f"{{{DAV}}}current-user-principal")
-            home = await self._first_href(principal, _HOME, f"{{{CARDDAV}}}addressbook-home-set")
-            return home if home.endswith("/") else home + "/"
-
-        return await self._home_cache.once(self._credential.user_id, discover)
+    HOME_SET = f"{{{CARDDAV}}}addressbook-home-set"
+    KIND = "CardDAV"
 
     async def address_books(self) -> list[AddressBook]:
         found = []
@@ -122,7 +71,7 @@ class CardDAVClient:
             privileges = item.props.get(f"{{{DAV}}}current-user-privilege-set")
             writable = True
             if privileges is not None:
-                writable = bool({p.tag for privilege in privileges for p in privilege} & _WRITE)
+                writable = bool({p.tag for privilege in privileges for p in privilege} & WRITE_PRIVILEGES)
             found.append(
                 AddressBook(
                     id=book_id,
