@@ -18,7 +18,29 @@ from nextcloud_mcp_server.app import create_app
 from nextcloud_mcp_server.config import Settings
 from tests.nextcloud_double.server import serve_in_thread
 
-__all__ = ["Human", "http_session", "running_app", "stdio_session", "structured"]
+__all__ = [
+    "INITIALIZE",
+    "MCP_HEADERS",
+    "Human",
+    "http_session",
+    "running_app",
+    "stdio_session",
+    "structured",
+]
+
+# A raw `initialize` request and the headers streamable HTTP wants, for tests that speak the
+# wire protocol themselves (limits, auth answers before any session exists).
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
 @asynccontextmanager

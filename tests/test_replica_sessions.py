@@ -6,18 +6,8 @@ import httpx
 import pytest
 
 from nextcloud_mcp_server.config import ConfigError, Settings, load_settings
-from tests.mcp_clients import http_session, running_app
+from tests.mcp_clients import INITIALIZE, http_session, running_app
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
 HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
 
 

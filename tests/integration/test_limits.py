@@ -18,21 +18,10 @@ import pytest
 from nextcloud_mcp_server.app import create_app
 from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.front import uvicorn_options
+from tests.mcp_clients import INITIALIZE, MCP_HEADERS
 from tests.nextcloud_double.server import serve_in_thread
 
 pytestmark = pytest.mark.integration
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
-MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
 @contextmanager

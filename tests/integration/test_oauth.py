@@ -36,7 +36,7 @@ from nextcloud_mcp_server.app import create_app
 from nextcloud_mcp_server.auth.scopes import ALL_SCOPES
 from nextcloud_mcp_server.config import ConfigError, Settings, load_settings
 from nextcloud_mcp_server.tools import all_tools
-from tests.mcp_clients import http_session, structured
+from tests.mcp_clients import INITIALIZE, MCP_HEADERS, http_session, structured
 from tests.nextcloud_double import NextcloudDouble
 from tests.nextcloud_double.server import serve_in_thread
 from tests.nextcloud_double.tokens import idp_jwt_validator, issued_tokens
@@ -44,18 +44,6 @@ from tests.oidc import IdP, follow_to_redirect
 from tests.processes import free_port
 
 pytestmark = pytest.mark.integration
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "0"},
-    },
-}
-MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
 @dataclass
