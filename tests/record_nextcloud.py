@@ -209,9 +209,20 @@ def record(config: dict[str, str | dict[str, str]]) -> None:
     )
 
 
+def record_same_second_etag(rec: Recorder) -> None:
+    """A file replaced within the same second keeps its ETag (different size and content): Nextcloud
+    29 leaves the file cache's etag as it was, so an If-Match or an approval bound to the ETag
+    cannot tell those two versions apart. Not replayed against the double (WsgiDAV changes it)."""
+    rec("webdav_same_second_put_first", "PUT", f"{FILES}/same-second.md", body="# Plan\n")
+    rec("webdav_same_second_put_second", "PUT", f"{FILES}/same-second.md", body="v2")
+    rec("webdav_same_second_propfind", "PROPFIND", f"{FILES}/same-second.md", {"Depth": "0"}, PROPS)
+
+
 def main(argv: list[str]) -> int:
     config = json.loads((Path(argv[0]) / "nextcloud.json").read_text())
     record(config)
+    admin = config["admin"]
+    record_same_second_etag(Recorder(str(config["url"]), admin["app_password"]))
     return 0
 
 
