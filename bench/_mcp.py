@@ -86,8 +86,13 @@ def our_server(
     port = port or free_port()
     args = [sys.executable, "-m", "nextcloud_mcp_server", "run", "--transport", "http", "--port", str(port)]
     # These parts measure throughput and memory with many sessions from one address: the per-user
-    # session limits (ADR 0020; measured by hostile_front.py) are lifted here.
-    lifted = {"MCP_MAX_SESSIONS_PER_USER": "100000", "MCP_SESSION_OPENS_PER_MINUTE": "60000"}
+    # session and connection limits (ADR 0020; measured by hostile_front.py) are lifted here.
+    lifted = {
+        "MCP_MAX_SESSIONS": "100000",
+        "MCP_MAX_CONNECTIONS": "100000",
+        "MCP_MAX_SESSIONS_PER_USER": "100000",
+        "MCP_SESSION_OPENS_PER_MINUTE": "60000",
+    }
     full_env = clean_env({"NEXTCLOUD_HOST": nextcloud, "LOG_LEVEL": "WARNING", **lifted, **env})
     log = logdir / f"ours-{port}.log"
     with spawn(args, env=full_env, log=log, cwd=logdir, ready_url=f"http://127.0.0.1:{port}/health") as p:
