@@ -103,7 +103,7 @@ def make_target(kind: str, nextcloud: Nextcloud) -> Target:
         return None if data is None else data.decode()
 
     def change_file() -> None:
-        nextcloud.put_file(
+        nextcloud.put_new_version(
             admin, "Reports/q3.txt", (SECRET + " - and a longer version saved by the desktop client").encode()
         )
 

@@ -102,7 +102,7 @@ async def test_a_file_replaced_by_copy_is_the_version_shown(
     nextcloud.put_file(nextcloud.admin, "b.txt", b"shown")
 
     async def someone_edits() -> None:
-        nextcloud.put_file(nextcloud.admin, "b.txt", b"edited meanwhile")
+        nextcloud.put_new_version(nextcloud.admin, "b.txt", b"edited meanwhile")
 
     human = Human(while_asked=someone_edits)
     args = {"source": "a.txt", "destination": "b.txt", "overwrite": True}
