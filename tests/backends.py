@@ -117,6 +117,7 @@ class Nextcloud:
                 return
             assert time.monotonic() < deadline, f"Nextcloud kept the ETag of {path}"
 
+    def make_folder(self, login: Login, path: str) -> None:
         parts = path.strip("/").split("/")
         with self.http(login) as client:
             for depth in range(1, len(parts) + 1):
