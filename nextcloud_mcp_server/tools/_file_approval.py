@@ -62,8 +62,16 @@ async def approve_file_action(
     return await require_approval(ctx, tool=tool, target=target, question=question, version=entry.etag)
 
 
+def _version(entry: FileEntry) -> tuple[object, ...]:
+    """What identifies the version of a file or folder. The ETag alone does not: Nextcloud 29
+    keeps a file's ETag when it is replaced within the same second of its last change
+    (tests/fixtures/nextcloud/webdav_same_second_*.txt), so size and file id count too. A
+    replacement of the same size within the same second stays indistinguishable."""
+    return (entry.kind, entry.etag, entry.size, entry.modified, entry.file_id)
+
+
 async def still_unchanged(ctx: Context[Any, Any], files: WebDAVClient, shown: FileEntry, tool: str) -> None:
     """After approval: refuse when the target is no longer the version that was shown."""
     now = await stat_or_none(files, shown.path)
-    if now is None or now.etag != shown.etag or now.kind != shown.kind:
+    if now is None or _version(now) != _version(shown):
         await refuse_changed(ctx, tool=tool, target=paths.display(shown.path))

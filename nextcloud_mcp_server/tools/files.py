@@ -375,10 +375,11 @@ async def _transfer(
         else:
             verb = f"{method.capitalize()} {paths.display(src)} onto {{target}}, replacing it"
             if await approve_file_action(ctx, files, existing, tool, verb):
+                # Re-read (the ETag alone can miss a replacement), then for a file let Nextcloud
+                # check the ETag at the MOVE/COPY itself; a folder takes no such condition.
+                await still_unchanged(ctx, files, existing, tool)
                 if existing.kind == "file" and existing.etag:
-                    replace_etag = existing.etag  # Nextcloud checks it at the MOVE itself
-                else:
-                    await still_unchanged(ctx, files, existing, tool)  # folders: no condition
+                    replace_etag = existing.etag
     try:
         created = await files.transfer(method, src, dst, overwrite=overwrite, replace_etag=replace_etag)
     except PreconditionFailed:

@@ -30,7 +30,8 @@ from xml.etree import ElementTree
 from xml.sax.saxutils import escape
 
 from starlette.responses import Response
-from wsgidav import util as wsgidav_util
+
+from tests.nextcloud_double.dav import file_etag
 
 __all__ = ["CalendarTrash", "create_calendar", "search_files"]
 
@@ -193,7 +194,7 @@ def _etag(entry: Path) -> str:
     if entry.is_dir():
         stat = entry.stat()
         return f"{stat.st_ino:x}{stat.st_mtime_ns:x}"
-    return str(wsgidav_util.get_file_etag(str(entry)))
+    return file_etag(str(entry))
 
 
 def search_files(body: bytes, user: str, files_root: Path) -> Response:
