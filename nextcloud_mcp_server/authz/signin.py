@@ -47,7 +47,10 @@ from nextcloud_mcp_server.storage.records import ConsentState, Grant
 
 __all__ = [
     "BROWSER_COOKIE",
+    "NO_CREDENTIAL",
+    "OTHER_BROWSER",
     "SIGNIN_MARK",
+    "bind",
     "csrf_token",
     "finish_signin",
     "pending_subject",
@@ -60,7 +63,7 @@ COOKIE_PATH = "/oauth"  # sign-in, Nextcloud's callback and the consent page; no
 PENDING_MARK = "authz-pending:"
 MAX_FORM_BYTES = 4096
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{43}")  # secrets.token_urlsafe(32)
-_NO_CREDENTIAL = "none"  # a pending grant's kind when the credential was not kept
+NO_CREDENTIAL = "none"  # a pending grant's kind when the credential was not kept
 
 
 def _hash(value: str) -> str:
@@ -84,7 +87,7 @@ def _browser(request: Request) -> str | None:
     return value if _TOKEN.fullmatch(value) else None
 
 
-def _bind(response: Response, browser: str, secure: bool, max_age: float) -> Response:
+def bind(response: Response, browser: str, secure: bool, max_age: float) -> Response:
     response.set_cookie(
         BROWSER_COOKIE,
         browser,
@@ -105,7 +108,7 @@ _UNUSABLE = (
     "This sign-in link cannot be used",
     f"It has expired, was already answered, or is unknown here. {TRY_AGAIN}",
 )
-_OTHER_BROWSER = (
+OTHER_BROWSER = (
     "Open this in the browser you signed in with",
     f"This step belongs to a sign-in started in another browser (or its cookie was removed), so "
     f"nothing was changed. {TRY_AGAIN}",
@@ -113,7 +116,7 @@ _OTHER_BROWSER = (
 
 
 async def _revoke(runtime: Any, grant: Grant) -> bool:
-    if grant.kind == _NO_CREDENTIAL:
+    if grant.kind == NO_CREDENTIAL:
         return True
     try:
         return bool(await runtime.revoke_grant(grant))
@@ -127,13 +130,14 @@ async def finish_signin(runtime: Any, request: Request, state: ConsentState) -> 
     request_id = state.elicitation_id[len(SIGNIN_MARK) :]
     browser = _browser(request)
     if browser is None or not hmac.compare_digest(_hash(browser), state.subject):
-        return error_page(*_OTHER_BROWSER, status=403)
+        return error_page(*OTHER_BROWSER, status=403)
     params = request.query_params
     if "error" in params:
         reason = (params.get("error_description") or params["error"])[:300]  # from outside
         return error_page("You were not signed in", f"Nextcloud said: {reason}. {TRY_AGAIN}")
     requests = runtime.authorization_requests
-    if await requests.get(request_id) is None:
+    pending = await requests.get(request_id)
+    if pending is None:
         return error_page(*_UNUSABLE)
     provider = runtime.consent_providers["nextcloud-oauth2"]
     try:
@@ -145,40 +149,51 @@ async def finish_signin(runtime: Any, request: Request, state: ConsentState) -> 
     except RequestUnusable as exc:
         await _revoke(runtime, grant)
         return error_page("This sign-in cannot be completed", f"{exc}")
-    if not getattr(runtime.settings, "auth_server_grant_at_signin", True):
+    if not runtime.settings.auth_server_grant_at_signin:
         await _revoke(runtime, grant)  # the identity is all we needed
-        grant = dataclasses.replace(grant, kind=_NO_CREDENTIAL, secret="")
+        grant = dataclasses.replace(grant, kind=NO_CREDENTIAL, secret="")
     await runtime.store.save_grant(dataclasses.replace(grant, subject=pending_subject(request_id, browser)))
-    await runtime.store.audit(
-        grant.user_id, "signed_in", f"authorization request for a client {request_id[:8]}"
-    )
-    return _redirect(f"{CONSENT_PATH}?{urlencode({'request': request_id})}")
+    await runtime.store.audit(grant.user_id, "signed_in", f"for client {pending.client_id[:200]}")
+    return _redirect(_consent_location(request_id))
+
+
+def _consent_location(request_id: str) -> str:
+    return f"{CONSENT_PATH}?{urlencode({'request': request_id})}"
 
 
 def signin_routes(runtime: Any) -> list[Route]:
+    from nextcloud_mcp_server.authz.signin_flow import FlowSignins
+
     settings = runtime.settings
     secure = settings.public_origin.startswith("https://")
+
+    flows = FlowSignins(runtime)
 
     async def signin(request: Request) -> Response:
         request_id = request.query_params.get("request", "")
         pending = await runtime.authorization_requests.get(request_id)
         if pending is None:
             return error_page(*_UNUSABLE)
+        known = _browser(request)
         if pending.user_id is not None:
+            if known is not None and await _pending_grant(pending.id, known) is not None:
+                return _redirect(_consent_location(pending.id))  # e.g. the hand-off page reloading
             return error_page(
                 "You have already signed in for this request",
                 f"Go back to the page that asks for your approval, or start again. {TRY_AGAIN}",
             )
-        browser = _browser(request) or secrets.token_urlsafe(32)
-        lifetime = min(STATE_TTL, pending.expires_at - time.time())
+        browser = known or secrets.token_urlsafe(32)
+        if settings.nextcloud_consent_provider == "login-flow-v2":
+            return await flows.page(request, pending, browser, _hash(browser))
         provider = runtime.consent_providers.get("nextcloud-oauth2")
-        if settings.nextcloud_consent_provider != "nextcloud-oauth2" or provider is None:
+        if provider is None:
             return error_page(
                 "Sign-in is not set up",
                 "This server signs people in through Nextcloud's OAuth2 app, which is not configured "
                 "(NEXTCLOUD_OAUTH2_CLIENT_ID). Tell the administrator.",
                 status=503,
             )
+        lifetime = min(STATE_TTL, pending.expires_at - time.time())
         verifier, challenge = pkce_pair()
         state = await runtime.store.create_state(
             SIGNIN_MARK + pending.id, _hash(browser), verifier, "", lifetime
@@ -186,7 +201,7 @@ def signin_routes(runtime: Any) -> list[Route]:
         target = provider.client.authorization_url(
             redirect_uri=provider.callback_url, state=state, challenge=challenge
         )
-        return _bind(_redirect(target), browser, secure, pending.expires_at - time.time())
+        return bind(_redirect(target), browser, secure, pending.expires_at - time.time())
 
     async def show(request: Request) -> Response:
         request_id = request.query_params.get("request", "")
@@ -205,6 +220,13 @@ def signin_routes(runtime: Any) -> list[Route]:
             account=grant.user_id,
         )
 
+    async def _pending_grant(request_id: str, browser: str) -> Grant | None:
+        try:
+            grant: Grant | None = await runtime.store.get_grant(pending_subject(request_id, browser))
+        except DecryptionFailed:
+            return None
+        return grant
+
     async def _signed_in_request(request_id: str, browser: str | None) -> Any:
         pending = await runtime.authorization_requests.get(request_id)
         if pending is None:
@@ -212,13 +234,10 @@ def signin_routes(runtime: Any) -> list[Route]:
         if pending.user_id is None:
             return error_page("Sign in first", f"This request has no signed-in account yet. {TRY_AGAIN}")
         if browser is None:
-            return error_page(*_OTHER_BROWSER, status=403)
-        try:
-            grant = await runtime.store.get_grant(pending_subject(pending.id, browser))
-        except DecryptionFailed:
-            grant = None
+            return error_page(*OTHER_BROWSER, status=403)
+        grant = await _pending_grant(pending.id, browser)
         if grant is None:
-            return error_page(*_OTHER_BROWSER, status=403)
+            return error_page(*OTHER_BROWSER, status=403)
         return pending, browser, grant
 
     async def answer(request: Request) -> Response:
@@ -256,7 +275,7 @@ def signin_routes(runtime: Any) -> list[Route]:
         except RequestUnusable as exc:
             await _revoke(runtime, grant)
             return error_page("This sign-in cannot be completed", str(exc))
-        if grant.kind != _NO_CREDENTIAL:
+        if grant.kind != NO_CREDENTIAL:
             await store_grant(runtime, dataclasses.replace(grant, subject=grant.user_id))
         await runtime.store.audit(grant.user_id, "approved", f"client {pending.client_id[:200]}")
         return _redirect(target)

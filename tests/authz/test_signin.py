@@ -8,7 +8,9 @@ fills the double's login form).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import html
 import re
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -36,7 +38,7 @@ from nextcloud_mcp_server.runtime import Runtime
 from tests.conftest import ADMIN_PASSWORD
 from tests.nextcloud_double import NextcloudDouble
 from tests.nextcloud_double.server import serve_in_thread
-from tests.offline import KEY
+from tests.offline import KEY, sign_in_at_nextcloud
 from tests.processes import free_port
 
 pytestmark = pytest.mark.integration
@@ -118,10 +120,12 @@ def _settings(double: NextcloudDouble, double_url: str, base: str, store: Path, 
         enable_offline_access=True,
         token_encryption_key=KEY,
         store_path=store,
-        nextcloud_consent_provider="nextcloud-oauth2",
-        nextcloud_oauth2_client_id=client_id,
-        nextcloud_oauth2_client_secret=secret,
-        **overrides,
+        **{
+            "nextcloud_consent_provider": "nextcloud-oauth2",
+            "nextcloud_oauth2_client_id": client_id,
+            "nextcloud_oauth2_client_secret": secret,
+            **overrides,
+        },
     )
 
 
@@ -129,9 +133,7 @@ def _settings(double: NextcloudDouble, double_url: str, base: str, store: Path, 
 def _serve(double: NextcloudDouble, double_url: str, store: Path, **overrides: Any) -> Iterator[Server]:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    settings = _settings(double, double_url, base, store)
-    if overrides:
-        settings = settings.model_copy(update=overrides)
+    settings = _settings(double, double_url, base, store, **overrides)
     runtime = Runtime(settings)
     requests = Recorded(None, base)
     runtime.authorization_requests = requests  # type: ignore[attr-defined]
@@ -358,13 +360,17 @@ async def test_unknown_and_expired_requests_get_a_page_saying_so(server: Server)
     assert server.requests.approved == []
 
 
-async def test_a_second_sign_in_for_a_signed_in_request_is_refused(server: Server) -> None:
+async def test_the_sign_in_link_again_goes_on_to_consent_only_in_the_same_browser(server: Server) -> None:
     request = await server.new_request()
-    async with _browser() as browser:
+    async with _browser() as browser, _browser() as other:
         await _sign_in(browser, server, request.id)
         again = await browser.get(server.signin_url(request.id))
-    assert again.status_code == 400
-    assert "already signed in" in again.text
+        elsewhere = await other.get(server.signin_url(request.id))
+    assert again.status_code == 303
+    assert again.headers["location"] == f"{CONSENT_PATH}?request={request.id}"
+    assert elsewhere.status_code == 400
+    assert "already signed in" in elsewhere.text
+    assert len(server.requests.signed) == 1
 
 
 async def test_an_oversized_or_odd_answer_changes_nothing(server: Server) -> None:
@@ -396,3 +402,79 @@ async def test_without_grant_at_sign_in_the_credential_is_deleted_at_once(
         assert answer.status_code == 303
         assert server.requests.approved == [request.id]
         assert await server.grant("alice") is None
+
+
+@pytest.fixture
+def flow_server(double: NextcloudDouble, double_url: str, tmp_path: Path) -> Iterator[Server]:
+    with _serve(
+        double, double_url, tmp_path / "store.sqlite3", nextcloud_consent_provider="login-flow-v2"
+    ) as running:
+        yield running
+
+
+async def _sign_in_by_login_flow(browser: httpx.AsyncClient, server: Server, request_id: str) -> str:
+    """The hand-off page; the person follows its link and grants access at Nextcloud; the page,
+    reloading itself, goes on to the consent page. The hand-off page's HTML."""
+    handoff = await browser.get(server.signin_url(request_id))
+    assert handoff.status_code == 200, handoff.text
+    link = re.search(r"href='([^']+)' target=_blank", handoff.text)
+    refresh = re.search(r"http-equiv=refresh content='3; url=([^']+)'", handoff.text)
+    assert link is not None, handoff.text
+    assert refresh is not None, handoff.text
+    granted = await asyncio.to_thread(
+        sign_in_at_nextcloud, html.unescape(link.group(1)), "alice", ALICE_PASSWORD
+    )
+    assert "Account connected" in granted.text
+    deadline = time.monotonic() + 15
+    while True:
+        reloaded = await browser.get(f"{server.base}{html.unescape(refresh.group(1))}")
+        if reloaded.status_code == 303:
+            assert reloaded.headers["location"] == f"{CONSENT_PATH}?request={request_id}"
+            return handoff.text
+        assert reloaded.status_code == 200, reloaded.text
+        assert time.monotonic() < deadline, "the sign-in never completed"
+        await asyncio.sleep(0.2)
+
+
+async def test_login_flow_sign_in_then_approve_keeps_the_app_password(flow_server: Server) -> None:
+    server = flow_server
+    request = await server.new_request()
+    async with _browser() as browser:
+        handoff = await _sign_in_by_login_flow(browser, server, request.id)
+        fields = await _consent_form(browser, server, request.id)
+        answer = await browser.post(f"{server.base}{CONSENT_PATH}", data={**fields, "decision": "approve"})
+    assert "<script" not in handoff
+    assert "Sign in at Nextcloud" in handoff
+    assert answer.status_code == 303
+    assert server.requests.approved == [request.id]
+    grant = await server.grant("alice")
+    assert (grant.provider, grant.kind, grant.login) == ("login-flow-v2", "app_password", "alice")
+    assert len(server.double.accounts["alice"].app_passwords) == 2  # the seeded one and ours
+
+
+async def test_login_flow_decline_deletes_the_app_password(flow_server: Server) -> None:
+    server = flow_server
+    request = await server.new_request()
+    before = set(server.double.accounts["alice"].app_passwords)
+    async with _browser() as browser:
+        await _sign_in_by_login_flow(browser, server, request.id)
+        fields = await _consent_form(browser, server, request.id)
+        answer = await browser.post(f"{server.base}{CONSENT_PATH}", data={**fields, "decision": "decline"})
+    assert answer.status_code == 303
+    assert server.requests.declined == [request.id]
+    assert await server.grant("alice") is None
+    assert server.double.login.deleted == ["alice"]
+    assert set(server.double.accounts["alice"].app_passwords) == before
+
+
+async def test_login_flow_hand_off_page_belongs_to_one_browser(flow_server: Server) -> None:
+    server = flow_server
+    request = await server.new_request()
+    async with _browser() as alice, _browser() as mallory:
+        first = await alice.get(server.signin_url(request.id))
+        reload = await alice.get(server.signin_url(request.id))
+        theirs = await mallory.get(server.signin_url(request.id))
+    assert first.status_code == reload.status_code == 200
+    assert theirs.status_code == 403
+    assert "another browser" in theirs.text
+    assert first.headers["content-security-policy"].startswith("default-src 'none'")
