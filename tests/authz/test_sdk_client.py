@@ -6,8 +6,6 @@ then tool calls as that Nextcloud user - on the double and on the real Nextcloud
 from __future__ import annotations
 
 import asyncio
-import json
-import ssl
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
