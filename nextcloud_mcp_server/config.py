@@ -318,7 +318,9 @@ class Settings(AuthServerSettings):
     @property
     def auth_server_issuer(self) -> str:
         """This server's issuer identifier, spelt as its metadata spells it (`https://host/`)."""
-        return f"{self.public_origin}/"
+        from pydantic import AnyHttpUrl
+
+        return str(AnyHttpUrl(self.public_origin))
 
     @property
     def audiences(self) -> list[str]:

@@ -1,0 +1,119 @@
+"""The SDK's own OAuth client against this server as authorization server, without a browser:
+discovery from the 401, dynamic registration (and, separately, a client ID metadata document),
+PKCE, the person's sign-in and approval (straight through `runtime.authorization_requests`),
+then tool calls as that Nextcloud user - on the double and on the real Nextcloud - and a refresh."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+import httpx2
+import pytest
+from mcp import ClientSession
+from mcp.client.auth import OAuthClientProvider, TokenStorage
+from mcp.client.auth.oauth2 import AuthorizationCodeResult
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+
+from nextcloud_mcp_server.storage.records import Grant
+from tests.authz_server import AuthzServer, authz_server
+from tests.backends import Nextcloud
+from tests.mcp_clients import structured
+
+REDIRECT = "http://127.0.0.1:9/sdk-callback"
+
+
+class MemoryStorage(TokenStorage):
+    def __init__(self) -> None:
+        self.tokens: OAuthToken | None = None
+        self.client: OAuthClientInformationFull | None = None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client = client_info
+
+
+def sdk_client(server: AuthzServer, user: str, seen: dict[str, str], **extra: Any) -> OAuthClientProvider:
+    async def redirect_handler(url: str) -> None:
+        seen["authorize"] = url
+
+    async def callback_handler() -> AuthorizationCodeResult:
+        def person() -> str:
+            with httpx.Client(follow_redirects=False, timeout=15) as browser:
+                answer = browser.get(seen["authorize"])
+            assert answer.status_code == 302, answer.text
+            seen["signin"] = answer.headers["location"]
+            return server.approve(seen["signin"], user)
+
+        landed = await asyncio.to_thread(person)
+        params = parse_qs(urlsplit(landed).query)
+        return AuthorizationCodeResult(code=params["code"][0], state=params["state"][0], iss=params["iss"][0])
+
+    return OAuthClientProvider(
+        server_url=server.mcp,
+        client_metadata=OAuthClientMetadata(
+            client_name="sdk test client",
+            redirect_uris=[REDIRECT],  # type: ignore[list-item]
+            grant_types=["authorization_code", "refresh_token"],
+            response_types=["code"],
+            token_endpoint_auth_method="none",
+        ),
+        storage=MemoryStorage(),
+        redirect_handler=redirect_handler,
+        callback_handler=callback_handler,
+        **extra,
+    )
+
+
+@pytest.fixture
+def server(nextcloud: Nextcloud, tmp_path: Path) -> Iterator[AuthzServer]:
+    with authz_server(nextcloud.url, tmp_path / "store.sqlite3") as running:
+        alice = nextcloud.alice
+        grant = Grant("alice", "alice", "login-flow-v2", "app_password", alice.app_password, login=alice.user)
+        running.run(running.runtime.store.save_grant(grant))  # type: ignore[union-attr]
+        yield running
+
+
+async def test_dcr_pkce_and_a_tool_call_as_the_signed_in_user(
+    server: AuthzServer, nextcloud: Nextcloud
+) -> None:
+    nextcloud.add_note(nextcloud.alice, title="Quarterly plan", content="budget for the boat")
+    seen: dict[str, str] = {}
+    provider = sdk_client(server, "alice", seen)
+    async with (
+        httpx2.AsyncClient(auth=provider, timeout=30) as http,
+        streamable_http_client(server.mcp, http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        found = structured(await session.call_tool("nc_notes_search_notes", {"query": "boat"}))
+        assert [hit["title"] for hit in found["hits"]] == ["Quarterly plan"]
+        # the access token expires: the SDK refreshes with the rotated refresh token
+        storage = provider.context.storage
+        tokens = await storage.get_tokens()
+        assert tokens is not None
+        assert tokens.refresh_token is not None
+        first_refresh = tokens.refresh_token
+        provider.context.token_expiry_time = 1.0  # as if the access token had expired
+        again = structured(await session.call_tool("nc_notes_search_notes", {"query": "budget"}))
+        assert [hit["title"] for hit in again["hits"]] == ["Quarterly plan"]
+        renewed = await storage.get_tokens()
+        assert renewed is not None
+        assert renewed.refresh_token not in (None, first_refresh)
+    query = parse_qs(urlsplit(seen["authorize"]).query)
+    assert query["resource"] == [server.mcp]
+    assert query["code_challenge_method"] == ["S256"]
+    assert seen["signin"].startswith(f"{server.base}/oauth/signin?request=")
