@@ -139,8 +139,10 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Starlet
             routes += consent_routes(runtime)
         if runtime.auth_server is not None:
             from nextcloud_mcp_server.authz.routes import auth_server_routes
+            from nextcloud_mcp_server.authz.signin import signin_routes
 
             routes += auth_server_routes(runtime.auth_server, scopes)
+            routes += signin_routes(runtime)  # the person's side: sign-in at Nextcloud, consent
     if settings.replica_id:
         from nextcloud_mcp_server.replica_sessions import ReplicaSessionIds
 

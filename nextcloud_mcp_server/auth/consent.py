@@ -51,10 +51,12 @@ _STYLE = (
 _STYLE_HASH = base64.b64encode(hashlib.sha256(_STYLE.encode()).digest()).decode()
 
 
-def security_headers(form_action: str = "'none'") -> dict[str, str]:
+def security_headers(form_action: str = "'none'", referrer: str = "no-referrer") -> dict[str, str]:
     """The headers every page of ours carries: it loads nothing, runs no script, is never framed,
     sniffed, cached or named in a Referer (links carry request ids). `form_action` is where its
-    forms may submit to - and, as browsers apply it, where their answers may redirect."""
+    forms may submit to - and, as browsers apply it, where their answers may redirect. A page with
+    a form needs `referrer` "same-origin": under "no-referrer" a browser sends `Origin: null` with
+    the form, which the Origin guard (http_guard.py) rightly refuses."""
     return {
         "Content-Security-Policy": (
             f"default-src 'none'; style-src 'sha256-{_STYLE_HASH}'; base-uri 'none'; "
@@ -62,7 +64,7 @@ def security_headers(form_action: str = "'none'") -> dict[str, str]:
         ),
         "X-Content-Type-Options": "nosniff",
         "X-Frame-Options": "DENY",
-        "Referrer-Policy": "no-referrer",
+        "Referrer-Policy": referrer,
         "Cache-Control": "no-store",
     }
 

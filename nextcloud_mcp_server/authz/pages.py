@@ -101,7 +101,7 @@ def consent_page(
         "<button class=secondary type=submit name=decision value=decline>Decline</button>"
         "</div></form>"
     )
-    headers = security_headers(form_action(redirect_uri))
+    headers = security_headers(form_action(redirect_uri), referrer="same-origin")
     return document(f"Allow {client_name or client_id}?", body, headers=headers)
 
 

@@ -213,7 +213,7 @@ async def test_sign_in_then_approve_stores_the_grant_and_answers_the_client(serv
     assert "default-src 'none'" in csp
     assert page.headers["x-frame-options"] == "DENY"
     assert page.headers["cache-control"] == "no-store"
-    assert page.headers["referrer-policy"] == "no-referrer"
+    assert page.headers["referrer-policy"] == "same-origin"  # no-referrer would send Origin: null
     assert page.headers["x-content-type-options"] == "nosniff"
     assert answer.status_code == 303
     target = urlsplit(answer.headers["location"])
