@@ -83,6 +83,16 @@ class Recorded(StoredAuthorizationRequests):
         return answer
 
 
+class RecordingRuntime(Runtime):
+    """The runtime, with the recorded requests as its authorization requests."""
+
+    recorded: Recorded
+
+    @property
+    def authorization_requests(self) -> Recorded:
+        return self.recorded
+
+
 @dataclass
 class Server:
     base: str
@@ -134,9 +144,9 @@ def _serve(double: NextcloudDouble, double_url: str, store: Path, **overrides: A
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     settings = _settings(double, double_url, base, store, **overrides)
-    runtime = Runtime(settings)
+    runtime = RecordingRuntime(settings)
     requests = Recorded(None, base)
-    runtime.authorization_requests = requests  # type: ignore[attr-defined]
+    runtime.recorded = requests
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
