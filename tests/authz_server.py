@@ -79,7 +79,7 @@ class AuthzServer:
         assert answer.status_code == 201, answer.text
         return dict(answer.json())
 
-    def authorize(self, client_id: str, redirect_uri: str, pkce: Pkce, **extra: str) -> httpx.Response:
+    def authorize(self, client_id: str, redirect_uri: str, pkce: Pkce, **extra: str | None) -> httpx.Response:
         params = {
             "response_type": "code",
             "client_id": client_id,
@@ -90,8 +90,8 @@ class AuthzServer:
             "resource": self.mcp,
             **extra,
         }
-        with self.http() as http:
-            return http.get("/authorize", params=params)
+        with self.http() as http:  # a None in `extra` leaves that parameter out
+            return http.get("/authorize", params={k: v for k, v in params.items() if v is not None})
 
     def approve(self, signin_url: str, user: str) -> str:
         """The person signs in as `user` and approves; returns where the browser goes next."""
@@ -127,17 +127,17 @@ class AuthzServer:
 def authz_server(nextcloud_url: str, store_path: Path, **overrides: Any) -> Iterator[AuthzServer]:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    settings = load_settings(
-        env_file=None,
-        nextcloud_host=nextcloud_url,
-        mcp_public_url=f"{base}/mcp",
-        auth_server_enabled=True,
-        nextcloud_consent_provider="login-flow-v2",
-        token_encryption_key=KEY,
-        store_path=store_path,
-        auth_server_cimd_allow_private=True,
+    wanted: dict[str, Any] = {
+        "nextcloud_host": nextcloud_url,
+        "mcp_public_url": f"{base}/mcp",
+        "auth_server_enabled": True,
+        "nextcloud_consent_provider": "login-flow-v2",
+        "token_encryption_key": KEY,
+        "store_path": store_path,
+        "auth_server_cimd_allow_private": True,  # the documents' test server is on loopback
         **overrides,
-    )
+    }
+    settings = load_settings(env_file=None, **wanted)
     runtime = LoopRuntime(settings)
     with serve_in_thread(create_app(settings, runtime=runtime), port=port):
         yield AuthzServer(base, settings, runtime)

@@ -82,11 +82,9 @@ class SigningKeys:
         """Read the keys; make the first one, or a new one when the newest is too old."""
         await self._read()
         current = self._current()
-        if (
-            current is None
-            or current.alg != self.algorithm
-            or self._clock() - current.created_at > self.max_age
-        ):
+        too_old = current is not None and self._clock() - current.created_at > self.max_age
+        # no private half: sealed with an encryption key that was removed since
+        if current is None or current.private_pem is None or current.alg != self.algorithm or too_old:
             await self.rotate()
 
     async def _read(self) -> None:

@@ -9,6 +9,7 @@ it (its refresh token family and that family's access tokens).
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -33,6 +34,7 @@ from nextcloud_mcp_server.authz.tokens import Tokens
 __all__ = ["Provider"]
 
 REPLAYED = "!replayed"
+S256_CHALLENGE = re.compile(r"[A-Za-z0-9_-]{43}")
 
 
 class Provider:
@@ -70,6 +72,9 @@ class Provider:
     # --- authorization
 
     async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
+        # The SDK takes any string, even an empty one; an S256 challenge is 43 base64url characters.
+        if not S256_CHALLENGE.fullmatch(params.code_challenge):
+            raise AuthorizeError("invalid_request", "code_challenge must be an S256 PKCE challenge")
         resource = params.resource or self.audiences[0]
         if resource not in self.audiences:
             raise AuthorizeError("invalid_target", "this server issues tokens only for its own MCP endpoint")

@@ -21,6 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
 from nextcloud_mcp_server.storage.records import Grant
+from tests.authz.documents import document_host
 from tests.authz_server import AuthzServer, authz_server
 from tests.backends import Nextcloud
 from tests.mcp_clients import structured
@@ -46,7 +47,9 @@ class MemoryStorage(TokenStorage):
         self.client = client_info
 
 
-def sdk_client(server: AuthzServer, user: str, seen: dict[str, str], **extra: Any) -> OAuthClientProvider:
+def sdk_client(
+    server: AuthzServer, user: str, seen: dict[str, str], redirect: str = REDIRECT, **extra: Any
+) -> OAuthClientProvider:
     async def redirect_handler(url: str) -> None:
         seen["authorize"] = url
 
@@ -66,7 +69,7 @@ def sdk_client(server: AuthzServer, user: str, seen: dict[str, str], **extra: An
         server_url=server.mcp,
         client_metadata=OAuthClientMetadata(
             client_name="sdk test client",
-            redirect_uris=[REDIRECT],  # type: ignore[list-item]
+            redirect_uris=[redirect],  # type: ignore[list-item]
             grant_types=["authorization_code", "refresh_token"],
             response_types=["code"],
             token_endpoint_auth_method="none",
@@ -117,3 +120,36 @@ async def test_dcr_pkce_and_a_tool_call_as_the_signed_in_user(
     assert query["resource"] == [server.mcp]
     assert query["code_challenge_method"] == ["S256"]
     assert seen["signin"].startswith(f"{server.base}/oauth/signin?request=")
+
+
+async def test_registration_by_client_id_metadata_document(double_url: str, tmp_path: Path) -> None:
+    """The SDK uses the document URL as client_id when the metadata says CIMD is supported: no
+    /register call, and the server fetched the document over TLS from a CA it was told to trust."""
+    with (
+        document_host(tmp_path) as documents,
+        authz_server(
+            double_url, tmp_path / "store.sqlite3", auth_server_cimd_ca_bundle=documents.ca_bundle
+        ) as server,
+    ):
+        seen: dict[str, str] = {}
+        client_id = documents.url("good.json")
+        provider = sdk_client(server, "alice", seen, documents.redirect_uri, client_metadata_url=client_id)
+        async with (
+            httpx2.AsyncClient(auth=provider, timeout=30) as http,
+            streamable_http_client(server.mcp, http_client=http) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            listed = await session.list_tools()
+        assert "nc_notes_search_notes" in {tool.name for tool in listed.tools}
+        assert parse_qs(urlsplit(seen["authorize"]).query)["client_id"] == [client_id]
+        assert documents.fetched == ["good.json"]  # fetched once, then cached (authorize and token)
+        count = server.run(_count(server, "SELECT COUNT(*) FROM authz_clients"))
+        assert count == 0  # nothing registered
+
+
+async def _count(server: AuthzServer, query: str) -> int:
+    store = server.runtime.store
+    async with store.db.execute(query) as cursor:  # type: ignore[union-attr]
+        row = await cursor.fetchone()
+    return int(row[0])
