@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import httpx2
 import jwt
@@ -33,6 +34,7 @@ from starlette.routing import Route
 
 from nextcloud_mcp_server.app import create_app
 from nextcloud_mcp_server.config import load_settings
+from tests.authz.documents import document_host
 from tests.authz.test_sdk_client import MemoryStorage
 from tests.authz_server import KEY, AuthzServer, LoopRuntime, Pkce
 from tests.backends import Nextcloud
@@ -114,7 +116,7 @@ async def _through_nextcloud(person: Person, url: str, password: str, story: Sto
 
 
 def client_for(
-    server: AuthzServer, person: Person, password: str, box: Loopback, story: Story
+    server: AuthzServer, person: Person, password: str, box: Loopback, story: Story, **extra: Any
 ) -> OAuthClientProvider:
     async def redirect_handler(url: str) -> None:
         story.authorize_url = url
@@ -138,6 +140,7 @@ def client_for(
         storage=MemoryStorage(),
         redirect_handler=redirect_handler,
         callback_handler=callback_handler,
+        **extra,
     )
 
 
@@ -195,6 +198,42 @@ async def test_a_person_adds_the_server_signs_in_at_nextcloud_approves_and_reads
     assert renewed.access_token != tokens.access_token
     grant = server.run(server.runtime.store.get_grant("alice"))  # type: ignore[union-attr]
     assert (grant.provider, grant.kind) == ("nextcloud-oauth2", "refresh_token")
+
+
+async def test_a_client_known_by_its_metadata_document_gets_the_same_story(
+    real_nextcloud: Nextcloud, browser: Browser, screenshots: Screenshots, tmp_path: Path
+) -> None:
+    """Registration by client ID metadata document (served over https by a throwaway CA the
+    server was told to trust): no /register, and the consent page names the document's client."""
+    real_nextcloud.add_note(real_nextcloud.alice, title="Garden", content="plant the tulips")
+    story = Story()
+    async with browser.person("alice", screenshots) as alice, loopback() as box:
+        with (
+            document_host(tmp_path, redirect_uri=box.url) as documents,
+            nextcloud_signin_server(
+                real_nextcloud,
+                tmp_path / "store.sqlite3",
+                auth_server_cimd_allow_private=True,
+                auth_server_cimd_ca_bundle=documents.ca_bundle,
+            ) as server,
+        ):
+            client_id = documents.url("good.json")
+            provider = client_for(
+                server, alice, real_nextcloud.alice.password, box, story, client_metadata_url=client_id
+            )
+            async with (
+                httpx2.AsyncClient(auth=provider, timeout=60) as http,
+                streamable_http_client(server.mcp, http_client=http) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                listed = structured(await session.call_tool("nc_notes_list_notes", {}))
+    consent = story.pages["consent"]
+    assert "Allow Metadata document client to use your Nextcloud?" in consent.text
+    assert client_id in consent.text
+    assert parse_qs(urlsplit(story.authorize_url).query)["client_id"] == [client_id]
+    assert [note["title"] for note in listed["notes"]] == ["Garden"]
+    assert "good.json" in documents.fetched
 
 
 async def test_a_consent_page_framed_by_another_origin_is_not_rendered(
