@@ -201,7 +201,10 @@ class Runtime:
             try:
                 await self.store.expire()
                 if self.auth_server is not None:
+                    from nextcloud_mcp_server.authz.signin import sweep_pending
+
                     await self.auth_server.tidy()
+                    await sweep_pending(self)
             except Exception:
                 logger.exception("consent housekeeping failed")
             self.elicitation_sessions.prune(time.time())

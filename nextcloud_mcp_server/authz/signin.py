@@ -55,6 +55,7 @@ __all__ = [
     "finish_signin",
     "pending_subject",
     "signin_routes",
+    "sweep_pending",
 ]
 
 logger = logging.getLogger(__name__)
@@ -299,3 +300,26 @@ async def _small_form(request: Request) -> dict[str, str] | None:
     except (UnicodeDecodeError, ValueError):
         return None
     return {key: values[0] for key, values in parsed.items() if len(values) == 1}
+
+
+async def sweep_pending(runtime: Any) -> int:
+    """Delete, at Nextcloud and here, the credentials of sign-ins whose request can no longer be
+    answered (expired, or answered in a way that left one behind); how many (housekeeping)."""
+    swept = 0
+    for subject in await runtime.store.grant_subjects(PENDING_MARK):
+        request_id = subject[len(PENDING_MARK) :].rpartition(":")[0]
+        if await runtime.authorization_requests.get(request_id) is not None:
+            continue
+        try:
+            grant = await runtime.store.get_grant(subject)
+        except DecryptionFailed:
+            grant = None
+        if not await runtime.store.delete_grant(subject):
+            continue  # answered meanwhile
+        if grant is not None:
+            revoked = await _revoke(runtime, grant)
+            await runtime.store.audit(
+                grant.user_id, "expired", f"unanswered sign-in; at Nextcloud: {revoked}"
+            )
+        swept += 1
+    return swept

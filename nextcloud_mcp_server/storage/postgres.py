@@ -241,6 +241,10 @@ class PostgresStore:
     async def delete_grant(self, subject: str) -> bool:
         return await self._run("DELETE FROM grants WHERE subject = %s", (subject,)) == 1
 
+    async def grant_subjects(self, prefix: str, limit: int = 1000) -> list[str]:
+        query = "SELECT subject FROM grants WHERE left(subject, %s) = %s ORDER BY subject LIMIT %s"
+        return [str(row[0]) for row in await self._all(query, (len(prefix), prefix, limit))]
+
     @contextlib.asynccontextmanager
     async def refresh_lock(self, subject: str) -> AsyncIterator[None]:
         """Held by one replica at a time while it refreshes `subject`'s credential."""

@@ -32,7 +32,7 @@ from nextcloud_mcp_server.authz.requests import (
     NewRequest,
     StoredAuthorizationRequests,
 )
-from nextcloud_mcp_server.authz.signin import BROWSER_COOKIE, csrf_token, signin_routes
+from nextcloud_mcp_server.authz.signin import BROWSER_COOKIE, csrf_token, signin_routes, sweep_pending
 from nextcloud_mcp_server.config import load_settings
 from nextcloud_mcp_server.runtime import Runtime
 from tests.conftest import ADMIN_PASSWORD
@@ -87,6 +87,7 @@ class RecordingRuntime(Runtime):
     """The runtime, with the recorded requests as its authorization requests."""
 
     recorded: Recorded
+    loop: asyncio.AbstractEventLoop
 
     @property
     def authorization_requests(self) -> Recorded:
@@ -114,6 +115,10 @@ class Server:
     async def grant(self, subject: str) -> Any:
         assert self.runtime.store is not None
         return await self.runtime.store.get_grant(subject)
+
+    async def on_server(self, coroutine: Any) -> Any:
+        """Run `coroutine` on the server's event loop (its HTTP pool lives there)."""
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coroutine, self.runtime.loop))
 
     async def audit(self) -> list[str]:
         assert self.runtime.store is not None
@@ -150,6 +155,7 @@ def _serve(double: NextcloudDouble, double_url: str, store: Path, **overrides: A
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
+        runtime.loop = asyncio.get_running_loop()
         async with runtime:
             assert runtime.store is not None
             requests._db = runtime.store.db  # type: ignore[attr-defined]
@@ -412,6 +418,28 @@ async def test_without_grant_at_sign_in_the_credential_is_deleted_at_once(
         assert answer.status_code == 303
         assert server.requests.approved == [request.id]
         assert await server.grant("alice") is None
+
+
+async def test_unanswered_sign_ins_are_swept_and_their_credential_deleted_at_nextcloud(
+    server: Server,
+) -> None:
+    answered, unanswered, live = [await server.new_request() for _ in range(3)]
+    async with _browser() as browser:
+        for request in (answered, unanswered):
+            await _sign_in(browser, server, request.id)
+        fields = await _consent_form(browser, server, answered.id)
+        await browser.post(f"{server.base}{CONSENT_PATH}", data={**fields, "decision": "approve"})
+        assert server.double.login.oauth_grants("alice") == 2
+        assert await server.on_server(sweep_pending(server.runtime)) == 0  # both still answerable
+        server.requests.expire_all()
+        swept = await server.on_server(sweep_pending(server.runtime))
+    assert swept == 1
+    assert server.double.login.oauth_grants("alice") == 1  # the approved one stays in use
+    assert await server.grant("alice") is not None
+    assert server.runtime.store is not None
+    assert await server.runtime.store.grant_subjects("authz-pending:") == []
+    assert "expired" in await server.audit()
+    assert live.id not in server.requests.signed
 
 
 @pytest.fixture
