@@ -33,6 +33,7 @@ from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
 from nextcloud_mcp_server.app import create_app
+from nextcloud_mcp_server.authz import signin_flow
 from nextcloud_mcp_server.config import load_settings
 from tests.authz.documents import document_host
 from tests.authz.test_sdk_client import MemoryStorage
@@ -253,6 +254,9 @@ async def test_a_consent_page_framed_by_another_origin_is_not_rendered(
             else asked.headers["location"], real_nextcloud.alice.password, story,
         )  # fmt: skip
         assert "Allow Framed client" in consent.text
+        focused = await browser.run(_tab_order, alice, 2)
+        approve = await browser.run(_colours, alice, "button.primary")
+        decline = await browser.run(_colours, alice, "button.secondary")
         page = (
             "<!doctype html><title>Win a prize</title><h1>Win a prize</h1>"
             f"<iframe id=victim src='{consent.url}' width=600 height=300></iframe>"
@@ -263,6 +267,9 @@ async def test_a_consent_page_framed_by_another_origin_is_not_rendered(
             seen = await alice.open(attacker + "/", "another origin framing the consent page")
             victim = await browser.run(_frame_text, alice, "#victim")
             control = await browser.run(_frame_text, alice, "#control")
+    assert focused == ["Approve", "Decline"]  # reachable by keyboard, in reading order
+    assert _contrast(*approve) >= 4.5  # WCAG AA for normal text
+    assert _contrast(*decline) >= 4.5
     assert "Win a prize" in seen.text
     assert "You can close this window." in control
     assert "Approve" not in victim
@@ -278,3 +285,115 @@ def _frame_text(person: Person, selector: str) -> str:
         return str(person.page.frame_locator(selector).locator("body").inner_text(timeout=5000))
     except Exception as exc:  # no body at all: nothing rendered
         return f"<nothing: {type(exc).__name__}>"
+
+
+def _tab_order(person: Person, presses: int) -> list[str]:
+    """The labels of the elements keyboard focus reaches, one Tab at a time."""
+    labels = []
+    for _ in range(presses):
+        person.page.keyboard.press("Tab")
+        labels.append(str(person.page.evaluate("document.activeElement.textContent")))
+    return labels
+
+
+def _colours(person: Person, selector: str) -> tuple[str, str]:
+    element = person.page.locator(selector)
+    return (
+        str(element.evaluate("e => getComputedStyle(e).color")),
+        str(element.evaluate("e => getComputedStyle(e).backgroundColor")),
+    )
+
+
+def _contrast(foreground: str, background: str) -> float:
+    """The WCAG contrast ratio of two CSS `rgb(...)` colours."""
+
+    def luminance(colour: str) -> float:
+        channels = [int(part) / 255 for part in colour[colour.index("(") + 1 : -1].split(",")[:3]]
+        linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    light, dark = sorted((luminance(foreground), luminance(background)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+async def test_login_flow_sign_in_with_the_hand_off_page(
+    real_nextcloud: Nextcloud,
+    browser: Browser,
+    screenshots: Screenshots,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """NEXTCLOUD_CONSENT_PROVIDER=login-flow-v2: our hand-off page, Nextcloud's Login Flow pages,
+    then our consent page once the background poll has the app password; then the notes. The
+    person follows the link in the same tab and reloads the hand-off page by hand (its own reload
+    is slowed down here, so that every page shown is one the test captured)."""
+    monkeypatch.setattr(signin_flow, "REFRESH_SECONDS", 600)
+    real_nextcloud.add_note(real_nextcloud.alice, title="Recipes", content="bread")
+    story = Story()
+    async with browser.person("alice", screenshots) as alice, loopback() as box:
+        with login_flow_server(real_nextcloud, tmp_path / "store.sqlite3") as server:
+
+            async def redirect_handler(url: str) -> None:
+                handoff = await alice.open(url, "our hand-off page")
+                story.pages["handoff"] = handoff
+                link = await browser.run(_attribute, alice, "a[target=_blank]", "href")
+                story.pages["connect"] = await alice.open(link, "nextcloud login flow")
+                await alice.click("Log in", "nextcloud login form")
+                await alice.sign_in("alice", real_nextcloud.alice.password, "nextcloud grant access")
+                story.pages["connected"] = await alice.click("Grant access", "nextcloud account connected")
+                request_id = parse_qs(urlsplit(handoff.url).query)["request"][0]
+                await _until_signed_in(server, request_id)
+                story.pages["consent"] = await alice.open(f"{handoff.url}&wait=1", "our consent page")
+                story.pages["answer"] = await alice.click("Approve", "back at the client")
+
+            provider = client_for(server, alice, "", box, story)
+            provider.context.redirect_handler = redirect_handler
+            async with (
+                httpx2.AsyncClient(auth=provider, timeout=60) as http,
+                streamable_http_client(server.mcp, http_client=http) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                listed = structured(await session.call_tool("nc_notes_list_notes", {}))
+            grant = server.run(server.runtime.store.get_grant("alice"))  # type: ignore[union-attr]
+    handoff = story.pages["handoff"]
+    assert "Sign in with your Nextcloud account" in handoff.text
+    assert handoff.headers["content-security-policy"].startswith("default-src 'none'")
+    assert "Account connected" in story.pages["connected"].text
+    assert story.pages["consent"].url.startswith(f"{server.base}/oauth/consent?request=")
+    assert "You can close this window." in story.pages["answer"].text
+    assert [note["title"] for note in listed["notes"]] == ["Recipes"]
+    assert (grant.provider, grant.kind) == ("login-flow-v2", "app_password")
+
+
+@contextlib.contextmanager
+def login_flow_server(nextcloud: Nextcloud, store: Path) -> Iterator[AuthzServer]:
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    settings = load_settings(
+        env_file=None,
+        nextcloud_host=nextcloud.url,
+        mcp_public_url=f"{base}/mcp",
+        auth_server_enabled=True,
+        nextcloud_consent_provider="login-flow-v2",
+        token_encryption_key=KEY,
+        store_path=store,
+    )
+    runtime = LoopRuntime(settings)
+    with serve_in_thread(create_app(settings, runtime=runtime), port=port):
+        yield AuthzServer(base, settings, runtime)
+
+
+def _attribute(person: Person, selector: str, name: str) -> str:
+    return str(person.page.locator(selector).get_attribute(name))
+
+
+async def _until_signed_in(server: AuthzServer, request_id: str) -> None:
+    """Until the background poll has bound the user (the person's next reload goes on)."""
+    deadline = asyncio.get_running_loop().time() + 30
+    while True:
+        request = await asyncio.to_thread(server.run, server.runtime.authorization_requests.get(request_id))
+        if request is not None and request.user_id == "alice":
+            return
+        assert asyncio.get_running_loop().time() < deadline, "the Login Flow poll never bound the user"
+        await asyncio.sleep(0.2)
