@@ -47,24 +47,32 @@ def scope_words(scopes: tuple[str, ...]) -> list[str]:
     return [SCOPE_WORDS.get(scope, scope) for scope in canonical]
 
 
+def _origin_host(redirect_uri: str) -> str | None:
+    """`host[:port]` of an http(s) URI (IPv6 in brackets, never user info), else None."""
+    parts = urlsplit(redirect_uri)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return f"{host}:{port}" if port else host
+
+
 def redirect_host(redirect_uri: str) -> str:
     """Where the client's answer goes, as a person can check it: the host, or for an app's own
     scheme (`com.example.app:/cb`) the scheme."""
-    parts = urlsplit(redirect_uri)
-    if parts.scheme in ("http", "https"):
-        return parts.netloc or redirect_uri
-    return f"{parts.scheme}:"
+    host = _origin_host(redirect_uri)
+    return host if host is not None else f"{urlsplit(redirect_uri).scheme}:"
 
 
 def form_action(redirect_uri: str) -> str:
     """The consent form's `form-action`: this server, and the client's redirect origin - Chromium
     applies form-action to the redirect that answers the form, and that redirect goes there."""
-    parts = urlsplit(redirect_uri)
-    if parts.scheme in ("http", "https") and parts.netloc:
-        target = f"{parts.scheme}://{parts.netloc}"
-    else:
-        target = f"{parts.scheme}:"
-    return f"'self' {target}"
+    host = _origin_host(redirect_uri)
+    scheme = urlsplit(redirect_uri).scheme
+    return f"'self' {scheme}://{host}" if host is not None else f"'self' {scheme}:"
 
 
 def error_page(title: str, message: str, *, status: int = 400) -> HTMLResponse:
