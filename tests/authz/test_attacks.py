@@ -15,6 +15,7 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from nextcloud_mcp_server.authz import routes
 from tests.authz.documents import DocumentHost, document_host
 from tests.authz_server import AuthzServer, Pkce, authz_server
 from tests.mcp_clients import INITIALIZE, MCP_HEADERS
@@ -250,6 +251,17 @@ def test_a_registration_flood_gets_429_with_retry_after(server: AuthzServer) -> 
         answers = [http.post("/register", json=body) for _ in range(7)]
     assert [a.status_code for a in answers] == [201] * 5 + [429] * 2
     assert 1 <= int(answers[-1].headers["retry-after"]) <= 60
+
+
+def test_an_authorize_flood_gets_429(
+    double_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(routes, "AUTHORIZE_PER_MINUTE", 3)
+    with authz_server(double_url, tmp_path / "s.sqlite3") as server:
+        client = server.register(REDIRECT)
+        answers = [server.authorize(client["client_id"], REDIRECT, Pkce.new()) for _ in range(4)]
+    assert [a.status_code for a in answers] == [302, 302, 302, 429]
+    assert "retry-after" in answers[-1].headers
 
 
 # --- access tokens at /mcp
