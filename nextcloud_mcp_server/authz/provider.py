@@ -79,8 +79,8 @@ class Provider:
         if resource not in self.audiences:
             raise AuthorizeError("invalid_target", "this server issues tokens only for its own MCP endpoint")
         asked = params.scopes if params.scopes else (client.scope or "").split()
-        known = normalize(self.scopes)
-        scopes = tuple(s for s in self.scopes if s in normalize(asked) and s in known)
+        wanted = normalize(asked)  # notes.read and notes:read are the same scope
+        scopes = tuple(s for s in self.scopes if normalize([s]) <= wanted)
         if not scopes:
             raise AuthorizeError("invalid_scope", "none of the requested scopes is known here")
         request = await self.requests.create(

@@ -364,3 +364,14 @@ def test_a_configured_confidential_client_must_present_its_secret(double_url: st
     assert (
         jwt.decode(right.json()["access_token"], options={"verify_signature": False})["client_id"] == "my-app"
     )
+
+
+def test_dot_style_scopes_work_end_to_end(double_url: str, tmp_path: Path) -> None:
+    with authz_server(double_url, tmp_path / "s.sqlite3", oauth_scope_style="dot") as server:
+        client = server.register(REDIRECT, scope="notes.read")
+        answer = server.authorize(client["client_id"], REDIRECT, Pkce.new(), scope="notes.read")
+        assert answer.status_code == 302
+        request_id = parse_qs(urlsplit(answer.headers["location"]).query)["request"][0]
+        found = server.run(server.runtime.authorization_requests.get(request_id))
+    assert found is not None
+    assert found.scopes == ("notes.read",)
