@@ -207,6 +207,8 @@ class StoredAuthorizationRequests:
         )  # fmt: skip
 
     async def expire(self) -> None:
-        """Forget requests a day after they ended (expiry, approval, decline)."""
+        """Forget requests, and codes, a day after they expired (a code replayed within that day
+        still revokes what its first use produced)."""
         await self._db.execute("DELETE FROM authz_requests WHERE expires_at < ?", (self._clock() - 86400,))
+        await self._db.execute("DELETE FROM authz_codes WHERE expires_at < ?", (self._clock() - 86400,))
         await self._db.commit()

@@ -149,3 +149,23 @@ async def test_expired_requests_are_unusable(requests: StoredAuthorizationReques
 async def test_a_request_needs_a_scope(requests: StoredAuthorizationRequests) -> None:
     with pytest.raises(ValueError, match="at least one scope"):
         await requests.create(NewRequest(**{**NEW.__dict__, "scopes": ()}))
+
+
+async def test_expire_forgets_requests_and_codes_a_day_later(
+    requests: StoredAuthorizationRequests, store: SQLiteStore, clock: Clock
+) -> None:
+    created = await requests.create(NEW)
+    await requests.signed_in(created.id, "alice")
+    await requests.approve(created.id)
+    clock.now += 3600
+    await requests.expire()
+    async with store.db.execute(
+        "SELECT (SELECT COUNT(*) FROM authz_requests), (SELECT COUNT(*) FROM authz_codes)"
+    ) as c:
+        assert tuple(await c.fetchone() or ()) == (1, 1)
+    clock.now += 86400
+    await requests.expire()
+    async with store.db.execute(
+        "SELECT (SELECT COUNT(*) FROM authz_requests), (SELECT COUNT(*) FROM authz_codes)"
+    ) as c:
+        assert tuple(await c.fetchone() or ()) == (0, 0)
