@@ -105,6 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _rotate(settings: Settings) -> int:
     """Re-encrypt every stored secret under the first configured key."""
+    from nextcloud_mcp_server.authz.db import reseal
     from nextcloud_mcp_server.storage.backends import make_store
     from nextcloud_mcp_server.storage.crypto import Cipher, InvalidKey
     from nextcloud_mcp_server.storage.store import StoreError
@@ -117,14 +118,13 @@ def _rotate(settings: Settings) -> int:
     store = make_store(settings, cipher)
 
     async def rotate() -> tuple[int, list[str], int]:
-        from nextcloud_mcp_server.authz.db import reseal
-        from nextcloud_mcp_server.storage.store import SQLiteStore
+        from nextcloud_mcp_server.authz.service import open_connection
 
         await store.open()
         try:
             count = await store.rotate_keys()
-            if isinstance(store, SQLiteStore):  # the authorization server's sealed keys and clients
-                count += await reseal(store.db, cipher)
+            # the authorization server's sealed keys and clients (tables made if missing)
+            count += await reseal(await open_connection(store), cipher)
             return count, store.unreadable_grants, store.dropped_states
         finally:
             await store.close()

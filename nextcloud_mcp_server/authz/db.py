@@ -11,6 +11,7 @@ import hashlib
 
 import aiosqlite
 
+from nextcloud_mcp_server.authz.connection import Connection
 from nextcloud_mcp_server.storage.crypto import Cipher, DecryptionFailed
 
 __all__ = ["AUTHZ_MIGRATIONS", "digest", "migrate", "reseal"]
@@ -102,12 +103,9 @@ async def migrate(db: aiosqlite.Connection) -> None:
         await db.commit()
 
 
-async def reseal(db: aiosqlite.Connection, cipher: Cipher) -> int:
+async def reseal(db: Connection, cipher: Cipher) -> int:
     """Re-encrypt the sealed columns (signing keys, registered clients) under the cipher's
     current key (`keys rotate`); what cannot be read is left alone. Returns how many changed."""
-    async with db.execute("SELECT name FROM sqlite_master WHERE name = 'authz_schema_version'") as cursor:
-        if await cursor.fetchone() is None:
-            return 0
     changed = 0
     for table, key_column, column, field in (
         ("authz_keys", "kid", "private_key", "private_key"),

@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-import aiosqlite
 from mcp.server.auth.provider import construct_redirect_uri
 
+from nextcloud_mcp_server.authz.connection import Connection
 from nextcloud_mcp_server.authz.db import digest
 
 __all__ = [
@@ -99,7 +99,7 @@ class StoredAuthorizationRequests:
 
     def __init__(
         self,
-        db: aiosqlite.Connection,
+        db: Connection,
         issuer: str,
         *,
         ttl: float = 600.0,
