@@ -371,7 +371,6 @@ class Settings(AuthServerSettings):
             oidc_issuer=self.oidc_issuer,
             consent_provider=self.nextcloud_consent_provider,
             has_keys=bool(self.encryption_keys()),
-            postgres=self.store_url is not None,
             public_url=self.mcp_public_url or "",
         )
         if self.enable_offline_access:

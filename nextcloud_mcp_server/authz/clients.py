@@ -8,10 +8,10 @@ import logging
 import time
 from collections.abc import Callable
 
-import aiosqlite
 from mcp.shared.auth import OAuthClientInformationFull
 
 from nextcloud_mcp_server.authz.cimd import CIMDError, MetadataDocuments, is_metadata_url
+from nextcloud_mcp_server.authz.connection import Connection
 from nextcloud_mcp_server.storage.crypto import Cipher, DecryptionFailed
 
 __all__ = ["Clients"]
@@ -24,7 +24,7 @@ TOUCH_EVERY_SECONDS = 3600.0
 class Clients:
     def __init__(
         self,
-        db: aiosqlite.Connection,
+        db: Connection,
         cipher: Cipher,
         *,
         configured: list[dict[str, object]],

@@ -11,7 +11,10 @@ import hashlib
 
 import aiosqlite
 
-__all__ = ["AUTHZ_MIGRATIONS", "digest", "migrate"]
+from nextcloud_mcp_server.authz.connection import Connection
+from nextcloud_mcp_server.storage.crypto import Cipher, DecryptionFailed
+
+__all__ = ["AUTHZ_MIGRATIONS", "digest", "migrate", "reseal"]
 
 AUTHZ_MIGRATIONS: list[str] = [
     # 1: the first schema
@@ -98,3 +101,30 @@ async def migrate(db: aiosqlite.Connection) -> None:
         await db.execute("DELETE FROM authz_schema_version")
         await db.execute("INSERT INTO authz_schema_version VALUES (?)", (version,))
         await db.commit()
+
+
+async def reseal(db: Connection, cipher: Cipher) -> int:
+    """Re-encrypt the sealed columns (signing keys, registered clients) under the cipher's
+    current key (`keys rotate`); what cannot be read is left alone. Returns how many changed."""
+    changed = 0
+    for table, key_column, column, field in (
+        ("authz_keys", "kid", "private_key", "private_key"),
+        ("authz_clients", "client_id", "info", "info"),
+    ):
+        async with db.execute(f"SELECT {key_column}, {column} FROM {table}") as cursor:  # noqa: S608 - constants
+            rows = await cursor.fetchall()
+        for subject, sealed in rows:
+            if not sealed or Cipher.key_id_of(sealed) == cipher.current_key_id:
+                continue
+            try:
+                plain = cipher.decrypt(sealed, table=table, subject=subject, field=field)
+            except DecryptionFailed:
+                continue
+            resealed = cipher.encrypt(plain, table=table, subject=subject, field=field)
+            await db.execute(
+                f"UPDATE {table} SET {column} = ? WHERE {key_column} = ?",  # noqa: S608 - constants
+                (resealed, subject),
+            )
+            changed += 1
+    await db.commit()
+    return changed

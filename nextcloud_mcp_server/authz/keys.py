@@ -16,12 +16,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import aiosqlite
 import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 
+from nextcloud_mcp_server.authz.connection import Connection
 from nextcloud_mcp_server.storage.crypto import Cipher, DecryptionFailed
 
 __all__ = ["SigningKeys"]
@@ -62,7 +62,7 @@ class SigningKeys:
 
     def __init__(
         self,
-        db: aiosqlite.Connection,
+        db: Connection,
         cipher: Cipher,
         *,
         algorithm: str,

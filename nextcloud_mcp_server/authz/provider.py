@@ -14,7 +14,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import aiosqlite
 from mcp.server.auth.provider import (
     AccessToken,
     AuthorizationCode,
@@ -27,6 +26,7 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 from nextcloud_mcp_server.auth.scopes import normalize
 from nextcloud_mcp_server.authz.clients import Clients
+from nextcloud_mcp_server.authz.connection import Connection
 from nextcloud_mcp_server.authz.db import digest
 from nextcloud_mcp_server.authz.requests import SIGNIN_PATH, NewRequest, StoredAuthorizationRequests
 from nextcloud_mcp_server.authz.tokens import Tokens
@@ -42,7 +42,7 @@ class Provider:
 
     def __init__(
         self,
-        db: aiosqlite.Connection,
+        db: Connection,
         *,
         clients: Clients,
         requests: StoredAuthorizationRequests,
@@ -79,8 +79,8 @@ class Provider:
         if resource not in self.audiences:
             raise AuthorizeError("invalid_target", "this server issues tokens only for its own MCP endpoint")
         asked = params.scopes if params.scopes else (client.scope or "").split()
-        known = normalize(self.scopes)
-        scopes = tuple(s for s in self.scopes if s in normalize(asked) and s in known)
+        wanted = normalize(asked)  # notes.read and notes:read are the same scope
+        scopes = tuple(s for s in self.scopes if normalize([s]) <= wanted)
         if not scopes:
             raise AuthorizeError("invalid_scope", "none of the requested scopes is known here")
         request = await self.requests.create(

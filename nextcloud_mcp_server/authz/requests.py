@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-import aiosqlite
 from mcp.server.auth.provider import construct_redirect_uri
 
+from nextcloud_mcp_server.authz.connection import Connection
 from nextcloud_mcp_server.authz.db import digest
 
 __all__ = [
@@ -99,7 +99,7 @@ class StoredAuthorizationRequests:
 
     def __init__(
         self,
-        db: aiosqlite.Connection,
+        db: Connection,
         issuer: str,
         *,
         ttl: float = 600.0,
@@ -207,6 +207,8 @@ class StoredAuthorizationRequests:
         )  # fmt: skip
 
     async def expire(self) -> None:
-        """Forget requests a day after they ended (expiry, approval, decline)."""
+        """Forget requests, and codes, a day after they expired (a code replayed within that day
+        still revokes what its first use produced)."""
         await self._db.execute("DELETE FROM authz_requests WHERE expires_at < ?", (self._clock() - 86400,))
+        await self._db.execute("DELETE FROM authz_codes WHERE expires_at < ?", (self._clock() - 86400,))
         await self._db.commit()

@@ -30,19 +30,29 @@ METADATA_PATH = "/.well-known/oauth-authorization-server"
 # acts on a cookie or other ambient authority, so a foreign Origin may call them.
 CROSS_ORIGIN_PATHS = (METADATA_PATH, JWKS_PATH, "/token", "/register", "/revoke")
 MAX_ADDRESSES = 10_000
+# Each /authorize stores a request until it expires: bound how fast one address can add them.
+AUTHORIZE_PER_MINUTE = 60
 
 
 class RateLimit:
     """At most `per_minute` requests per source address per minute; more get 429 + Retry-After."""
 
-    def __init__(self, app: ASGIApp, per_minute: int, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        per_minute: int,
+        *,
+        methods: tuple[str, ...] = ("POST",),
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.app = app
         self.per_minute = per_minute
+        self.methods = methods
         self._clock = clock
         self._seen: OrderedDict[str, deque[float]] = OrderedDict()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope.get("method") != "POST":
+        if scope["type"] != "http" or scope.get("method") not in self.methods:
             await self.app(scope, receive, send)
             return
         client = scope.get("client")
@@ -110,6 +120,9 @@ def auth_server_routes(server: AuthServer, scopes: list[str]) -> list[Route]:
                 cors_middleware(metadata_endpoint, ["GET", "OPTIONS"]),
                 methods=["GET", "OPTIONS"],
             )
+        elif route.path == "/authorize":
+            limited = RateLimit(route.app, AUTHORIZE_PER_MINUTE, methods=("GET", "POST"))
+            route = Route("/authorize", limited, methods=["GET", "POST"])
         elif route.path == "/register":
             route = Route(
                 "/register",

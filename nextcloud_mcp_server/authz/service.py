@@ -11,6 +11,7 @@ import jwt
 
 from nextcloud_mcp_server.authz.cimd import MetadataDocuments
 from nextcloud_mcp_server.authz.clients import Clients
+from nextcloud_mcp_server.authz.connection import Connection, PostgresConnection, migrate_postgres
 from nextcloud_mcp_server.authz.db import migrate
 from nextcloud_mcp_server.authz.keys import SigningKeys
 from nextcloud_mcp_server.authz.provider import Provider
@@ -22,9 +23,23 @@ if TYPE_CHECKING:
     from nextcloud_mcp_server.storage.backends import StoreBackend
     from nextcloud_mcp_server.storage.crypto import Cipher
 
-__all__ = ["AuthServer", "NotOpen"]
+__all__ = ["AuthServer", "NotOpen", "open_connection"]
 
 DAY = 86400.0
+
+
+async def open_connection(store: StoreBackend) -> Connection:
+    """The connection of an open store, with the authorization server's tables migrated."""
+    from nextcloud_mcp_server.storage.postgres import PostgresStore
+    from nextcloud_mcp_server.storage.store import SQLiteStore
+
+    if isinstance(store, SQLiteStore):
+        await migrate(store.db)
+        return store.db
+    if isinstance(store, PostgresStore):
+        await migrate_postgres(store.pool)
+        return PostgresConnection(store.pool)
+    raise NotOpen(f"the authorization server cannot use the store {store}")
 
 
 class NotOpen(RuntimeError):
@@ -65,12 +80,7 @@ class AuthServer:
         return self.provider.tokens.keys
 
     async def open(self) -> None:
-        from nextcloud_mcp_server.storage.store import SQLiteStore
-
-        if not isinstance(self.store, SQLiteStore):
-            raise NotOpen("AUTH_SERVER_ENABLED needs the SQLite store (STORE_PATH)")
-        s, db, clock = self.settings, self.store.db, self._clock
-        await migrate(db)
+        s, db, clock = self.settings, await open_connection(self.store), self._clock
         keys = SigningKeys(
             db, self.cipher, algorithm=s.auth_server_signing_algorithm,
             max_age_seconds=s.auth_server_key_max_age_days * DAY,

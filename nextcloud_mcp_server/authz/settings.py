@@ -1,7 +1,7 @@
 """AUTH_SERVER_* settings: this server as its own OAuth authorization server (docs/ADR/0025).
 
 `Settings` inherits them; every one is bounded. The rules across variables (no OIDC_ISSUER, a
-consent provider that is Nextcloud itself, an encryption key, the SQLite store) are checked at
+consent provider that is Nextcloud itself, an encryption key, an https issuer) are checked at
 start-up by `problems_for_auth_server()`, one line each.
 """
 
@@ -84,7 +84,6 @@ class AuthServerSettings(BaseSettings):
         oidc_issuer: str | None,
         consent_provider: str,
         has_keys: bool,
-        postgres: bool,
         public_url: str,
     ) -> list[str]:
         """What stops AUTH_SERVER_ENABLED=true from working, one line each."""
@@ -110,9 +109,5 @@ class AuthServerSettings(BaseSettings):
         if public_url and parts.scheme != "https" and parts.hostname not in ("localhost", "127.0.0.1", "::1"):
             problems.append(
                 "MCP_PUBLIC_URL must be https with AUTH_SERVER_ENABLED=true: its origin is the token issuer"
-            )
-        if postgres:
-            problems.append(
-                "STORE_URL (PostgreSQL) is not supported with AUTH_SERVER_ENABLED=true yet; use STORE_PATH"
             )
         return problems

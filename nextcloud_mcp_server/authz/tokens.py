@@ -14,21 +14,26 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import aiosqlite
 import jwt
 from mcp.server.auth.provider import RefreshToken
 from mcp.shared.auth import OAuthToken
 
+from nextcloud_mcp_server.authz.connection import Connection
 from nextcloud_mcp_server.authz.db import digest
 from nextcloud_mcp_server.authz.keys import LEEWAY_SECONDS, SigningKeys
 
 __all__ = ["Tokens"]
 
+_REVOKE = (
+    "INSERT INTO authz_revoked (what, until) VALUES (?, ?) "
+    "ON CONFLICT (what) DO UPDATE SET until = excluded.until"
+)
+
 
 class Tokens:
     def __init__(
         self,
-        db: aiosqlite.Connection,
+        db: Connection,
         keys: SigningKeys,
         *,
         issuer: str,
@@ -129,9 +134,7 @@ class Tokens:
 
     async def revoke_family(self, family: str) -> None:
         until = self._clock() + self.refresh_seconds + LEEWAY_SECONDS
-        await self._db.execute(
-            "INSERT OR REPLACE INTO authz_revoked (what, until) VALUES (?, ?)", (f"family:{family}", until)
-        )
+        await self._db.execute(_REVOKE, (f"family:{family}", until))
         await self._db.execute("DELETE FROM authz_refresh WHERE family = ?", (family,))
         await self._db.commit()
 
@@ -139,7 +142,7 @@ class Tokens:
         """Revoke one access token and its family."""
         until = float(claims.get("exp", self._clock())) + LEEWAY_SECONDS
         await self._db.execute(
-            "INSERT OR REPLACE INTO authz_revoked (what, until) VALUES (?, ?)",
+            _REVOKE,
             (f"jti:{claims.get('jti')}", until),
         )
         await self._db.commit()

@@ -110,6 +110,11 @@ class PostgresStore:
         return self._pools[0]
 
     @property
+    def pool(self) -> ConnectionPool:
+        """The query pool, shared with the authorization server's tables (`authz/connection.py`)."""
+        return self._pool
+
+    @property
     def _lock_pool(self) -> ConnectionPool:
         if self._pools is None:
             raise StoreError("the store is not open")

@@ -15,6 +15,7 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from nextcloud_mcp_server.authz import routes
 from tests.authz.documents import DocumentHost, document_host
 from tests.authz_server import AuthzServer, Pkce, authz_server
 from tests.mcp_clients import INITIALIZE, MCP_HEADERS
@@ -252,6 +253,17 @@ def test_a_registration_flood_gets_429_with_retry_after(server: AuthzServer) -> 
     assert 1 <= int(answers[-1].headers["retry-after"]) <= 60
 
 
+def test_an_authorize_flood_gets_429(
+    double_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(routes, "AUTHORIZE_PER_MINUTE", 3)
+    with authz_server(double_url, tmp_path / "s.sqlite3") as server:
+        client = server.register(REDIRECT)
+        answers = [server.authorize(client["client_id"], REDIRECT, Pkce.new()) for _ in range(4)]
+    assert [a.status_code for a in answers] == [302, 302, 302, 429]
+    assert "retry-after" in answers[-1].headers
+
+
 # --- access tokens at /mcp
 
 
@@ -313,3 +325,53 @@ def test_browser_clients_may_call_the_token_endpoint_but_not_mcp_from_another_or
     assert token.status_code in (400, 401)  # answered by the token endpoint, not the guard
     assert token.headers["access-control-allow-origin"] == "*"
     assert mcp.status_code == 403
+
+
+def test_an_opaque_token_is_refused_at_mcp(server: AuthzServer) -> None:
+    tokens = server.tokens_for()
+    assert mcp_status(server, tokens["refresh_token"]) == 401  # a refresh token is no access token
+
+
+def test_tokens_signed_before_a_key_rotation_still_work(server: AuthzServer) -> None:
+    tokens = server.tokens_for()
+    assert server.runtime.auth_server is not None
+    keys = server.runtime.auth_server.keys
+    server.run(keys.rotate())
+    with server.http() as http:
+        published = http.get("/.well-known/jwks.json").json()["keys"]
+    assert len(published) == 2
+    assert mcp_status(server, tokens["access_token"]) == 200
+    fresh = refresh(server, tokens).json()
+    assert jwt.get_unverified_header(fresh["access_token"])["kid"] == published[-1]["kid"]
+    assert mcp_status(server, fresh["access_token"]) == 200
+
+
+def test_a_configured_confidential_client_must_present_its_secret(double_url: str, tmp_path: Path) -> None:
+    secret = "s" * 32
+    clients = f'[{{"client_id": "my-app", "redirect_uris": ["{REDIRECT}"], "client_secret": "{secret}"}}]'
+    with authz_server(double_url, tmp_path / "s.sqlite3", auth_server_clients=clients) as server:
+        pkce = Pkce.new()
+        code = server.code_for("my-app", REDIRECT, pkce)
+        form = {
+            "grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT, "client_id": "my-app",
+            "code_verifier": pkce.verifier,
+        }  # fmt: skip
+        wrong = server.token(**form, client_secret="x" * 32)
+        right = server.token(**form, client_secret=secret)
+    assert wrong.status_code == 401
+    assert wrong.json()["error"] == "invalid_client"
+    assert right.status_code == 200
+    assert (
+        jwt.decode(right.json()["access_token"], options={"verify_signature": False})["client_id"] == "my-app"
+    )
+
+
+def test_dot_style_scopes_work_end_to_end(double_url: str, tmp_path: Path) -> None:
+    with authz_server(double_url, tmp_path / "s.sqlite3", oauth_scope_style="dot") as server:
+        client = server.register(REDIRECT, scope="notes.read")
+        answer = server.authorize(client["client_id"], REDIRECT, Pkce.new(), scope="notes.read")
+        assert answer.status_code == 302
+        request_id = parse_qs(urlsplit(answer.headers["location"]).query)["request"][0]
+        found = server.run(server.runtime.authorization_requests.get(request_id))
+    assert found is not None
+    assert found.scopes == ("notes.read",)

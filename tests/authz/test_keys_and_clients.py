@@ -1,11 +1,9 @@
 """Signing keys (sealed at rest, rotation keeps the previous public key until its tokens expired),
-clients (pre-registered, dynamic ones forgotten when unused, sealed at rest), and the metadata
-document cache (bounded), on a real SQLite store file."""
+clients (pre-registered, dynamic ones forgotten when unused, sealed at rest) on both stores (a
+SQLite file, a PostgreSQL database), and the metadata document cache (bounded)."""
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import jwt
@@ -19,6 +17,9 @@ from nextcloud_mcp_server.authz.db import migrate
 from nextcloud_mcp_server.authz.keys import LEEWAY_SECONDS, SigningKeys
 from nextcloud_mcp_server.storage.crypto import Cipher, generate_key
 from nextcloud_mcp_server.storage.store import SQLiteStore
+from tests.authz.places import Place, place
+
+__all__ = ["place"]  # the fixture, used by name
 
 DAY = 86400.0
 
@@ -36,42 +37,30 @@ def clock() -> Clock:
     return Clock()
 
 
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[SQLiteStore]:
-    store = SQLiteStore(tmp_path / "store.sqlite3", Cipher([generate_key()]))
-    await store.open()
-    await migrate(store.db)
-    yield store
-    await store.close()
-
-
-def keys_on(store: SQLiteStore, clock: Clock, algorithm: str = "ES256") -> SigningKeys:
+def keys_on(place: Place | SQLiteStore, clock: Clock, algorithm: str = "ES256") -> SigningKeys:
     return SigningKeys(
-        store.db, store.cipher, algorithm=algorithm, max_age_seconds=90 * DAY, token_lifetime_seconds=600,
+        place.db, place.cipher, algorithm=algorithm, max_age_seconds=90 * DAY, token_lifetime_seconds=600,
         clock=clock,
     )  # fmt: skip
 
 
-async def test_the_first_start_makes_a_key_sealed_at_rest(store: SQLiteStore, clock: Clock) -> None:
-    keys = keys_on(store, clock)
+async def test_the_first_start_makes_a_key_sealed_at_rest(place: Place, clock: Clock) -> None:
+    keys = keys_on(place, clock)
     await keys.load()
     [public] = keys.jwks()["keys"]
     assert public["kty"] == "EC"
     assert "d" not in public
-    with sqlite3.connect(store.path) as raw:
-        [(sealed,)] = list(raw.execute("SELECT private_key FROM authz_keys"))
+    [(sealed,)] = await place.rows("SELECT private_key FROM authz_keys")
     assert "PRIVATE KEY" not in sealed
-    again = keys_on(store, clock)  # a restart: the same key, read back and unsealed
+    again = keys_on(place, clock)  # a restart: the same key, read back and unsealed
     await again.load()
     assert again.jwks() == keys.jwks()
     token = again.sign({"sub": "alice"})
     assert jwt.get_unverified_header(token)["kid"] == public["kid"]
 
 
-async def test_rotation_keeps_the_old_public_key_until_its_tokens_expired(
-    store: SQLiteStore, clock: Clock
-) -> None:
-    keys = keys_on(store, clock)
+async def test_rotation_keeps_the_old_public_key_until_its_tokens_expired(place: Place, clock: Clock) -> None:
+    keys = keys_on(place, clock)
     await keys.load()
     old = keys.sign({"sub": "alice"})
     old_kid = jwt.get_unverified_header(old)["kid"]
@@ -87,9 +76,9 @@ async def test_rotation_keeps_the_old_public_key_until_its_tokens_expired(
     assert await keys.key_for(old_kid, "ES256") is None
 
 
-async def test_changing_the_algorithm_rotates(store: SQLiteStore, clock: Clock) -> None:
-    await keys_on(store, clock).load()
-    rsa = keys_on(store, clock, "RS256")
+async def test_changing_the_algorithm_rotates(place: Place, clock: Clock) -> None:
+    await keys_on(place, clock).load()
+    rsa = keys_on(place, clock, "RS256")
     await rsa.load()
     assert sorted(k["kty"] for k in rsa.jwks()["keys"]) == ["EC", "RSA"]
     assert jwt.get_unverified_header(rsa.sign({"sub": "a"}))["alg"] == "RS256"
@@ -113,25 +102,22 @@ async def test_a_key_sealed_with_a_removed_encryption_key_is_replaced(tmp_path: 
         await second.close()
 
 
-def clients_on(
-    store: SQLiteStore, clock: Clock, configured: list[dict[str, object]] | None = None
-) -> Clients:
+def clients_on(place: Place, clock: Clock, configured: list[dict[str, object]] | None = None) -> Clients:
     return Clients(
-        store.db, store.cipher, configured=configured or [], scopes=["notes:read", "notes:write"],
+        place.db, place.cipher, configured=configured or [], scopes=["notes:read", "notes:write"],
         documents=None, unused_seconds=7 * DAY, clock=clock,
     )  # fmt: skip
 
 
-async def test_dynamic_clients_are_sealed_and_forgotten_when_unused(store: SQLiteStore, clock: Clock) -> None:
-    clients = clients_on(store, clock)
+async def test_dynamic_clients_are_sealed_and_forgotten_when_unused(place: Place, clock: Clock) -> None:
+    clients = clients_on(place, clock)
     used = OAuthClientInformationFull(
         client_id="used", client_secret="s3cret-of-used", redirect_uris=["https://a/cb"]
     )  # type: ignore[list-item]
     idle = OAuthClientInformationFull(client_id="idle", redirect_uris=["https://b/cb"])  # type: ignore[list-item]
     await clients.register(used)
     await clients.register(idle)
-    with sqlite3.connect(store.path) as raw:
-        stored = " ".join(row[0] for row in raw.execute("SELECT info FROM authz_clients"))
+    stored = " ".join(row[0] for row in await place.rows("SELECT info FROM authz_clients"))
     assert "s3cret-of-used" not in stored
     assert "https://a/cb" not in stored
     for _ in range(8):
@@ -144,9 +130,9 @@ async def test_dynamic_clients_are_sealed_and_forgotten_when_unused(store: SQLit
     assert found.client_secret == "s3cret-of-used"
 
 
-async def test_configured_clients_get_every_scope(store: SQLiteStore, clock: Clock) -> None:
+async def test_configured_clients_get_every_scope(place: Place, clock: Clock) -> None:
     clients = clients_on(
-        store,
+        place,
         clock,
         [{"client_id": "app", "redirect_uris": ["https://app.example/cb"], "client_secret": "x" * 20}],
     )

@@ -1,18 +1,17 @@
-"""Authorization requests on a real SQLite store file: expiry, single use, one sign-in, no approval
-without a signed-in user, and the redirect the client gets."""
+"""Authorization requests on both stores (a SQLite file, a PostgreSQL database): expiry, single use,
+one sign-in, no approval without a signed-in user, and the redirect the client gets."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from nextcloud_mcp_server.authz.db import digest, migrate
+from nextcloud_mcp_server.authz.db import digest
 from nextcloud_mcp_server.authz.requests import NewRequest, RequestUnusable, StoredAuthorizationRequests
-from nextcloud_mcp_server.storage.crypto import Cipher, generate_key
-from nextcloud_mcp_server.storage.store import SQLiteStore
+from tests.authz.places import Place, place
+
+__all__ = ["place"]  # the fixture, used by name
 
 ISSUER = "https://mcp.example.com"
 
@@ -31,17 +30,8 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[SQLiteStore]:
-    store = SQLiteStore(tmp_path / "store.sqlite3", Cipher([generate_key()]))
-    await store.open()
-    await migrate(store.db)
-    yield store
-    await store.close()
-
-
-@pytest.fixture
-def requests(store: SQLiteStore, clock: Clock) -> StoredAuthorizationRequests:
-    return StoredAuthorizationRequests(store.db, ISSUER, ttl=600, clock=clock)
+def requests(place: Place, clock: Clock) -> StoredAuthorizationRequests:
+    return StoredAuthorizationRequests(place.db, ISSUER, ttl=600, clock=clock)
 
 
 NEW = NewRequest(
@@ -68,7 +58,7 @@ async def test_a_request_is_found_with_what_the_person_sees(requests: StoredAuth
 
 
 async def test_approve_redirects_with_code_state_and_iss(
-    requests: StoredAuthorizationRequests, store: SQLiteStore
+    requests: StoredAuthorizationRequests, place: Place
 ) -> None:
     created = await requests.create(NEW)
     bound = await requests.signed_in(created.id, "alice")
@@ -81,17 +71,14 @@ async def test_approve_redirects_with_code_state_and_iss(
     assert query["state"] == ["client-state&odd=1"]
     assert query["iss"] == [ISSUER]
     code = query["code"][0]
-    async with store.db.execute(
+    [row] = await place.rows(
         "SELECT client_id, subject, resource, scopes, code_challenge FROM authz_codes WHERE code_hash = ?",
-        (digest(code),),
-    ) as cursor:
-        row = await cursor.fetchone()
-    assert row is not None
-    assert tuple(row) == (
+        digest(code),
+    )
+    assert row == (
         "client-1", "alice", NEW.resource, "notes:read notes:write", NEW.code_challenge,
     )  # fmt: skip
-    async with store.db.execute("SELECT COUNT(*) FROM authz_codes WHERE code_hash = ?", (code,)) as cursor:
-        assert (await cursor.fetchone()) == (0,)  # only the digest is stored
+    assert await place.rows("SELECT COUNT(*) FROM authz_codes WHERE code_hash = ?", code) == [(0,)]
     assert await requests.get(created.id) is None
 
 
@@ -149,3 +136,18 @@ async def test_expired_requests_are_unusable(requests: StoredAuthorizationReques
 async def test_a_request_needs_a_scope(requests: StoredAuthorizationRequests) -> None:
     with pytest.raises(ValueError, match="at least one scope"):
         await requests.create(NewRequest(**{**NEW.__dict__, "scopes": ()}))
+
+
+async def test_expire_forgets_requests_and_codes_a_day_later(
+    requests: StoredAuthorizationRequests, place: Place, clock: Clock
+) -> None:
+    created = await requests.create(NEW)
+    await requests.signed_in(created.id, "alice")
+    await requests.approve(created.id)
+    clock.now += 3600
+    await requests.expire()
+    counts = "SELECT (SELECT COUNT(*) FROM authz_requests), (SELECT COUNT(*) FROM authz_codes)"
+    assert await place.rows(counts) == [(1, 1)]
+    clock.now += 86400
+    await requests.expire()
+    assert await place.rows(counts) == [(0, 0)]

@@ -25,6 +25,7 @@ from tests.authz.documents import document_host
 from tests.authz_server import AuthzServer, authz_server
 from tests.backends import Nextcloud
 from tests.mcp_clients import structured
+from tests.postgres import PostgresCluster
 
 REDIRECT = "http://127.0.0.1:9/sdk-callback"
 
@@ -84,15 +85,43 @@ def sdk_client(
 @pytest.fixture
 def server(nextcloud: Nextcloud, tmp_path: Path) -> Iterator[AuthzServer]:
     with authz_server(nextcloud.url, tmp_path / "store.sqlite3") as running:
-        alice = nextcloud.alice
-        grant = Grant("alice", "alice", "login-flow-v2", "app_password", alice.app_password, login=alice.user)
-        running.run(running.runtime.store.save_grant(grant))  # type: ignore[union-attr]
+        save_grant(running, nextcloud)
         yield running
 
 
 async def test_dcr_pkce_and_a_tool_call_as_the_signed_in_user(
     server: AuthzServer, nextcloud: Nextcloud
 ) -> None:
+    await dcr_flow(server, nextcloud)
+
+
+async def test_the_same_on_the_postgresql_store(
+    nextcloud: Nextcloud, tmp_path: Path, postgres: PostgresCluster
+) -> None:
+    """Several replicas keep everything in PostgreSQL: the authorization server's tables too."""
+    with (
+        postgres.database() as url,
+        authz_server(nextcloud.url, tmp_path / "unused.sqlite3", store_url=url) as server,
+    ):
+        save_grant(server, nextcloud)
+        await dcr_flow(server, nextcloud)
+        # single use holds on PostgreSQL too: a reused refresh token revokes its family
+        tokens = server.tokens_for()
+        form = {"grant_type": "refresh_token", "client_id": tokens["client_id"]}
+        rotated = server.token(**form, refresh_token=tokens["refresh_token"])
+        assert rotated.status_code == 200
+        assert server.token(**form, refresh_token=tokens["refresh_token"]).status_code == 400
+        assert server.token(**form, refresh_token=rotated.json()["refresh_token"]).status_code == 400
+    assert not (tmp_path / "unused.sqlite3").exists()
+
+
+def save_grant(server: AuthzServer, nextcloud: Nextcloud) -> None:
+    alice = nextcloud.alice
+    grant = Grant("alice", "alice", "login-flow-v2", "app_password", alice.app_password, login=alice.user)
+    server.run(server.runtime.store.save_grant(grant))  # type: ignore[union-attr]
+
+
+async def dcr_flow(server: AuthzServer, nextcloud: Nextcloud) -> None:
     nextcloud.add_note(nextcloud.alice, title="Quarterly plan", content="budget for the boat")
     seen: dict[str, str] = {}
     provider = sdk_client(server, "alice", seen)

@@ -35,7 +35,6 @@ def test_every_conflict_is_one_line() -> None:
             "oidc_issuer": "https://id.example.com",
             "nextcloud_consent_provider": "oidc",
             "token_encryption_key": "",
-            "store_url": "postgresql://u:p@db/mcp",
             "mcp_public_url": "http://mcp.example.com/mcp",
         },
     )
@@ -45,7 +44,6 @@ def test_every_conflict_is_one_line() -> None:
         "NEXTCLOUD_CONSENT_PROVIDER",
         "TOKEN_ENCRYPTION_KEY",
         "MCP_PUBLIC_URL",
-        "STORE_URL",
     ]
     assert all("\n" not in p for p in problems)
 
