@@ -126,12 +126,13 @@ class Server:
 
 
 def _settings(double: NextcloudDouble, double_url: str, base: str, store: Path, **overrides: Any) -> Any:
-    client_id, secret = double.login.add_client("MCP server", f"{base}/oauth/callback-nextcloud")
+    public = overrides.pop("public_base", base)
+    client_id, secret = double.login.add_client("MCP server", f"{public}/oauth/callback-nextcloud")
     return load_settings(
         env_file=None,
         nextcloud_host=double_url,
         oidc_issuer="https://idp.invalid",
-        mcp_public_url=f"{base}/mcp",
+        mcp_public_url=f"{public}/mcp",
         enable_offline_access=True,
         token_encryption_key=KEY,
         store_path=store,
@@ -440,6 +441,28 @@ async def test_unanswered_sign_ins_are_swept_and_their_credential_deleted_at_nex
     assert await server.runtime.store.grant_subjects("authz-pending:") == []
     assert "expired" in await server.audit()
     assert live.id not in server.requests.signed
+
+
+async def test_behind_https_the_browser_cookie_is_secure(
+    double: NextcloudDouble, double_url: str, tmp_path: Path
+) -> None:
+    """MCP_PUBLIC_URL on https (TLS ends at a proxy in front): the binding cookie is Secure."""
+    public = "https://mcp.example.com"
+    with _serve(
+        double, double_url, tmp_path / "s.sqlite3", public_base=public, mcp_allowed_hosts="mcp.example.com"
+    ) as server:
+        request = await server.new_request()
+        async with _browser() as browser:
+            to_nextcloud = await browser.get(server.signin_url(request.id))
+    cookie = to_nextcloud.headers["set-cookie"]
+    assert to_nextcloud.status_code == 303
+    assert cookie.startswith(f"{BROWSER_COOKIE}=")
+    attributes = {part.strip().split("=")[0].lower() for part in cookie.split(";")[1:]}
+    assert {"httponly", "secure", "path", "max-age", "samesite"} <= attributes
+    assert "Path=/oauth" in cookie
+    assert "SameSite=lax" in cookie or "SameSite=Lax" in cookie
+    redirect_uri = parse_qs(urlsplit(to_nextcloud.headers["location"]).query)["redirect_uri"]
+    assert redirect_uri == [f"{public}/oauth/callback-nextcloud"]
 
 
 @pytest.fixture

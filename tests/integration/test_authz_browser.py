@@ -42,6 +42,7 @@ from tests.backends import Nextcloud
 from tests.browser import Browser, Person, Screenshots, Seen
 from tests.mcp_clients import structured
 from tests.nextcloud_double.server import serve_in_thread
+from tests.postgres import PostgresCluster
 from tests.processes import free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.browser]
@@ -153,9 +154,27 @@ def server(real_nextcloud: Nextcloud, tmp_path: Path) -> Iterator[AuthzServer]:
         yield running
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def any_store_server(
+    request: pytest.FixtureRequest, real_nextcloud: Nextcloud, tmp_path: Path
+) -> Iterator[AuthzServer]:
+    """The server on either store: states, pending and stored grants are the store's."""
+    with contextlib.ExitStack() as stack:
+        extra: dict[str, Any] = {}
+        if request.param == "postgresql":
+            cluster: PostgresCluster = request.getfixturevalue("postgres")
+            extra["store_url"] = stack.enter_context(cluster.database())
+        yield stack.enter_context(
+            nextcloud_signin_server(
+                real_nextcloud, tmp_path / "store.sqlite3", auth_server_access_token_seconds=60, **extra
+            )
+        )
+
+
 async def test_a_person_adds_the_server_signs_in_at_nextcloud_approves_and_reads_notes(
-    server: AuthzServer, real_nextcloud: Nextcloud, browser: Browser, screenshots: Screenshots
+    any_store_server: AuthzServer, real_nextcloud: Nextcloud, browser: Browser, screenshots: Screenshots
 ) -> None:
+    server = any_store_server
     real_nextcloud.add_note(real_nextcloud.alice, title="Boat plan", content="budget for the boat")
     story = Story()
     async with browser.person("alice", screenshots) as alice, loopback() as box:
@@ -199,6 +218,7 @@ async def test_a_person_adds_the_server_signs_in_at_nextcloud_approves_and_reads
     assert renewed.access_token != tokens.access_token
     grant = server.run(server.runtime.store.get_grant("alice"))  # type: ignore[union-attr]
     assert (grant.provider, grant.kind) == ("nextcloud-oauth2", "refresh_token")
+    assert len(screenshots.taken) == 5  # one trip through the browser, no second consent
 
 
 async def test_a_client_known_by_its_metadata_document_gets_the_same_story(
