@@ -109,6 +109,11 @@ _UNUSABLE = (
     "This sign-in link cannot be used",
     f"It has expired, was already answered, or is unknown here. {TRY_AGAIN}",
 )
+_NOT_SET_UP = (
+    "Sign-in is not set up",
+    "This server signs people in through Nextcloud's OAuth2 app, which is not configured "
+    "(NEXTCLOUD_OAUTH2_CLIENT_ID). Tell the administrator.",
+)
 OTHER_BROWSER = (
     "Open this in the browser you signed in with",
     f"This step belongs to a sign-in started in another browser (or its cookie was removed), so "
@@ -140,7 +145,9 @@ async def finish_signin(runtime: Any, request: Request, state: ConsentState) -> 
     pending = await requests.get(request_id)
     if pending is None:
         return error_page(*_UNUSABLE)
-    provider = runtime.consent_providers["nextcloud-oauth2"]
+    provider = runtime.consent_providers.get("nextcloud-oauth2")
+    if provider is None:  # the configuration changed since this sign-in started
+        return error_page(*_NOT_SET_UP, status=503)
     try:
         grant = await provider.finish(state, "", params)
     except ConsentFailed as exc:
@@ -188,12 +195,7 @@ def signin_routes(runtime: Any) -> list[Route]:
             return await flows.page(request, pending, browser, _hash(browser))
         provider = runtime.consent_providers.get("nextcloud-oauth2")
         if provider is None:
-            return error_page(
-                "Sign-in is not set up",
-                "This server signs people in through Nextcloud's OAuth2 app, which is not configured "
-                "(NEXTCLOUD_OAUTH2_CLIENT_ID). Tell the administrator.",
-                status=503,
-            )
+            return error_page(*_NOT_SET_UP, status=503)
         lifetime = min(STATE_TTL, pending.expires_at - time.time())
         verifier, challenge = pkce_pair()
         state = await runtime.store.create_state(

@@ -539,3 +539,27 @@ async def test_login_flow_hand_off_page_belongs_to_one_browser(flow_server: Serv
     assert theirs.status_code == 403
     assert "another browser" in theirs.text
     assert first.headers["content-security-policy"].startswith("default-src 'none'")
+
+
+async def test_login_flow_without_grant_at_sign_in_deletes_the_app_password_at_once(
+    double: NextcloudDouble, double_url: str, tmp_path: Path
+) -> None:
+    with _serve(
+        double,
+        double_url,
+        tmp_path / "s.sqlite3",
+        nextcloud_consent_provider="login-flow-v2",
+        auth_server_grant_at_signin=False,
+    ) as server:
+        before = set(double.accounts["alice"].app_passwords)
+        request = await server.new_request()
+        async with _browser() as browser:
+            await _sign_in_by_login_flow(browser, server, request.id)
+            assert double.login.deleted == ["alice"]  # as soon as alice was known
+            fields = await _consent_form(browser, server, request.id)
+            answer = await browser.post(
+                f"{server.base}{CONSENT_PATH}", data={**fields, "decision": "approve"}
+            )
+        assert answer.status_code == 303
+        assert await server.grant("alice") is None
+        assert set(double.accounts["alice"].app_passwords) == before
