@@ -5,7 +5,9 @@ Nextcloud, then approve or decline on our consent page.
   value in a cookie (HttpOnly, SameSite=Lax, Path=/oauth, Secure on https) and goes to Nextcloud's
   OAuth2 app with a single-use state (its row names the request and the cookie's hash) and PKCE
   S256. Nextcloud answers at the same callback progressive consent uses (one redirect URI per
-  Nextcloud client); `consent.py` hands states of ours to `finish_signin`.
+  Nextcloud client); `consent.py` hands states of ours to `finish_signin`. With
+  NEXTCLOUD_CONSENT_PROVIDER=login-flow-v2 the browser gets a hand-off page instead
+  (`signin_flow.py`). Opened again in the browser that signed in, it goes on to the consent page.
 - `finish_signin`: the same browser, a usable request; the code is exchanged (which names the
   Nextcloud user), the user is bound to the request once, and the Nextcloud credential is kept
   encrypted as a pending grant whose key holds the request and the cookie's hash. With
