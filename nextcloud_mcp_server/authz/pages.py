@@ -120,7 +120,7 @@ def handoff_page(*, login_url: str | None, refresh_url: str, every: int = 3) -> 
     if login_url:
         link = (
             f"<p><a class='button primary' href='{html.escape(login_url)}' target=_blank "
-            f"rel='noopener noreferrer'>Sign in at Nextcloud</a></p>"
+            f"rel='noopener noreferrer'>Sign in at Nextcloud (opens a new tab)</a></p>"
         )
     body = (
         "<h1>Sign in with your Nextcloud account</h1>"
