@@ -20,6 +20,7 @@ from mcp.server.auth.provider import (
     AuthorizationParams,
     AuthorizeError,
     RefreshToken,
+    RegistrationError,
     TokenError,
 )
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
@@ -35,6 +36,9 @@ __all__ = ["Provider"]
 
 REPLAYED = "!replayed"
 S256_CHALLENGE = re.compile(r"[A-Za-z0-9_-]{43}")
+MAX_STATE = 1024
+MAX_REDIRECT_URIS = 20
+MAX_CLIENT_BYTES = 16 * 1024
 
 
 class Provider:
@@ -67,6 +71,13 @@ class Provider:
         return await self.clients.get(client_id)
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
+        # Open registration: bound what one registration may store.
+        if len(client_info.redirect_uris or []) > MAX_REDIRECT_URIS:
+            raise RegistrationError("invalid_redirect_uri", f"at most {MAX_REDIRECT_URIS} redirect URIs")
+        if len(client_info.model_dump_json(exclude_none=True)) > MAX_CLIENT_BYTES:
+            raise RegistrationError(
+                "invalid_client_metadata", f"client metadata over {MAX_CLIENT_BYTES} bytes"
+            )
         await self.clients.register(client_info)
 
     # --- authorization
@@ -75,6 +86,8 @@ class Provider:
         # The SDK takes any string, even an empty one; an S256 challenge is 43 base64url characters.
         if not S256_CHALLENGE.fullmatch(params.code_challenge):
             raise AuthorizeError("invalid_request", "code_challenge must be an S256 PKCE challenge")
+        if params.state is not None and len(params.state) > MAX_STATE:
+            raise AuthorizeError("invalid_request", f"state is longer than {MAX_STATE} characters")
         resource = params.resource or self.audiences[0]
         if resource not in self.audiences:
             raise AuthorizeError("invalid_target", "this server issues tokens only for its own MCP endpoint")

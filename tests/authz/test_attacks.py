@@ -34,7 +34,7 @@ def server(double_url: str, tmp_path: Path, documents: DocumentHost) -> Iterator
     with authz_server(
         double_url,
         tmp_path / "store.sqlite3",
-        auth_server_dcr_per_minute=5,
+        auth_server_dcr_per_minute=8,
         auth_server_cimd_ca_bundle=documents.ca_bundle,
         auth_server_cimd_timeout_seconds=1.0,
         auth_server_cimd_max_bytes=4096,
@@ -248,8 +248,8 @@ def test_a_metadata_document_must_be_https(server: AuthzServer) -> None:
 def test_a_registration_flood_gets_429_with_retry_after(server: AuthzServer) -> None:
     body = {"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none"}
     with server.http() as http:
-        answers = [http.post("/register", json=body) for _ in range(7)]
-    assert [a.status_code for a in answers] == [201] * 5 + [429] * 2
+        answers = [http.post("/register", json=body) for _ in range(10)]
+    assert [a.status_code for a in answers] == [201] * 8 + [429] * 2
     assert 1 <= int(answers[-1].headers["retry-after"]) <= 60
 
 
@@ -262,6 +262,19 @@ def test_an_authorize_flood_gets_429(
         answers = [server.authorize(client["client_id"], REDIRECT, Pkce.new()) for _ in range(4)]
     assert [a.status_code for a in answers] == [302, 302, 302, 429]
     assert "retry-after" in answers[-1].headers
+
+
+def test_registrations_and_states_are_bounded(server: AuthzServer) -> None:
+    with server.http() as http:
+        many = http.post("/register", json={"redirect_uris": [f"https://a.example/{i}" for i in range(21)]})
+        huge = http.post("/register", json={"redirect_uris": [REDIRECT], "client_name": "x" * 20_000})
+    assert many.status_code == 400
+    assert many.json()["error"] == "invalid_redirect_uri"
+    assert huge.status_code == 400
+    assert huge.json()["error"] == "invalid_client_metadata"
+    client = server.register(REDIRECT)
+    answer = server.authorize(client["client_id"], REDIRECT, Pkce.new(), state="s" * 1025)
+    assert parse_qs(urlsplit(answer.headers["location"]).query)["error"] == ["invalid_request"]
 
 
 # --- access tokens at /mcp
