@@ -96,20 +96,25 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Starlet
         opens_per_minute=settings.mcp_session_opens_per_minute,
     )
     routes = health_routes(runtime)
+    cross_origin: tuple[str, ...] = ()
+    if settings.auth_server_enabled:
+        from nextcloud_mcp_server.authz.routes import CROSS_ORIGIN_PATHS
+
+        cross_origin = CROSS_ORIGIN_PATHS
     middleware = [
         Middleware(
-            HostOriginGuard, allowed_hosts=security.allowed_hosts, allowed_origins=security.allowed_origins
+            HostOriginGuard,
+            allowed_hosts=security.allowed_hosts,
+            allowed_origins=security.allowed_origins,
+            any_origin_paths=cross_origin,
         )
     ]
     if settings.oauth_enabled:
         resource = settings.mcp_public_url or ""
         meta_url = metadata_url(resource)
         tools = enabled_tools(settings)
-        document = protected_resource_metadata(
-            resource,
-            settings.oidc_issuer or "",
-            advertised({s for t in tools for s in t.scopes}, settings.oauth_scope_style),
-        )
+        scopes = advertised({s for t in tools for s in t.scopes}, settings.oauth_scope_style)
+        document = protected_resource_metadata(resource, settings.token_issuer or "", scopes)
 
         async def metadata(request: Request) -> JSONResponse:
             return JSONResponse(document, headers={"Cache-Control": "public, max-age=3600"})
@@ -132,6 +137,12 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Starlet
             from nextcloud_mcp_server.auth.consent import consent_routes
 
             routes += consent_routes(runtime)
+        if runtime.auth_server is not None:
+            from nextcloud_mcp_server.authz.routes import auth_server_routes
+            from nextcloud_mcp_server.authz.signin import signin_routes
+
+            routes += auth_server_routes(runtime.auth_server, scopes)
+            routes += signin_routes(runtime)  # the person's side: sign-in at Nextcloud, consent
     if settings.replica_id:
         from nextcloud_mcp_server.replica_sessions import ReplicaSessionIds
 

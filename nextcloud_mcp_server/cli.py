@@ -47,8 +47,9 @@ def _parser() -> argparse.ArgumentParser:
     keys = commands.add_parser("keys", help="encryption keys of the offline-access store")
     keys.add_argument(
         "action",
-        choices=("generate", "rotate"),
-        help="generate: print a new key; rotate: re-encrypt the store under the first configured key",
+        choices=("generate", "rotate", "rotate-signing"),
+        help="generate: print a new key; rotate: re-encrypt the store under the first configured key; "
+        "rotate-signing: a new token signing key now (AUTH_SERVER_ENABLED)",
     )
     return parser
 
@@ -89,6 +90,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         settings = _settings()
+        if args.command == "keys" and args.action == "rotate-signing":
+            return _rotate_signing(settings)
         if args.command == "keys":
             return _rotate(settings)
         if args.command == "check":
@@ -102,6 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _rotate(settings: Settings) -> int:
     """Re-encrypt every stored secret under the first configured key."""
+    from nextcloud_mcp_server.authz.db import reseal
     from nextcloud_mcp_server.storage.backends import make_store
     from nextcloud_mcp_server.storage.crypto import Cipher, InvalidKey
     from nextcloud_mcp_server.storage.store import StoreError
@@ -114,9 +118,13 @@ def _rotate(settings: Settings) -> int:
     store = make_store(settings, cipher)
 
     async def rotate() -> tuple[int, list[str], int]:
+        from nextcloud_mcp_server.authz.service import open_connection
+
         await store.open()
         try:
             count = await store.rotate_keys()
+            # the authorization server's sealed keys and clients (tables made if missing)
+            count += await reseal(await open_connection(store), cipher)
             return count, store.unreadable_grants, store.dropped_states
         finally:
             await store.close()
@@ -133,6 +141,28 @@ def _rotate(settings: Settings) -> int:
             f"{len(unreadable)} grant(s) could not be read ({', '.join(unreadable)}): left as they are; "
             "those users disconnect (revoke_nextcloud_access) or connect again"
         )
+    return 0
+
+
+def _rotate_signing(settings: Settings) -> int:
+    """Sign new tokens with a new key from now on; the old public key stays published until the
+    tokens it signed have expired. A running server reads it at its next housekeeping (a minute)."""
+    from nextcloud_mcp_server.runtime import Runtime
+
+    if not settings.auth_server_enabled:
+        return _fail(["keys rotate-signing needs AUTH_SERVER_ENABLED=true"])
+    problems = settings.problems_for_oauth()
+    if problems:
+        return _fail(problems)
+    runtime = Runtime(settings)
+
+    async def rotate() -> str:
+        async with runtime:
+            assert runtime.auth_server is not None
+            return await runtime.auth_server.keys.rotate()
+
+    kid = asyncio.run(rotate())
+    print(f"new signing key {kid} in {settings.store_path}; running servers sign with it within a minute")
     return 0
 
 

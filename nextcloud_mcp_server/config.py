@@ -14,7 +14,9 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
+
+from nextcloud_mcp_server.authz.settings import AuthServerSettings
 
 __all__ = ["ConfigError", "Settings", "load_settings"]
 
@@ -40,7 +42,7 @@ def _http_url(value: str, *, what: str = "an http(s) URL, e.g. https://cloud.exa
     return value.strip().rstrip("/")
 
 
-class Settings(BaseSettings):
+class Settings(AuthServerSettings):
     """Everything the server reads from its environment. Field name = variable name, upper-cased."""
 
     model_config = SettingsConfigDict(
@@ -186,6 +188,13 @@ class Settings(BaseSettings):
         self.nextcloud_password = SecretStr(password)
         return self
 
+    @model_validator(mode="after")
+    def _auth_server_means_offline(self) -> Settings:
+        """Tokens this server issues name a Nextcloud user, whose credential it keeps."""
+        if self.auth_server_enabled:
+            self.enable_offline_access = True
+        return self
+
     @field_validator("token_encryption_key_file")
     @classmethod
     def _key_file(cls, value: Path | None) -> Path | None:
@@ -299,7 +308,19 @@ class Settings(BaseSettings):
 
     @property
     def oauth_enabled(self) -> bool:
-        return self.oidc_issuer is not None
+        return self.oidc_issuer is not None or self.auth_server_enabled
+
+    @property
+    def token_issuer(self) -> str | None:
+        """Who issues the bearer tokens this server accepts: an IdP, or itself."""
+        return self.auth_server_issuer if self.auth_server_enabled else self.oidc_issuer
+
+    @property
+    def auth_server_issuer(self) -> str:
+        """This server's issuer identifier, spelt as its metadata spells it (`https://host/`)."""
+        from pydantic import AnyHttpUrl
+
+        return str(AnyHttpUrl(self.public_origin))
 
     @property
     def audiences(self) -> list[str]:
@@ -346,15 +367,22 @@ class Settings(BaseSettings):
                     f"MCP_ALLOWED_HOSTS must include {host}, the host of MCP_PUBLIC_URL "
                     "(requests for other hosts are refused against DNS rebinding)"
                 )
+        problems += self.problems_for_auth_server(
+            oidc_issuer=self.oidc_issuer,
+            consent_provider=self.nextcloud_consent_provider,
+            has_keys=bool(self.encryption_keys()),
+            public_url=self.mcp_public_url or "",
+        )
         if self.enable_offline_access:
-            if not self.encryption_keys():
+            if not self.encryption_keys() and not self.auth_server_enabled:
                 problems.append(
                     "TOKEN_ENCRYPTION_KEY (or TOKEN_ENCRYPTION_KEY_FILE) is required with "
                     "ENABLE_OFFLINE_ACCESS=true: grants are stored encrypted; create one with "
                     "`nextcloud-mcp-bridge keys generate`"
                 )
             provider = self.nextcloud_consent_provider
-            if provider == "oidc" and (not self.oidc_client_id or not self.oidc_client_secret):
+            oidc_client = self.oidc_client_id and self.oidc_client_secret
+            if provider == "oidc" and not oidc_client and not self.auth_server_enabled:
                 problems.append(
                     "OIDC_CLIENT_ID and OIDC_CLIENT_SECRET are required with ENABLE_OFFLINE_ACCESS=true "
                     "and NEXTCLOUD_CONSENT_PROVIDER=oidc: the server's own client at the identity "

@@ -19,8 +19,17 @@ def _matches(value: str, patterns: list[str]) -> bool:
 
 
 class HostOriginGuard:
-    def __init__(self, app: ASGIApp, allowed_hosts: list[str], allowed_origins: list[str]) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        allowed_hosts: list[str],
+        allowed_origins: list[str],
+        any_origin_paths: tuple[str, ...] = (),
+    ) -> None:
         self.app = app
+        # endpoints meant for other origins' scripts (OAuth metadata, token, registration), which
+        # act on no cookie or other ambient authority
+        self.any_origin_paths = any_origin_paths
         self.allowed_hosts = [h.lower() for h in allowed_hosts]
         self.allowed_origins = [o.lower() for o in allowed_origins]
 
@@ -32,7 +41,8 @@ class HostOriginGuard:
                 message = f"Host {host!r} is not one this server answers to (see MCP_ALLOWED_HOSTS)"
                 await PlainTextResponse(message, status_code=421)(scope, receive, send)
                 return
-            if origin is not None and not _matches(origin, self.allowed_origins):
+            cross_origin_ok = scope.get("path", "") in self.any_origin_paths
+            if origin is not None and not cross_origin_ok and not _matches(origin, self.allowed_origins):
                 message = f"Origin {origin!r} is not allowed (see MCP_ALLOWED_HOSTS)"
                 await PlainTextResponse(message, status_code=403)(scope, receive, send)
                 return

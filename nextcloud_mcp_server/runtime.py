@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from nextcloud_mcp_server.auth.consent_providers import ConsentProvider
     from nextcloud_mcp_server.auth.oidc_client import OIDCClient
     from nextcloud_mcp_server.auth.verifier import BearerTokenVerifier
+    from nextcloud_mcp_server.authz.requests import AuthorizationRequests
+    from nextcloud_mcp_server.authz.service import AuthServer
     from nextcloud_mcp_server.nextcloud.client import NextcloudClient
     from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
     from nextcloud_mcp_server.storage.backends import StoreBackend
@@ -57,6 +59,7 @@ class Runtime:
         self.provisioning: Provisioning | None = None
         self.consent_providers: dict[str, ConsentProvider] = {}
         self.consent_failures = FailureNotes()
+        self.auth_server: AuthServer | None = None
         self.credentials = credentials or self._default_credentials(settings)
         if settings.oauth_enabled and settings.enable_offline_access and credentials is None:
             self._offline_access(settings)
@@ -87,6 +90,21 @@ class Runtime:
         self.consent_providers = self._providers(settings)
         self.credentials = OfflineCredentials(self.store, self.consent_providers)
         self.provisioning = Provisioning(self)
+        if settings.auth_server_enabled:
+            from nextcloud_mcp_server.auth.scopes import advertised
+            from nextcloud_mcp_server.authz.service import AuthServer
+            from nextcloud_mcp_server.tools import enabled_tools
+
+            used = {s for t in enabled_tools(settings) for s in t.scopes}
+            scopes = advertised(used, settings.oauth_scope_style)
+            self.auth_server = AuthServer(settings, self.store, cipher, scopes=scopes)
+
+    @property
+    def authorization_requests(self) -> AuthorizationRequests:
+        """The authorization requests of this server as authorization server (AUTH_SERVER_ENABLED)."""
+        if self.auth_server is None:
+            raise RuntimeError("AUTH_SERVER_ENABLED is not set")
+        return self.auth_server.requests
 
     def _providers(self, settings: Settings) -> dict[str, ConsentProvider]:
         """Every provider whose configuration is present: new consents use the chosen one; grants
@@ -140,7 +158,9 @@ class Runtime:
             from nextcloud_mcp_server.http_bounds import idp_client
 
             self._idp_http = idp_client(self.settings)
-            self._verifier = BearerTokenVerifier(self.settings, self._idp_http, nextcloud_whoami=self._whoami)
+            self._verifier = BearerTokenVerifier(
+                self.settings, self._idp_http, nextcloud_whoami=self._whoami, own=self.auth_server
+            )
         return self._verifier
 
     async def revoke_grant(self, grant: Grant) -> bool:
@@ -162,6 +182,12 @@ class Runtime:
     async def __aenter__(self) -> Runtime:
         if self.store is not None:
             await self.store.open()
+            if self.auth_server is not None:
+                try:
+                    await self.auth_server.open()
+                except BaseException:
+                    await self.store.close()
+                    raise
             # Another replica finished a consent that a session held here asked for.
             self.store.listen_completions(self.elicitation_sessions.complete)
             self._housekeeping = asyncio.create_task(self._tidy(), name="consent-housekeeping")
@@ -174,6 +200,11 @@ class Runtime:
             await asyncio.sleep(every)
             try:
                 await self.store.expire()
+                if self.auth_server is not None:
+                    from nextcloud_mcp_server.authz.signin import sweep_pending
+
+                    await self.auth_server.tidy()
+                    await sweep_pending(self)
             except Exception:
                 logger.exception("consent housekeeping failed")
             self.elicitation_sessions.prune(time.time())
@@ -194,6 +225,8 @@ class Runtime:
             closing = getattr(provider, "aclose", None)
             if closing is not None:
                 await closing()
+        if self.auth_server is not None:
+            await self.auth_server.aclose()
         if self.store is not None:
             await self.store.close()
         if self._http is not None:

@@ -31,36 +31,71 @@ from nextcloud_mcp_server.auth.provisioning import AUTHORIZE_PATH
 from nextcloud_mcp_server.storage.crypto import DecryptionFailed
 from nextcloud_mcp_server.storage.records import ConsentError
 
-__all__ = ["SECURITY_HEADERS", "consent_routes", "page"]
+__all__ = ["SECURITY_HEADERS", "SIGNIN_MARK", "consent_routes", "document", "page", "security_headers"]
 
 logger = logging.getLogger(__name__)
+# A consent state whose elicitation_id starts so belongs to a sign-in at this server's own
+# authorization server (authz/signin.py): Nextcloud's OAuth2 app allows one redirect URI per client.
+SIGNIN_MARK = "authz-signin:"
 TRY_AGAIN = "Go back to your assistant and ask again: it will give you a fresh link."
 _STYLE = (
-    "body{font-family:system-ui,sans-serif;max-width:34rem;margin:4rem auto;padding:0 1rem;color:#222}"
-    "h1{font-size:1.4rem} .ok{color:#0a7d32} .bad{color:#b00020}"
+    "body{font-family:system-ui,sans-serif;max-width:34rem;margin:4rem auto;padding:0 1rem;color:#222;"
+    "line-height:1.5} h1{font-size:1.4rem} .ok{color:#0a7d32} .bad{color:#b00020} .note{color:#444}"
+    " ul{padding-left:1.2rem} .actions{display:flex;gap:1rem;margin-top:1.5rem}"
+    " button,.button{font:inherit;padding:.6rem 1.4rem;border-radius:.3rem;border:2px solid #1d3f73;"
+    "cursor:pointer;text-decoration:none;display:inline-block}"
+    " .primary{background:#1d3f73;color:#fff} .secondary{background:#fff;color:#1d3f73}"
+    " button:focus-visible,a:focus-visible{outline:3px solid #b35900;outline-offset:2px}"
+    " code{overflow-wrap:anywhere}"
 )
 _STYLE_HASH = base64.b64encode(hashlib.sha256(_STYLE.encode()).digest()).decode()
-# Every response of these routes carries them: the pages load nothing, run no script, submit no
-# form, and are never framed, sniffed, cached or named in a Referer (links carry elicitation ids).
-SECURITY_HEADERS = {
-    "Content-Security-Policy": (
-        f"default-src 'none'; style-src 'sha256-{_STYLE_HASH}'; base-uri 'none'; form-action 'none'; "
-        "frame-ancestors 'none'"
-    ),
-    "X-Content-Type-Options": "nosniff",
-    "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
-    "Cache-Control": "no-store",
-}
+
+
+def security_headers(form_action: str = "'none'", referrer: str = "no-referrer") -> dict[str, str]:
+    """The headers every page of ours carries: it loads nothing, runs no script, is never framed,
+    sniffed, cached or named in a Referer (links carry request ids). `form_action` is where its
+    forms may submit to - and, as browsers apply it, where their answers may redirect. A page with
+    a form needs `referrer` "same-origin": under "no-referrer" a browser sends `Origin: null` with
+    the form, which the Origin guard (http_guard.py) rightly refuses."""
+    return {
+        "Content-Security-Policy": (
+            f"default-src 'none'; style-src 'sha256-{_STYLE_HASH}'; base-uri 'none'; "
+            f"form-action {form_action}; frame-ancestors 'none'"
+        ),
+        "X-Content-Type-Options": "nosniff",
+        "X-Frame-Options": "DENY",
+        "Referrer-Policy": referrer,
+        "Cache-Control": "no-store",
+    }
+
+
+SECURITY_HEADERS = security_headers()
+
+
+def document(
+    title: str,
+    body: str,
+    *,
+    status: int = 200,
+    headers: dict[str, str] | None = None,
+    refresh: tuple[int, str] | None = None,
+) -> HTMLResponse:
+    """A page of ours around `body`, which is HTML the caller escaped. `refresh` (seconds, URL)
+    reloads it without script."""
+    meta = ""
+    if refresh is not None:
+        meta = f"<meta http-equiv=refresh content='{refresh[0]}; url={html.escape(refresh[1])}'>"
+    text = (
+        f"<!doctype html><html lang=en><meta charset=utf-8><title>{html.escape(title)}</title>"
+        f"<meta name=viewport content='width=device-width'>{meta}<style>{_STYLE}</style>"
+        f"<main>{body}</main></html>"
+    )
+    return HTMLResponse(text, status_code=status, headers=headers or SECURITY_HEADERS)
 
 
 def page(title: str, message: str, *, ok: bool, status: int = 200) -> HTMLResponse:
-    body = (
-        f"<!doctype html><html lang=en><meta charset=utf-8><title>{html.escape(title)}</title>"
-        f"<meta name=viewport content='width=device-width'><style>{_STYLE}</style>"
-        f"<h1 class={'ok' if ok else 'bad'}>{html.escape(title)}</h1><p>{html.escape(message)}</p></html>"
-    )
-    return HTMLResponse(body, status_code=status, headers=SECURITY_HEADERS)
+    body = f"<h1 class={'ok' if ok else 'bad'}>{html.escape(title)}</h1><p>{html.escape(message)}</p>"
+    return document(title, body, status=status)
 
 
 def consent_routes(runtime: Any) -> list[Route]:
@@ -107,6 +142,10 @@ def consent_routes(runtime: Any) -> list[Route]:
                 ok=False,
                 status=400,
             )
+        if consent.elicitation_id.startswith(SIGNIN_MARK):  # a sign-in of this server's own
+            from nextcloud_mcp_server.authz.signin import finish_signin
+
+            return await finish_signin(runtime, request, consent)
         if "error" in params:
             reason = (params.get("error_description") or params["error"])[:300]  # from outside
             await fail_consent(

@@ -14,7 +14,7 @@ from typing import Any
 from nextcloud_mcp_server.storage.errors import DecryptionFailed
 from nextcloud_mcp_server.storage.records import Grant
 
-__all__ = ["FailureNotes", "complete_consent", "fail_consent"]
+__all__ = ["FailureNotes", "complete_consent", "fail_consent", "store_grant"]
 
 logger = logging.getLogger("nextcloud_mcp_server.auth.consent")
 
@@ -35,8 +35,18 @@ class FailureNotes:
 
 
 async def complete_consent(runtime: Any, elicitation_id: str, grant: Grant) -> None:
-    """Store the grant, close the elicitation and tell the MCP session that asked. A grant it
-    replaces is revoked where it was issued (RFC 7009): this server will never use it again."""
+    """Store the grant, close the elicitation and tell the MCP session that asked."""
+    await store_grant(runtime, grant)
+    await runtime.store.finish_elicitation(elicitation_id, "complete")
+    notified = await _tell_session(runtime, elicitation_id)
+    logger.info(
+        "consent for %s complete via %s (session notified: %s)", grant.subject, grant.provider, notified
+    )
+
+
+async def store_grant(runtime: Any, grant: Grant) -> None:
+    """Store a new grant of the person's (audit: granted). A grant it replaces is revoked where it
+    was issued (RFC 7009): this server will never use it again."""
     try:
         replaced = await runtime.store.get_grant(grant.subject)
     except DecryptionFailed:
@@ -53,12 +63,7 @@ async def complete_consent(runtime: Any, elicitation_id: str, grant: Grant) -> N
         )
     runtime.credentials.forget(grant.subject)
     runtime.consent_failures.pop(grant.subject)
-    await runtime.store.finish_elicitation(elicitation_id, "complete")
     await runtime.store.audit(grant.subject, "granted", f"provider {grant.provider}; scopes {grant.scopes}")
-    notified = await _tell_session(runtime, elicitation_id)
-    logger.info(
-        "consent for %s complete via %s (session notified: %s)", grant.subject, grant.provider, notified
-    )
 
 
 async def fail_consent(

@@ -177,6 +177,16 @@ class NextcloudOAuth2Consent:
         self._oauth2: NextcloudOAuth2 | None = None
 
     @property
+    def client(self) -> NextcloudOAuth2:
+        """This server's client at Nextcloud's OAuth2 app (the sign-in of AUTH_SERVER_ENABLED too)."""
+        return self._client
+
+    @property
+    def callback_url(self) -> str:
+        """The one redirect URI of that client: progressive consent and sign-in share it."""
+        return _callback_url(self._runtime)
+
+    @property
     def _client(self) -> NextcloudOAuth2:
         """Made on first use: the HTTP pool (and httpx) load only when a consent needs them."""
         if self._oauth2 is None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -26,7 +26,7 @@ from nextcloud_mcp_server.nextcloud.errors import NextcloudError
 from nextcloud_mcp_server.storage.records import ConsentState, Elicitation, Grant
 
 if TYPE_CHECKING:
-    from nextcloud_mcp_server.nextcloud.login import LoginFlowV2
+    from nextcloud_mcp_server.nextcloud.login import LoginFlow, LoginFlowV2
 
 __all__ = ["FLOW_LIFETIME", "LoginFlowConsent"]
 
@@ -54,6 +54,30 @@ class LoginFlowConsent:
         return len(self._tasks)
 
     async def begin(self, elicitation: Elicitation) -> str:
+        flow = await self.start()
+        store = self._runtime.store
+
+        async def wanted() -> bool:
+            current = await store.get_elicitation(elicitation.id)
+            return current is not None and current.status == "pending"
+
+        async def timed_out() -> None:
+            await fail_consent(
+                self._runtime,
+                elicitation.id,
+                elicitation.subject,
+                "the Nextcloud sign-in was not completed in time",
+            )
+
+        async def granted(login: str, password: str) -> None:
+            await self._granted(elicitation, login, password)
+
+        deadline = min(elicitation.expires_at, time.time() + FLOW_LIFETIME)
+        self.watch(flow, deadline, f"login-flow-{elicitation.id[:8]}", granted, wanted, timed_out)
+        return flow.login_url
+
+    async def start(self) -> LoginFlow:
+        """A new flow, within LOGIN_FLOW_MAX_POLLERS; raise `ConsentFailed` when none can start."""
         limit = self._runtime.settings.login_flow_max_pollers
         if len(self._tasks) >= limit:
             # Every flow is polled about once a second: the cap bounds the load on Nextcloud.
@@ -66,7 +90,7 @@ class LoginFlowConsent:
             )
         host = urlsplit(self._runtime.settings.mcp_public_url or "").hostname or "MCP"
         try:
-            flow = await self._flows.start(user_agent=f"Nextcloud MCP server ({host})")
+            return await self._flows.start(user_agent=f"Nextcloud MCP server ({host})")
         except NextcloudError as exc:
             raise ConsentFailed(
                 "Nextcloud is unavailable",
@@ -74,16 +98,30 @@ class LoginFlowConsent:
                 reason=f"Login Flow v2 could not start: {exc}",
                 status=502,
             ) from None
-        deadline = min(elicitation.expires_at, time.time() + FLOW_LIFETIME)
-        task = asyncio.create_task(
-            self._wait(elicitation, flow, deadline), name=f"login-flow-{elicitation.id[:8]}"
-        )
+
+    def watch(
+        self,
+        flow: LoginFlow,
+        deadline: float,
+        name: str,
+        granted: Callable[[str, str], Awaitable[None]],
+        wanted: Callable[[], Awaitable[bool]],
+        timed_out: Callable[[], Awaitable[None]],
+    ) -> None:
+        """Poll `flow` in the background until Nextcloud hands out the app password (`granted`
+        with login name and password), nobody wants it any more, or `deadline` (`timed_out`)."""
+        task = asyncio.create_task(self._wait(flow, deadline, granted, wanted, timed_out), name=name)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-        return flow.login_url
 
-    async def _wait(self, elicitation: Elicitation, flow: Any, deadline: float) -> None:
-        store = self._runtime.store
+    async def _wait(
+        self,
+        flow: LoginFlow,
+        deadline: float,
+        granted: Callable[[str, str], Awaitable[None]],
+        wanted: Callable[[], Awaitable[bool]],
+        timed_out: Callable[[], Awaitable[None]],
+    ) -> None:
         try:
             while time.time() < deadline:
                 try:
@@ -92,22 +130,16 @@ class LoginFlowConsent:
                     logger.info("Login Flow v2 poll failed (%s); trying again", exc)
                     password = None
                 if password is not None:
-                    await self._granted(elicitation, password.login_name, password.password)
+                    await granted(password.login_name, password.password)
                     return
-                current = await store.get_elicitation(elicitation.id)
-                if current is None or current.status != "pending":
+                if not await wanted():
                     return
                 await asyncio.sleep(self.poll_every)
-            await fail_consent(
-                self._runtime,
-                elicitation.id,
-                elicitation.subject,
-                "the Nextcloud sign-in was not completed in time",
-            )
+            await timed_out()
         except asyncio.CancelledError:
             raise
         except Exception:
-            logger.exception("Login Flow v2 for %s failed", elicitation.subject)
+            logger.exception("a Login Flow v2 sign-in failed")
 
     async def _granted(self, elicitation: Elicitation, login: str, password: str) -> None:
         from nextcloud_mcp_server.nextcloud.ocs import OCSClient

@@ -17,7 +17,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 import httpx2
 import jwt
@@ -36,6 +36,13 @@ NEXTCLOUD_CACHE_SECONDS = 60.0
 NEGATIVE_CACHE_SECONDS = 15.0
 
 NextcloudWhoAmI = Callable[[str], Awaitable[str | None]]
+
+
+class OwnIssuer(Protocol):
+    """This server as the issuer (AUTH_SERVER_ENABLED): its keys, and what it revoked."""
+
+    async def key_for(self, kid: str | None, algorithm: str) -> jwt.PyJWK | None: ...
+    async def is_revoked(self, claims: dict[str, Any]) -> bool: ...
 
 
 class TokenRejected(Exception):
@@ -77,15 +84,18 @@ class BearerTokenVerifier:
         http: httpx2.AsyncClient,
         *,
         nextcloud_whoami: NextcloudWhoAmI | None = None,
+        own: OwnIssuer | None = None,
         jwks_refetch_interval: float = 60.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        if settings.oidc_issuer is None:
-            raise ValueError("BearerTokenVerifier needs OIDC_ISSUER")
+        if settings.token_issuer is None:
+            raise ValueError("BearerTokenVerifier needs OIDC_ISSUER or AUTH_SERVER_ENABLED")
         self.settings = settings
+        self.issuer = settings.token_issuer
         self._http = http
         self._clock = clock
-        self.metadata = ProviderMetadata(settings.oidc_issuer, http)
+        self._own = own
+        self.metadata = ProviderMetadata(self.issuer, http)
         self.jwks = JWKSCache(self._jwks_uri, http, refetch_interval=jwks_refetch_interval, clock=clock)
         self._whoami = nextcloud_whoami
         self._cache = _TTLCache(clock)
@@ -117,7 +127,8 @@ class BearerTokenVerifier:
         algorithm = str(header.get("alg", ""))
         if algorithm not in self.settings.algorithms:
             raise TokenRejected(f"algorithm {algorithm!r} is not allowed")
-        key = await self.jwks.key_for(header.get("kid"), algorithm)
+        keys = self._own if self._own is not None else self.jwks  # own keys: no HTTP round trip
+        key = await keys.key_for(header.get("kid"), algorithm)
         if key is None:
             raise TokenRejected(f"no signing key {header.get('kid')!r} for {algorithm} at the issuer")
         try:
@@ -125,12 +136,14 @@ class BearerTokenVerifier:
                 token,
                 key=key.key,
                 algorithms=[algorithm],
-                issuer=self.settings.oidc_issuer,
+                issuer=self.issuer,
                 leeway=self.settings.oidc_leeway_seconds,
                 options={"require": ["exp", "iss", "sub"], "verify_aud": False},
             )
         except jwt.PyJWTError as exc:
             raise TokenRejected(f"JWT rejected: {exc}") from None
+        if self._own is not None and await self._own.is_revoked(claims):
+            raise TokenRejected("the token was revoked")
         resource = self._own_audience(claims.get("aud"))
         scopes = claims.get("scope", "")
         scope_list = scopes.split() if isinstance(scopes, str) else list(claims.get("scp", []))
@@ -168,6 +181,8 @@ class BearerTokenVerifier:
 
     async def _verify_opaque(self, token: str) -> AccessToken:
         mode = self.settings.oidc_opaque_tokens
+        if self._own is not None:
+            raise TokenRejected("opaque tokens are not accepted: this server issues JWTs")
         if mode == "reject":
             raise TokenRejected("opaque tokens are not accepted (OIDC_OPAQUE_TOKENS=reject)")
         key = f"{mode}:{_digest(token)}"
@@ -211,7 +226,7 @@ class BearerTokenVerifier:
             raise OIDCUnavailable(f"introspection failed: {exc}") from None
         if not answer.get("active"):
             raise TokenRejected("introspection says the token is not active")
-        if answer.get("iss") not in (None, self.settings.oidc_issuer):
+        if answer.get("iss") not in (None, self.issuer):
             raise TokenRejected("introspection names another issuer")
         now = self._clock()
         leeway = self.settings.oidc_leeway_seconds
@@ -221,7 +236,7 @@ class BearerTokenVerifier:
             raise TokenRejected("the token is not valid yet")
         resource = self._own_audience(answer.get("aud"))
         scopes = str(answer.get("scope", "")).split()
-        return self._access(token, {"iss": self.settings.oidc_issuer, **answer}, scopes, resource)
+        return self._access(token, {"iss": self.issuer, **answer}, scopes, resource)
 
     async def _ask_nextcloud(self, token: str) -> AccessToken:
         """Nextcloud's oauth2 app issues opaque tokens and offers no introspection: whoever

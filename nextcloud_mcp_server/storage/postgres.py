@@ -110,6 +110,11 @@ class PostgresStore:
         return self._pools[0]
 
     @property
+    def pool(self) -> ConnectionPool:
+        """The query pool, shared with the authorization server's tables (`authz/connection.py`)."""
+        return self._pool
+
+    @property
     def _lock_pool(self) -> ConnectionPool:
         if self._pools is None:
             raise StoreError("the store is not open")
@@ -240,6 +245,10 @@ class PostgresStore:
 
     async def delete_grant(self, subject: str) -> bool:
         return await self._run("DELETE FROM grants WHERE subject = %s", (subject,)) == 1
+
+    async def grant_subjects(self, prefix: str, limit: int = 1000) -> list[str]:
+        query = "SELECT subject FROM grants WHERE left(subject, %s) = %s ORDER BY subject LIMIT %s"
+        return [str(row[0]) for row in await self._all(query, (len(prefix), prefix, limit))]
 
     @contextlib.asynccontextmanager
     async def refresh_lock(self, subject: str) -> AsyncIterator[None]:

@@ -116,6 +116,14 @@ async def test_grants_are_encrypted_and_replaced_only_by_compare_and_swap(
     assert await store.get_grant("alice") is None
 
 
+async def test_grant_subjects_by_prefix_match_exactly_and_are_bounded(store: AnyStore) -> None:
+    for subject in ("p:1:x", "p:2:y", "p%:3", "alice", "P:4"):
+        await store.save_grant(Grant(subject, "alice", "login-flow-v2", "app_password", "pw"))
+    assert await store.grant_subjects("p:") == ["p:1:x", "p:2:y"]  # no LIKE wildcards, case kept
+    assert await store.grant_subjects("p:", limit=1) == ["p:1:x"]
+    assert await store.grant_subjects("nobody") == []
+
+
 async def test_an_elicitation_link_opens_once_while_pending_and_unexpired(store: AnyStore) -> None:
     clock: Clock = store._clock  # type: ignore[assignment]
     elicitation = await store.create_elicitation("alice", ttl=300)
