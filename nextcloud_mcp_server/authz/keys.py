@@ -37,7 +37,18 @@ class _Key:
     retired_at: float | None
     public: jwt.PyJWK
     public_jwk: dict[str, Any]
-    private_pem: str | None
+    # loaded once: loading an RSA private key checks it, which costs tens of milliseconds
+    private: PrivateKey | None
+
+
+PrivateKey = ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey
+
+
+def _load(pem: str) -> PrivateKey:
+    key = serialization.load_pem_private_key(pem.encode(), password=None)
+    if not isinstance(key, ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey):
+        raise ValueError("a stored signing key is neither EC nor RSA")
+    return key
 
 
 def _generate(alg: str) -> tuple[str, dict[str, Any]]:
@@ -84,7 +95,7 @@ class SigningKeys:
         current = self._current()
         too_old = current is not None and self._clock() - current.created_at > self.max_age
         # no private half: sealed with an encryption key that was removed since
-        if current is None or current.private_pem is None or current.alg != self.algorithm or too_old:
+        if current is None or current.private is None or current.alg != self.algorithm or too_old:
             await self.rotate()
 
     async def _read(self) -> None:
@@ -92,6 +103,7 @@ class SigningKeys:
         async with self._db.execute(query) as cursor:
             rows = await cursor.fetchall()
         keys = []
+        loaded_before = {k.kid: k.private for k in self._keys}
         for kid, alg, sealed, public_jwk, created_at, retired_at in rows:
             jwk = json.loads(public_jwk)
             private = None
@@ -102,7 +114,9 @@ class SigningKeys:
                     )
                 except DecryptionFailed:  # its encryption key was removed: load() makes a new one
                     private = None
-            keys.append(_Key(kid, alg, created_at, retired_at, jwt.PyJWK(jwk, alg), jwk, private))
+            known = loaded_before.get(kid)  # housekeeping re-reads every minute: no reload
+            loaded = (known or _load(private)) if private is not None else None
+            keys.append(_Key(kid, alg, created_at, retired_at, jwt.PyJWK(jwk, alg), jwk, loaded))
         self._keys = sorted(keys, key=lambda k: k.created_at)
 
     def _current(self) -> _Key | None:
@@ -154,6 +168,6 @@ class SigningKeys:
 
     def sign(self, claims: dict[str, Any]) -> str:
         current = self._current()
-        if current is None or current.private_pem is None:
+        if current is None or current.private is None:
             raise RuntimeError("no signing key: SigningKeys.load() was not called")
-        return jwt.encode(claims, current.private_pem, algorithm=current.alg, headers={"kid": current.kid})
+        return jwt.encode(claims, current.private, algorithm=current.alg, headers={"kid": current.kid})
