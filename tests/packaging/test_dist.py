@@ -17,7 +17,9 @@ from tests.backends import Nextcloud
 from tests.mcp_clients import structured
 from tests.packaging.conftest import ROOT, run, tool_env
 
-pytestmark = pytest.mark.integration
+# Building the wheel and pip-installing it into a fresh venv happen inside the first test that
+# needs them; on a busy machine that alone took over the suite's 120 s hang guard (issue 14).
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
 COMMAND = "nextcloud-mcp-bridge"
 THEIRS = "nextcloud-mcp-server"  # the command of the other project on PyPI (ADR 0022)
