@@ -8,7 +8,7 @@
    IPPROTO_TCP): direct keep-alive requests and tools/call through this server.
 2. Budget at concurrency 1, per tool: latency, time inside the double, CPU of server and client;
    and the SDK's own floor: `echo` on a bare MCPServer over streamable HTTP.
-3./4. Sampling profiles (py-spy, if installed: `.venv/bin/pip install py-spy`) of the server, the
+3./4. Sampling profiles (py-spy, if installed: `.venv/bin/pip install py-spy==0.4.3`) of the server, the
    double and this client during a run of the mix, at concurrency 1 and with 64 concurrent
    sessions, sampling threads that hold the GIL (Python
    work; time in syscalls and waiting for a CPU is left out). Each sample is charged to the
@@ -320,7 +320,7 @@ def profiles(double: Double, server: Server, ids: list[int], seconds: float, wor
     """At concurrency 1 (one session, calls one after another) and with 64 sessions at once."""
     spy = _py_spy()
     if spy is None:
-        return {"skipped": "py-spy is not installed (.venv/bin/pip install py-spy)"}
+        return {"skipped": "py-spy is not installed (.venv/bin/pip install py-spy==0.4.3)"}
     pids = {"server": server.pid, "double": double.pid, "client": os.getpid()}
     spies = _start_spies(spy, pids, seconds + 1, work, "c1")
     time.sleep(0.5)  # attached

@@ -34,6 +34,7 @@ from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.front import BodyLimit
 from nextcloud_mcp_server.health import health_routes
 from nextcloud_mcp_server.http_guard import HostOriginGuard
+from nextcloud_mcp_server.plain_answers import PlainAnswers, PlainAnswerSessions
 from nextcloud_mcp_server.runtime import Runtime
 from nextcloud_mcp_server.server import build_server
 from nextcloud_mcp_server.sessions import SessionLimiter
@@ -73,23 +74,26 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Starlet
     runtime = runtime or Runtime(settings)
     mcp = build_server(settings, runtime)
     security = transport_security(settings)
-    # Creates the session manager; its own Starlette app is not used.
-    mcp.streamable_http_app(
-        transport_security=security,
-        host=settings.mcp_host,
+    # Makes the SDK's session manager, whose low-level server ours is built around; its own
+    # Starlette app is not used.
+    mcp.streamable_http_app(transport_security=security, host=settings.mcp_host)
+    # The same manager (stateful, SSE by default), answering some requests in plain JSON.
+    manager = PlainAnswerSessions(
+        app=mcp.session_manager.app,
+        security_settings=security,
         max_request_body_size=settings.mcp_max_request_bytes,
         session_idle_timeout=settings.mcp_session_idle_timeout_seconds,
         max_sessions=settings.mcp_max_sessions,
     )
-    manager = mcp.session_manager
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         async with runtime, manager.run():
             yield
 
+    read_only = [t.name for t in enabled_tools(settings) if t.read_only]
     endpoint: ASGIApp = SessionLimiter(
-        StreamableHTTPASGIApp(manager),
+        PlainAnswers(StreamableHTTPASGIApp(manager), read_only),
         manager,
         per_user=settings.mcp_max_sessions_per_user,
         total=settings.mcp_max_sessions,

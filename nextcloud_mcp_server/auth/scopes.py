@@ -15,6 +15,11 @@ import functools
 from collections.abc import Callable, Iterable
 from typing import Any, Literal, TypeVar
 
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+
+from nextcloud_mcp_server.auth.caller import caller_of
+
 __all__ = [
     "ALL_SCOPES",
     "CALENDAR_READ",
@@ -96,11 +101,6 @@ def require_scopes(*scopes: str) -> Callable[[F], F]:
     def decorate(fn: F) -> F:
         @functools.wraps(fn)
         async def checked(*args: Any, **kwargs: Any) -> Any:
-            from mcp.server.mcpserver import Context
-            from mcp.server.mcpserver.exceptions import ToolError
-
-            from nextcloud_mcp_server.auth.caller import caller_of
-
             ctx = next((v for v in (*args, *kwargs.values()) if isinstance(v, Context)), None)
             caller = caller_of(ctx) if ctx is not None else None
             if caller is not None:

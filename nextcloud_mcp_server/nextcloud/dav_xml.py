@@ -12,10 +12,10 @@ Responses from a server are untrusted input. The parser:
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
-from xml.etree.ElementTree import Element, TreeBuilder
+from xml.etree.ElementTree import Element, ParseError, XMLPullParser
 from xml.parsers import expat
 
 import httpx2
@@ -56,12 +56,6 @@ def xml_escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
 
 
-def _qname(name: str) -> str:
-    """expat's "ns local" (namespace_separator=" ") as ElementTree's "{ns}local"."""
-    namespace, _, local = name.rpartition(" ")
-    return f"{{{namespace}}}{local}" if namespace else local
-
-
 @dataclass
 class DavResponse:
     """One `<d:response>`: its href, and the properties a `200` propstat returned."""
@@ -87,100 +81,140 @@ def _status_code(text: str | None) -> int | None:
     return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
 
 
+_HREF, _STATUS, _PROPSTAT, _PROP, _RESPONSE = (
+    f"{{{DAV}}}{n}" for n in ("href", "status", "propstat", "prop", "response")
+)
+_SYNC_TOKEN = f"{{{DAV}}}sync-token"
+# The parser is fed at most this much at a time: limits are checked between slices, so a decoded
+# chunk of any size builds at most one slice of tree before a check.
+_SLICE = 64 * 1024
+
+
 def _to_response(element: Element) -> DavResponse:
-    href = (element.findtext(f"{{{DAV}}}href") or "").strip()
-    result = DavResponse(href=href, status=_status_code(element.findtext(f"{{{DAV}}}status")))
-    for propstat in element.iter(f"{{{DAV}}}propstat"):
-        code = _status_code(propstat.findtext(f"{{{DAV}}}status"))
-        prop = propstat.find(f"{{{DAV}}}prop")
-        if prop is not None and code is not None and 200 <= code < 300:
-            for child in prop:
-                result.props[child.tag] = child
+    result = DavResponse(href="")
+    for child in element:
+        tag = child.tag
+        if tag == _PROPSTAT:
+            code = _status_code(child.findtext(_STATUS))
+            prop = child.find(_PROP)
+            if prop is not None and code is not None and 200 <= code < 300:
+                for item in prop:
+                    result.props[item.tag] = item
+        elif tag == _HREF:
+            result.href = (child.text or "").strip()
+        elif tag == _STATUS:
+            result.status = _status_code(child.text)
     return result
 
 
+class _PrologDone(Exception):
+    """The guard reached the root element: no DTD can follow."""
+
+
 class MultistatusParser:
-    """Push parser for `<d:multistatus>` bodies. `feed()` returns the responses completed so far."""
+    """Push parser for `<d:multistatus>` bodies. `feed()` returns the responses completed so far.
+
+    ElementTree's C parser builds the tree and reports where elements start and end; this class
+    only looks at those events. A plain expat parser without element callbacks reads the prolog
+    first and refuses a DTD before the tree builder sees any of it (a DTD can only come before
+    the root element; after it, it is a syntax error).
+
+    Entry size is counted in bytes of the body between entry boundaries (the start and end of each
+    `<d:response>`), so a stretch outside entries is bounded the same way. Boundaries are known to
+    within one slice fed to the parser (an eighth of the limit at most): an entry over the limit
+    is always refused, one up to three quarters of it always read."""
 
     def __init__(self, host: str, *, max_entry_bytes: int = 8 * 1024 * 1024, max_depth: int = 64) -> None:
         self._host = host
         self._max_entry_bytes = max_entry_bytes
         self._max_depth = max_depth
-        self._entry_bytes = 0  # characters of names, attributes and text in the current <response>
-        self._parser = expat.ParserCreate(namespace_separator=" ")
-        self._parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
-        self._parser.StartDoctypeDeclHandler = self._refuse_dtd
-        self._parser.EntityDeclHandler = self._refuse_dtd
-        self._parser.ExternalEntityRefHandler = self._refuse_dtd  # type: ignore[assignment]
-        self._parser.StartElementHandler = self._start
-        self._parser.EndElementHandler = self._end
-        self._parser.CharacterDataHandler = self._data
-        self._builder: TreeBuilder | None = None
-        self._depth = 0  # depth inside the current <response>
-        self._path: list[str] = []  # element names outside a <response>
-        self._text: list[str] = []
-        self._done: list[DavResponse] = []
+        guard = expat.ParserCreate()
+        guard.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+        guard.StartDoctypeDeclHandler = self._refuse_dtd
+        guard.EntityDeclHandler = self._refuse_dtd
+        guard.ExternalEntityRefHandler = self._refuse_dtd  # type: ignore[assignment]
+        guard.StartElementHandler = self._prolog_done
+        self._guard: Any = guard
+        self._tree: XMLPullParser[Element] = XMLPullParser(events=("start", "end"))
+        self._open: list[Element] = []  # the elements open right now, outermost first
+        self._entry = 0  # len(self._open) inside the current <response>; 0 outside entries
+        self._fed = 0  # bytes fed so far
+        self._mark = 0  # bytes fed before the slice where the last entry started or ended
+        self._slice = max(64, min(_SLICE, max_entry_bytes // 8))
         self.sync_token: str | None = None
         self.root: str | None = None
 
     def _refuse_dtd(self, *args: Any) -> None:
         raise UnsafeXML(self._host, "refusing XML with a DTD or entities (possible XXE or entity bomb)")
 
-    def _count(self, size: int) -> None:
-        self._entry_bytes += size
-        if self._entry_bytes > self._max_entry_bytes:
+    def _prolog_done(self, *args: Any) -> None:
+        raise _PrologDone
+
+    def _screen(self, data: bytes, final: bool) -> None:
+        """Run the bytes before the root element through the guard."""
+        try:
+            self._guard.Parse(data, final)
+        except _PrologDone:
+            self._guard = None
+        except expat.ExpatError as exc:
+            raise UnsafeXML(self._host, f"the XML answer does not parse ({exc})") from None
+
+    def feed(self, data: bytes, final: bool = False) -> list[DavResponse]:
+        done: list[DavResponse] = []
+        for start in range(0, len(data), self._slice):
+            self._feed(data[start : start + self._slice], False, done)
+        if final:
+            self._feed(b"", True, done)
+        return done
+
+    def _feed(self, data: bytes, final: bool, done: list[DavResponse]) -> None:
+        if self._guard is not None:
+            self._screen(data, final)
+        slice_start, self._fed = self._fed, self._fed + len(data)
+        try:
+            if data:
+                self._tree.feed(data)
+            if final:
+                self._tree.close()
+            self._take(self._tree.read_events(), slice_start, done)  # a syntax error comes out here
+        except ParseError as exc:
+            raise UnsafeXML(self._host, f"the XML answer does not parse ({exc})") from None
+        self._check_size()
+
+    def _check_size(self) -> None:
+        if self._fed - self._mark > self._max_entry_bytes:
             raise InvalidResponse(
                 self._host,
                 f"a DAV response entry is larger than {self._max_entry_bytes} bytes "
                 "(NEXTCLOUD_MAX_DAV_ENTRY_BYTES)",
             )
 
-    def _start(self, name: str, attrs: dict[str, str]) -> None:
-        if len(self._path) + self._depth >= self._max_depth:
-            raise UnsafeXML(
-                self._host, f"the XML answer nests deeper than {self._max_depth} (NEXTCLOUD_MAX_XML_DEPTH)"
-            )
-        tag = _qname(name)
-        if self.root is None:
-            self.root = tag
-        if self._builder is None and tag == f"{{{DAV}}}response":
-            self._builder = TreeBuilder()
-            self._depth = 0
-            self._entry_bytes = 0
-        if self._builder is not None:
-            self._count(len(name) + sum(len(k) + len(v) for k, v in attrs.items()))
-            self._depth += 1
-            self._builder.start(tag, {_qname(k): v for k, v in attrs.items()})
-        else:
-            self._path.append(tag)
-            self._text = []
-
-    def _end(self, name: str) -> None:
-        if self._builder is not None:
-            self._builder.end(_qname(name))
-            self._depth -= 1
-            if self._depth == 0:
-                self._done.append(_to_response(self._builder.close()))
-                self._builder = None
-            return
-        tag = self._path.pop() if self._path else ""
-        if tag == f"{{{DAV}}}sync-token":
-            self.sync_token = "".join(self._text).strip()
-
-    def _data(self, text: str) -> None:
-        if self._builder is not None:
-            self._count(len(text))
-            self._builder.data(text)
-        elif len(self._text) < 1024:  # text outside entries: only the sync-token is kept
-            self._text.append(text)
-
-    def feed(self, data: bytes, final: bool = False) -> list[DavResponse]:
-        try:
-            self._parser.Parse(data, final)
-        except expat.ExpatError as exc:
-            raise UnsafeXML(self._host, f"the XML answer does not parse ({exc})") from None
-        done, self._done = self._done, []
-        return done
+    def _take(self, events: Iterator[Any], slice_start: int, done: list[DavResponse]) -> None:
+        stack = self._open
+        for event, element in events:
+            if event == "start":
+                stack.append(element)
+                if len(stack) > self._max_depth:
+                    raise UnsafeXML(
+                        self._host,
+                        f"the XML answer nests deeper than {self._max_depth} (NEXTCLOUD_MAX_XML_DEPTH)",
+                    )
+                if self.root is None:
+                    self.root = element.tag
+                if not self._entry and element.tag == _RESPONSE:
+                    self._entry, self._mark = len(stack), slice_start
+                continue
+            stack.pop()
+            if self._entry:
+                if len(stack) >= self._entry:
+                    continue
+                self._check_size()  # an entry that ends in the slice where it grew too large
+                self._entry, self._mark = 0, slice_start
+                done.append(_to_response(element))
+            elif element.tag == _SYNC_TOKEN:
+                self.sync_token = (element.text or "").strip()
+            if stack:
+                stack[-1].remove(element)  # forgotten once read: memory stays one entry deep
 
 
 async def parse_multistatus(response: httpx2.Response, host: str) -> AsyncIterator[DavResponse]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from nextcloud_mcp_server.nextcloud.dav_xml import MultistatusParser, UnsafeXML, sabre_message
+from nextcloud_mcp_server.nextcloud.errors import InvalidResponse
 from tests.recordings import load
 
 BILLION_LAUGHS = b"""<?xml version="1.0"?>
@@ -67,3 +68,69 @@ def test_sabre_error_messages_are_extracted_safely() -> None:
     )
     assert sabre_message(XXE.decode()) is None
     assert sabre_message("plain text") is None
+
+
+def _listing(entries: int, prop: bytes = b"x") -> bytes:
+    entry = b"<d:response><d:href>/f/%d</d:href><d:propstat><d:prop><d:displayname>%s</d:displayname>"
+    entry += b"</d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"
+    body = b"".join(entry % (i, prop) for i in range(entries))
+    return b"<?xml version='1.0'?><d:multistatus xmlns:d='DAV:'>" + body + b"</d:multistatus>"
+
+
+@pytest.mark.parametrize("payload", [BILLION_LAUGHS, XXE], ids=["bomb", "xxe"])
+def test_a_dtd_split_across_chunks_is_still_refused(payload: bytes) -> None:
+    parser = MultistatusParser("h")
+
+    def feed_bytewise() -> None:
+        for i in range(len(payload)):
+            assert parser.feed(payload[i : i + 1]) == []
+        parser.feed(b"", final=True)
+
+    with pytest.raises(UnsafeXML, match="refusing XML with a DTD"):
+        feed_bytewise()
+
+
+def test_a_dtd_after_the_root_element_does_not_parse() -> None:
+    late = b"<d:multistatus xmlns:d='DAV:'><!DOCTYPE x [<!ENTITY a 'b'>]></d:multistatus>"
+    with pytest.raises(UnsafeXML, match="does not parse"):
+        MultistatusParser("h").feed(late, final=True)
+
+
+def test_the_entry_limit_counts_each_entry_not_the_whole_body() -> None:
+    """20,000 small entries (about 3 MiB) under a 4 KiB entry limit: every one is read."""
+    body = _listing(20_000)
+    parser = MultistatusParser("h", max_entry_bytes=4096)
+    seen = parser.feed(body[: len(body) // 2]) + parser.feed(body[len(body) // 2 :], final=True)
+    assert len(seen) == 20_000
+    assert seen[-1].href == "/f/19999"
+    assert seen[-1].text("{DAV:}displayname") == "x"
+
+
+@pytest.mark.parametrize("chunk", [1, 4096, 10**9], ids=["bytewise", "4k", "whole"])
+def test_an_entry_over_the_limit_is_refused_and_one_well_below_is_not(chunk: int) -> None:
+    limit = 64 * 1024
+
+    def feed_all(body: bytes) -> list[object]:
+        parser = MultistatusParser("h", max_entry_bytes=limit)
+        seen: list[object] = []
+        for i in range(0, len(body), chunk):
+            seen += parser.feed(body[i : i + chunk])
+        return seen + parser.feed(b"", final=True)
+
+    assert len(feed_all(_listing(3, b"y" * (limit * 3 // 4)))) == 3
+    with pytest.raises(InvalidResponse, match=r"larger than 65536 bytes \(NEXTCLOUD_MAX_DAV_ENTRY_BYTES\)"):
+        feed_all(_listing(1, b"y" * (limit + 1)))
+
+
+def test_text_outside_entries_is_bounded_too() -> None:
+    body = b"<d:multistatus xmlns:d='DAV:'>" + b"z" * 200_000 + b"</d:multistatus>"
+    with pytest.raises(InvalidResponse, match="NEXTCLOUD_MAX_DAV_ENTRY_BYTES"):
+        MultistatusParser("h", max_entry_bytes=16 * 1024).feed(body, final=True)
+
+
+def test_deep_nesting_in_one_huge_chunk_is_refused_early() -> None:
+    """A decoded chunk of any size is fed in slices: the depth check comes after the first."""
+    parser = MultistatusParser("h", max_depth=64)
+    with pytest.raises(UnsafeXML, match=r"deeper than 64 \(NEXTCLOUD_MAX_XML_DEPTH\)"):
+        parser.feed(b"<d:multistatus xmlns:d='DAV:'>" + b"<a>" * 5_000_000)
+    assert parser._fed <= 128 * 1024  # stopped after a slice, not after 15 MB

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import email.utils
 from datetime import UTC, datetime
 
 import httpx2
@@ -10,7 +11,7 @@ import pytest
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
 from nextcloud_mcp_server.nextcloud.errors import Conflict, InvalidInput, NotFound, PreconditionFailed
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
-from nextcloud_mcp_server.nextcloud.webdav import SearchFilter, WebDAVClient
+from nextcloud_mcp_server.nextcloud.webdav import SearchFilter, WebDAVClient, _http_date
 from tests import http_mock
 from tests.recordings import load
 
@@ -121,3 +122,28 @@ async def test_search_sends_a_basicsearch_and_reads_the_recorded_answer(webdav: 
 async def test_a_search_without_criteria_is_refused(webdav: WebDAVClient) -> None:
     with pytest.raises(InvalidInput, match="at least one of"):
         await webdav.search(SearchFilter())
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "Mon, 23 Nov 2026 18:04:30 GMT",
+        "Thu, 01 Jan 1970 00:00:00 GMT",
+        "Sat, 29 Feb 2020 23:59:59 GMT",
+        "Mon, 23 Nov 2026 18:04:30 +0200",
+        "Monday, 23-Nov-26 18:04:30 GMT",
+        "Mon, 31 Feb 2026 18:04:30 GMT",
+        "Mon, 23 Nov 2026 18:04:60 GMT",
+        "Mon, 23 Nov 2026 1:2:3 GMT",
+        "Mon, 23 Foo 2026 18:04:30 GMT",
+        "Mon, 23 Nov 2026 18:04 GMT",
+        "Mon, x Nov 2026 18:04:30 GMT",
+        "garbage",
+    ],
+)
+def test_http_dates_read_directly_agree_with_email_utils(value: str) -> None:
+    try:
+        expected: datetime | None = email.utils.parsedate_to_datetime(value).astimezone(UTC)
+    except (TypeError, ValueError):
+        expected = None
+    assert _http_date(value) == expected
