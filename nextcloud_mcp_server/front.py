@@ -1,12 +1,15 @@
 """The HTTP front: how long a client may take to send a request, how many connections are served,
-and how big a request may be (docs/ADR/0020-limits-at-the-front.md).
+and how big a request may be (docs/ADR/0020-limits-at-the-front.md), on uvicorn's httptools
+protocol and uvloop (docs/ADR/0028-httptools-and-uvloop.md).
 
 uvicorn bounds the time *between* requests (keep-alive) but not the time a client takes to send
-one: a connection that dribbles its headers (slowloris) or its body is held forever. `GuardedH11`
-is uvicorn's h11 protocol with two deadlines added: the request line and headers must arrive
-within MCP_HEADER_TIMEOUT_SECONDS of the connection opening (or of the previous response), and the
-body within MCP_BODY_TIMEOUT_SECONDS of the headers. Past a deadline the connection is closed; an
-application reading the body sees `http.disconnect`.
+one: a connection that dribbles its headers (slowloris) or its body is held forever. `GuardedHttp`
+is uvicorn's httptools protocol with two deadlines added: the request line and headers must arrive
+within MCP_HEADER_TIMEOUT_SECONDS of the connection opening (or of the request's first byte), and
+the body within MCP_BODY_TIMEOUT_SECONDS of the headers. Past a deadline the connection is
+closed; an application reading the body sees `http.disconnect`. The request line and headers
+together may not exceed MAX_HEADER_BYTES (llhttp itself sets no bound): over it the answer is 431
+and the connection is closed.
 
 `BodyLimit` answers a request over MCP_MAX_REQUEST_BYTES with a 413 that says the limit and what
 to do instead, before anything reads the body.
@@ -15,24 +18,39 @@ to do instead, before anything reads the body.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import logging
 from typing import Any
 
-import h11
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
-from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from nextcloud_mcp_server.config import Settings
 
-__all__ = ["BodyLimit", "GuardedH11", "guarded_protocol", "too_large_message", "uvicorn_options"]
+__all__ = [
+    "MAX_HEADER_BYTES",
+    "BodyLimit",
+    "GuardedHttp",
+    "guarded_protocol",
+    "too_large_message",
+    "uvicorn_options",
+]
 
 logger = logging.getLogger(__name__)
 
+MAX_HEADER_BYTES = 16 * 1024
+"""Request line plus headers; an MCP request needs well under 2 KiB (a bearer token included)."""
 
-class GuardedH11(H11Protocol):
-    """uvicorn's h11 protocol, with deadlines for receiving a request's headers and its body."""
+
+class _HeadersTooLarge(Exception):
+    pass
+
+
+class GuardedHttp(HttpToolsProtocol):
+    """uvicorn's httptools protocol, with deadlines for receiving a request's headers and its body
+    and a bound on the size of its headers."""
 
     header_timeout: float = 10.0
     body_timeout: float = 60.0
@@ -41,6 +59,9 @@ class GuardedH11(H11Protocol):
         super().__init__(*args, **kwargs)
         self._deadline: asyncio.TimerHandle | None = None
         self._waiting_for: str = ""
+        self._header_bytes = 0  # of the request being parsed, as the parser hands them over
+        self._unparsed_bytes = 0  # received while its headers are incomplete (llhttp buffers them)
+        self._headers_too_large = False
 
     def _arm(self, what: str, seconds: float) -> None:
         self._disarm()
@@ -59,45 +80,75 @@ class GuardedH11(H11Protocol):
             logger.info("closed a connection that did not send its request %s in time", self._waiting_for)
             self.transport.close()
 
-    def _track(self) -> None:
-        """Arm the deadline that fits where the client is in sending its request."""
-        state = self.conn.their_state
-        if state is h11.IDLE:
-            if self._waiting_for != "headers":
-                self._arm("headers", self.header_timeout)
-        elif state is h11.SEND_BODY:
-            if self._waiting_for != "body":
-                self._arm("body", self.body_timeout)
-        else:
-            self._disarm()
+    def _count(self, size: int) -> None:
+        self._header_bytes += size
+        if self._header_bytes > MAX_HEADER_BYTES:
+            self._headers_too_large = True
+            raise _HeadersTooLarge  # stops the parser; uvicorn answers through send_400_response
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._arm("headers", self.header_timeout)
 
-    def data_received(self, data: bytes) -> None:
-        if self._waiting_for == "" and self.conn.their_state is h11.IDLE:
-            self._arm("headers", self.header_timeout)  # the next request on a kept-alive connection
-        super().data_received(data)
-        if not self.transport.is_closing():
-            self._track()
-
-    def on_response_complete(self) -> None:
-        super().on_response_complete()
-        # Between requests uvicorn's keep-alive timeout applies; ours starts with the next bytes.
-        if self.conn.their_state is not h11.SEND_BODY:
-            self._disarm()
-
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
         super().connection_lost(exc)
 
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self._waiting_for != "headers" or self.transport.is_closing():
+            self._unparsed_bytes = 0
+            return
+        # One header line that never ends is kept whole by the parser before any callback sees it.
+        self._unparsed_bytes += len(data)
+        if self._unparsed_bytes > MAX_HEADER_BYTES:
+            self._headers_too_large = True
+            self.send_400_response("")
 
-def guarded_protocol(settings: Settings) -> type[GuardedH11]:
-    """`GuardedH11` with the configured deadlines."""
+    # Parser callbacks (called from inside data_received)
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._header_bytes = 0
+        if self._waiting_for != "headers":
+            self._arm("headers", self.header_timeout)  # the next request on a kept-alive connection
+
+    def on_url(self, url: bytes) -> None:
+        self._count(len(url))
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._count(len(name) + len(value) + 4)
+        super().on_header(name, value)
+
+    def on_headers_complete(self) -> None:
+        super().on_headers_complete()
+        self._arm("body", self.body_timeout)
+
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        self._disarm()  # until the next request's first byte, uvicorn's keep-alive timeout applies
+
+    def send_400_response(self, msg: str) -> None:
+        if not self._headers_too_large:
+            super().send_400_response(msg)
+            return
+        logger.info("refused a request whose headers exceed %d bytes", MAX_HEADER_BYTES)
+        body = f"Request line and headers exceed {MAX_HEADER_BYTES // 1024} KiB.".encode()
+        self.transport.write(
+            b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
+            b"content-type: text/plain; charset=utf-8\r\n"
+            b"content-length: " + str(len(body)).encode() + b"\r\n"
+            b"connection: close\r\n\r\n" + body
+        )
+        self.transport.close()
+
+
+def guarded_protocol(settings: Settings) -> type[GuardedHttp]:
+    """`GuardedHttp` with the configured deadlines."""
     return type(
-        "GuardedH11",
-        (GuardedH11,),
+        "GuardedHttp",
+        (GuardedHttp,),
         {
             "header_timeout": settings.mcp_header_timeout_seconds,
             "body_timeout": settings.mcp_body_timeout_seconds,
@@ -105,13 +156,18 @@ def guarded_protocol(settings: Settings) -> type[GuardedH11]:
     )
 
 
+def event_loop() -> str:
+    """uvloop where it is installed (not on Windows), else asyncio's own loop."""
+    return "uvloop" if importlib.util.find_spec("uvloop") is not None else "asyncio"
+
+
 def uvicorn_options(settings: Settings) -> dict[str, Any]:
     """Keyword arguments for `uvicorn.Config` that put the front's limits in place."""
     return {
         "http": guarded_protocol(settings),
+        "loop": event_loop(),
         "limit_concurrency": settings.mcp_max_connections,
         "timeout_keep_alive": 5,
-        "h11_max_incomplete_event_size": 16 * 1024,
     }
 
 

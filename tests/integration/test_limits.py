@@ -175,6 +175,25 @@ def test_connections_over_the_limit_are_turned_away(settings: Settings) -> None:
 # --- request size
 
 
+def test_headers_over_the_bound_get_431_and_the_connection_closed(settings: Settings) -> None:
+    line = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+    many = b"".join(b"X-Pad-%d: %s\r\n" % (i, b"a" * 1000) for i in range(20))  # 20 KiB, complete
+    with front(settings) as base:
+        endless = [line + b"X-Endless: " + b"a" * 10_000, b"a" * 10_000]  # one line, never ended
+        for attack in ([line + many + b"\r\n"], endless):
+            with raw(base) as sock:
+                for part in attack:
+                    sock.sendall(part)
+                answer = sock.recv(4096)
+                assert answer.startswith(b"HTTP/1.1 431 "), answer[:200]
+                assert b"16 KiB" in answer
+                assert closed_by_server(sock)
+        # Headers just under the bound are served.
+        with raw(base) as sock:
+            sock.sendall(line + b"".join(b"X-Pad-%d: %s\r\n" % (i, b"a" * 1000) for i in range(15)) + b"\r\n")
+            assert sock.recv(4096).startswith(b"HTTP/1.1 200 ")
+
+
 def test_an_oversized_request_says_the_limit_and_what_to_do(settings: Settings) -> None:
     big = {**INITIALIZE, "params": {**INITIALIZE["params"], "pad": "x" * 100_000}}  # type: ignore[dict-item]
     with front(settings, mcp_max_request_bytes=64 * 1024) as base, client() as http:
