@@ -11,6 +11,7 @@ from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, InputRequiredResult
 from pydantic import ValidationError
 
@@ -18,6 +19,7 @@ from nextcloud_mcp_server import __version__
 from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.runtime import Runtime
 from nextcloud_mcp_server.tools import enabled_tools
+from nextcloud_mcp_server.tools._output_schema import plain
 
 __all__ = ["INSTRUCTIONS", "SERVER_NAME", "build_server"]
 
@@ -69,6 +71,20 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
         from nextcloud_mcp_server.auth.resource_server import tool_list_filter
 
         middleware.append(tool_list_filter)
+    tools = []
+    for spec in enabled_tools(settings):
+        tool = Tool.from_function(
+            spec.fn,
+            name=spec.name,
+            title=spec.title,
+            description=spec.description,
+            annotations=spec.annotations,
+            meta=spec.meta,
+        )
+        if tool.fn_metadata.output_schema is not None:
+            # what clients validate each result against; the SDK reads the field live
+            tool.fn_metadata.output_schema = plain(tool.fn_metadata.output_schema)
+        tools.append(tool)
     server: MCPServer[Runtime] = _Server(
         SERVER_NAME,
         title="Nextcloud",
@@ -77,14 +93,6 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
         lifespan=lifespan,
         log_level=settings.log_level,
         middleware=middleware,
+        tools=tools,
     )
-    for spec in enabled_tools(settings):
-        server.add_tool(
-            spec.fn,
-            name=spec.name,
-            title=spec.title,
-            description=spec.description,
-            annotations=spec.annotations,
-            meta=spec.meta,
-        )
     return server
