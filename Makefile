@@ -10,7 +10,7 @@ MCPB_STAMP := packaging/mcpb/node_modules/.installed
 SYSTEM_STAMP := $(VENV)/.system-packages
 ARGS ?=
 
-.PHONY: install run check demo test test-fast lint typecheck pytest bench docs dist mcpb clean
+.PHONY: install run check demo test test-fast test-loaded lint typecheck pytest bench docs dist mcpb clean
 
 # The server and its runtime dependencies only (`make install`, `make run`, `make check`).
 $(RUNTIME_STAMP): pyproject.toml constraints.txt
@@ -85,6 +85,11 @@ pytest: $(STAMP) $(NODE_STAMP) $(MCPB_STAMP) $(SYSTEM_STAMP)
 ## test-fast: the inner loop: lint, types and the tests that need neither the real Nextcloud nor a browser
 test-fast: lint typecheck $(STAMP) $(NODE_STAMP) $(MCPB_STAMP)
 	$(BIN)/pytest -m "not real_nextcloud and not browser" $(ARGS)
+
+## test-loaded: the whole suite 5 times from fresh clones of HEAD, two at once, with CPU burners
+## filling the cores (about 1 h on 2 cores); a test that depends on timing shows up here
+test-loaded:
+	tests/loaded-runs.sh $(ARGS)
 
 ## bench: benchmarks side by side, printed and written to bench/results/ (never part of `make test`;
 ## ARGS="--quick" for a smoke run, "--skip-published" without the PyPI package)
