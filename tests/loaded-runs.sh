@@ -5,11 +5,14 @@
 # per run and the load average every minute; exits non-zero if any run failed.
 #
 #   tests/loaded-runs.sh [N] [SCRATCH]        (SCRATCH defaults to /tmp/loaded-runs; about 1 h for 5)
+#
+# The clones need the shared kit beside them, as CI has it: ../shared, or SHARED=/path/to/shared.
 set -uo pipefail
 runs=${1:-5}
 scratch=${2:-/tmp/loaded-runs}
 repo=$(git rev-parse --show-toplevel)
-shared=$(cd "$repo/.." && pwd)/shared
+shared=${SHARED:-$(cd "$repo/.." && pwd)/shared}
+[ -d "$shared/nextcloud" ] || { echo "no Nextcloud kit in $shared/nextcloud (set SHARED)" >&2; exit 2; }
 commit=$(git -C "$repo" rev-parse --short HEAD)
 rm -rf "$scratch" && mkdir -p "$scratch"
 
