@@ -29,16 +29,18 @@ import psycopg
 
 from nextcloud_mcp_server.logs import neutralise
 from nextcloud_mcp_server.storage.crypto import Cipher, DecryptionFailed
-from nextcloud_mcp_server.storage.errors import GrantUnreadable
 from nextcloud_mcp_server.storage.pg_pool import ConnectionPool
 from nextcloud_mcp_server.storage.records import (
+    GRANT_COLUMNS,
     MIGRATIONS,
     AuditEvent,
-    ConsentError,
     ConsentState,
     Elicitation,
     Grant,
     StoreError,
+    grant_from_row,
+    opening_refused,
+    state_hash,
 )
 
 __all__ = ["CONSENT_CHANNEL", "PostgresStore", "postgres_sql", "redacted_url"]
@@ -73,10 +75,6 @@ def _lock_key(subject: str) -> int:
     """A signed 64-bit advisory lock id for refreshing `subject`'s grant."""
     digest = hashlib.sha256(b"nextcloud-mcp-refresh:" + subject.encode()).digest()
     return int.from_bytes(digest[:8], "big", signed=True)
-
-
-def _state_hash(state: str) -> str:
-    return hashlib.sha256(state.encode()).hexdigest()
 
 
 class PostgresStore:
@@ -202,18 +200,8 @@ class PostgresStore:
         return self.cipher.encrypt(secret, table="grants", subject=subject, field="secret")
 
     async def get_grant(self, subject: str) -> Grant | None:
-        row = await self._one(
-            "SELECT subject, user_id, provider, kind, secret, scopes, created_at, updated_at, version, "
-            "login FROM grants WHERE subject = %s",
-            (subject,),
-        )
-        if row is None:
-            return None
-        try:
-            secret = self.cipher.decrypt(str(row[4]), table="grants", subject=subject, field="secret")
-        except DecryptionFailed as exc:
-            raise GrantUnreadable(subject, str(exc)) from None
-        return Grant(*row[:4], secret, *row[5:])  # type: ignore[arg-type, call-arg]
+        row = await self._one(f"SELECT {GRANT_COLUMNS} FROM grants WHERE subject = %s", (subject,))  # noqa: S608
+        return None if row is None else grant_from_row(row, self.cipher)
 
     async def save_grant(self, grant: Grant) -> None:
         now = self._clock()
@@ -357,13 +345,7 @@ class PostgresStore:
         if row is not None:
             return Elicitation(*row)  # type: ignore[arg-type]
         found = await self.get_elicitation(elicitation_id)
-        if found is None:
-            raise ConsentError("this consent link is unknown")
-        if found.status != "pending":
-            raise ConsentError(f"this consent link is no longer valid ({found.status})")
-        if found.opened_at is not None:
-            raise ConsentError("this consent link was already used")
-        raise ConsentError("this consent link has expired")
+        raise opening_refused(found)
 
     async def finish_elicitation(self, elicitation_id: str, status: str, error: str | None = None) -> None:
         await self._run(
@@ -378,7 +360,7 @@ class PostgresStore:
         self, elicitation_id: str, subject: str, verifier: str, nonce: str, ttl: float
     ) -> str:
         state = secrets.token_urlsafe(32)
-        digest = _state_hash(state)
+        digest = state_hash(state)
         sealed = self.cipher.encrypt(verifier, table="oauth_states", subject=digest, field="verifier")
         await self._run(
             "INSERT INTO oauth_states (state_hash, elicitation_id, subject, verifier, nonce, expires_at) "
@@ -388,7 +370,7 @@ class PostgresStore:
         return state
 
     async def consume_state(self, state: str) -> ConsentState | None:
-        digest = _state_hash(state)
+        digest = state_hash(state)
         now = self._clock()
         row = await self._one(
             "UPDATE oauth_states SET used_at = %s WHERE state_hash = %s AND used_at IS NULL "

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from nextcloud_mcp_server.storage.errors import DecryptionFailed, GrantUnreadable
+
+if TYPE_CHECKING:
+    from nextcloud_mcp_server.storage.crypto import Cipher
 
 __all__ = [
+    "GRANT_COLUMNS",
     "MIGRATIONS",
     "AuditEvent",
     "ConsentError",
@@ -12,6 +21,9 @@ __all__ = [
     "Elicitation",
     "Grant",
     "StoreError",
+    "grant_from_row",
+    "opening_refused",
+    "state_hash",
 ]
 
 MIGRATIONS: list[str] = [
@@ -119,3 +131,36 @@ class AuditEvent:
     subject: str
     event: str
     detail: str
+
+
+# The columns of `grants` that make a `Grant`, in its field order (`grant_from_row`).
+GRANT_COLUMNS = "subject, user_id, provider, kind, secret, scopes, created_at, updated_at, version, login"
+
+
+def grant_from_row(row: Sequence[Any], cipher: Cipher) -> Grant:
+    """A `Grant` from a row of `GRANT_COLUMNS`, its secret decrypted; `GrantUnreadable` if it
+    cannot be (the row is left as it is, for its owner to replace or delete)."""
+    subject = str(row[0])
+    try:
+        secret = cipher.decrypt(str(row[4]), table="grants", subject=subject, field="secret")
+    except DecryptionFailed as exc:
+        raise GrantUnreadable(subject, str(exc)) from None
+    user_id, provider, kind, _, scopes, created_at, updated_at, version, login = row[1:]
+    return Grant(subject, user_id, provider, kind, secret, scopes, created_at, updated_at, version, login)
+
+
+def state_hash(state: str) -> str:
+    """What the store keeps of a consent `state`: its SHA-256, so a copy of the database cannot
+    complete a sign-in that is under way."""
+    return hashlib.sha256(state.encode()).hexdigest()
+
+
+def opening_refused(found: Elicitation | None) -> ConsentError:
+    """Why a consent link could not be opened, from what the store holds of it after the attempt."""
+    if found is None:
+        return ConsentError("this consent link is unknown")
+    if found.status != "pending":
+        return ConsentError(f"this consent link is no longer valid ({found.status})")
+    if found.opened_at is not None:
+        return ConsentError("this consent link was already used")
+    return ConsentError("this consent link has expired")

@@ -15,7 +15,6 @@ Guarantees the callers rely on:
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
@@ -26,8 +25,8 @@ import aiosqlite
 
 from nextcloud_mcp_server.logs import neutralise
 from nextcloud_mcp_server.storage.crypto import Cipher, DecryptionFailed
-from nextcloud_mcp_server.storage.errors import GrantUnreadable
 from nextcloud_mcp_server.storage.records import (
+    GRANT_COLUMNS,
     MIGRATIONS,
     AuditEvent,
     ConsentError,
@@ -35,6 +34,9 @@ from nextcloud_mcp_server.storage.records import (
     Elicitation,
     Grant,
     StoreError,
+    grant_from_row,
+    opening_refused,
+    state_hash,
 )
 
 __all__ = [
@@ -70,10 +72,6 @@ class Store(Protocol):
     async def audit(self, subject: str, event: str, detail: str = "") -> None: ...
     async def audit_events(self, subject: str | None = None, limit: int = 100) -> list[AuditEvent]: ...
     async def expire(self) -> int: ...
-
-
-def _state_hash(state: str) -> str:
-    return hashlib.sha256(state.encode()).hexdigest()
 
 
 class SQLiteStore:
@@ -156,19 +154,10 @@ class SQLiteStore:
         return self.cipher.encrypt(secret, table="grants", subject=subject, field="secret")
 
     async def get_grant(self, subject: str) -> Grant | None:
-        query = (
-            "SELECT subject, user_id, provider, kind, secret, scopes, created_at, updated_at, version, "
-            "login FROM grants WHERE subject = ?"
-        )
+        query = f"SELECT {GRANT_COLUMNS} FROM grants WHERE subject = ?"  # noqa: S608 (constant)
         async with self.db.execute(query, (subject,)) as cursor:
             row = await cursor.fetchone()
-        if row is None:
-            return None
-        try:
-            secret = self.cipher.decrypt(row[4], table="grants", subject=subject, field="secret")
-        except DecryptionFailed as exc:
-            raise GrantUnreadable(subject, str(exc)) from None
-        return Grant(row[0], row[1], row[2], row[3], secret, row[5], row[6], row[7], row[8], row[9])
+        return None if row is None else grant_from_row(row, self.cipher)
 
     async def save_grant(self, grant: Grant) -> None:
         now = self._clock()
@@ -250,20 +239,18 @@ class SQLiteStore:
             rewritten += 1
         async with self.db.execute("SELECT state_hash, verifier FROM oauth_states") as cursor:
             states = await cursor.fetchall()
-        for state_hash, sealed in states:
+        for digest, sealed in states:
             if Cipher.key_id_of(sealed) == self.cipher.current_key_id:
                 continue
             try:
-                plain = self.cipher.decrypt(
-                    sealed, table="oauth_states", subject=state_hash, field="verifier"
-                )
+                plain = self.cipher.decrypt(sealed, table="oauth_states", subject=digest, field="verifier")
             except DecryptionFailed:
-                await self.db.execute("DELETE FROM oauth_states WHERE state_hash = ?", (state_hash,))
+                await self.db.execute("DELETE FROM oauth_states WHERE state_hash = ?", (digest,))
                 self.dropped_states += 1
                 continue
-            resealed = self.cipher.encrypt(plain, table="oauth_states", subject=state_hash, field="verifier")
+            resealed = self.cipher.encrypt(plain, table="oauth_states", subject=digest, field="verifier")
             await self.db.execute(
-                "UPDATE oauth_states SET verifier = ? WHERE state_hash = ?", (resealed, state_hash)
+                "UPDATE oauth_states SET verifier = ? WHERE state_hash = ?", (resealed, digest)
             )
             rewritten += 1
         await self.db.commit()
@@ -328,13 +315,7 @@ class SQLiteStore:
         found = await self.get_elicitation(elicitation_id)
         if cursor.rowcount == 1 and found is not None:
             return found
-        if found is None:
-            raise ConsentError("this consent link is unknown")
-        if found.status != "pending":
-            raise ConsentError(f"this consent link is no longer valid ({found.status})")
-        if found.opened_at is not None:
-            raise ConsentError("this consent link was already used")
-        raise ConsentError("this consent link has expired")
+        raise opening_refused(found)
 
     async def finish_elicitation(self, elicitation_id: str, status: str, error: str | None = None) -> None:
         await self.db.execute(
@@ -350,7 +331,7 @@ class SQLiteStore:
         self, elicitation_id: str, subject: str, verifier: str, nonce: str, ttl: float
     ) -> str:
         state = secrets.token_urlsafe(32)
-        digest = _state_hash(state)
+        digest = state_hash(state)
         sealed = self.cipher.encrypt(verifier, table="oauth_states", subject=digest, field="verifier")
         await self.db.execute(
             "INSERT INTO oauth_states (state_hash, elicitation_id, subject, verifier, nonce, expires_at) "
@@ -362,7 +343,7 @@ class SQLiteStore:
 
     async def consume_state(self, state: str) -> ConsentState | None:
         """The state's data if it is known, unexpired and unused - and now used."""
-        digest = _state_hash(state)
+        digest = state_hash(state)
         cursor = await self.db.execute(
             "UPDATE oauth_states SET used_at = ? WHERE state_hash = ? AND used_at IS NULL AND expires_at > ?",
             (self._clock(), digest, self._clock()),

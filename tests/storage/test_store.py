@@ -137,6 +137,10 @@ async def test_an_elicitation_link_opens_once_while_pending_and_unexpired(store:
         await store.open_elicitation(late.id)
     with pytest.raises(ConsentError, match="unknown"):
         await store.open_elicitation("nope")
+    finished = await store.create_elicitation("alice", ttl=300)
+    await store.finish_elicitation(finished.id, "failed", "declined")
+    with pytest.raises(ConsentError, match=r"no longer valid \(failed\)"):
+        await store.open_elicitation(finished.id)
 
 
 async def test_a_state_is_consumed_once_and_its_verifier_is_stored_encrypted(
