@@ -88,21 +88,12 @@ class PostgresConnection:
 async def migrate_postgres(pool: ConnectionPool) -> None:
     """The authorization server's tables on PostgreSQL, migrated once under an advisory lock."""
     from nextcloud_mcp_server.authz.db import AUTHZ_MIGRATIONS
-    from nextcloud_mcp_server.storage.postgres import postgres_sql
+    from nextcloud_mcp_server.storage.postgres import migrate
 
-    async with pool.connection() as conn, conn.transaction():
-        await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
-        await conn.execute("CREATE TABLE IF NOT EXISTS authz_schema_version (version INTEGER NOT NULL)")
-        row = await (await conn.execute("SELECT version FROM authz_schema_version")).fetchone()
-        current = int(row[0]) if row else 0  # type: ignore[call-overload]
-        if current > len(AUTHZ_MIGRATIONS):
-            raise RuntimeError(
-                f"the store's authorization server tables have version {current}, newer than this "
-                f"server understands ({len(AUTHZ_MIGRATIONS)}); upgrade the server"
-            )
-        for version in range(current + 1, len(AUTHZ_MIGRATIONS) + 1):
-            for statement in filter(str.strip, AUTHZ_MIGRATIONS[version - 1].split(";")):
-                await conn.execute(postgres_sql(statement))
-        if current < len(AUTHZ_MIGRATIONS):
-            await conn.execute("DELETE FROM authz_schema_version")
-            await conn.execute("INSERT INTO authz_schema_version VALUES (%s)", (len(AUTHZ_MIGRATIONS),))
+    def too_new(current: int) -> RuntimeError:
+        return RuntimeError(
+            f"the store's authorization server tables have version {current}, newer than this "
+            f"server understands ({len(AUTHZ_MIGRATIONS)}); upgrade the server"
+        )
+
+    await migrate(pool, _MIGRATION_LOCK, "authz_schema_version", AUTHZ_MIGRATIONS, too_new)

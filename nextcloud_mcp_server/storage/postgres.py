@@ -43,7 +43,7 @@ from nextcloud_mcp_server.storage.records import (
     state_hash,
 )
 
-__all__ = ["CONSENT_CHANNEL", "PostgresStore", "postgres_sql", "redacted_url"]
+__all__ = ["CONSENT_CHANNEL", "PostgresStore", "migrate", "postgres_sql", "redacted_url"]
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +69,32 @@ def redacted_url(url: str) -> str:
     if parts.port:
         netloc += f":{parts.port}"
     return urlunsplit(parts._replace(netloc=netloc))
+
+
+async def migrate(
+    pool: ConnectionPool,
+    lock: int,
+    version_table: str,
+    migrations: list[str],
+    too_new: Callable[[int], Exception],
+) -> None:
+    """Bring tables to the newest of `migrations` (SQLite statements, adapted by `postgres_sql`),
+    in one transaction under the advisory lock `lock`: replicas starting together migrate once,
+    the others wait and find it done. `version_table` holds the version reached; a version newer
+    than `migrations` raises `too_new(version)` and changes nothing."""
+    async with pool.connection() as conn, conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock,))
+        await conn.execute(f"CREATE TABLE IF NOT EXISTS {version_table} (version INTEGER NOT NULL)")
+        row = await (await conn.execute(f"SELECT version FROM {version_table}")).fetchone()  # noqa: S608
+        current = int(row[0]) if row else 0  # type: ignore[call-overload]
+        if current > len(migrations):
+            raise too_new(current)
+        for version in range(current + 1, len(migrations) + 1):
+            for statement in filter(str.strip, migrations[version - 1].split(";")):
+                await conn.execute(postgres_sql(statement))
+        if current < len(migrations):
+            await conn.execute(f"DELETE FROM {version_table}")  # noqa: S608
+            await conn.execute(f"INSERT INTO {version_table} VALUES (%s)", (len(migrations),))  # noqa: S608
 
 
 def _lock_key(subject: str) -> int:
@@ -153,23 +179,13 @@ class PostgresStore:
                 await pool.close()
 
     async def _migrate(self) -> None:
-        async with self._pool.connection() as conn, conn.transaction():
-            # Replicas starting together: the first migrates, the others wait and find it done.
-            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
-            await conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
-            row = await (await conn.execute("SELECT version FROM schema_version")).fetchone()
-            current = int(row[0]) if row else 0  # type: ignore[call-overload]
-            if current > len(MIGRATIONS):
-                raise StoreError(
-                    f"the store at {self} has schema version {current}, newer than this server "
-                    f"understands ({len(MIGRATIONS)}); upgrade the server"
-                )
-            for version in range(current + 1, len(MIGRATIONS) + 1):
-                for statement in filter(str.strip, MIGRATIONS[version - 1].split(";")):
-                    await conn.execute(postgres_sql(statement))
-            if current < len(MIGRATIONS):
-                await conn.execute("DELETE FROM schema_version")
-                await conn.execute("INSERT INTO schema_version VALUES (%s)", (len(MIGRATIONS),))
+        def too_new(current: int) -> StoreError:
+            return StoreError(
+                f"the store at {self} has schema version {current}, newer than this server "
+                f"understands ({len(MIGRATIONS)}); upgrade the server"
+            )
+
+        await migrate(self._pool, _MIGRATION_LOCK, "schema_version", MIGRATIONS, too_new)
 
     async def _check_keys(self) -> None:
         async with self._pool.connection() as conn:

@@ -26,6 +26,7 @@ class Place:
     name: str
     db: Connection
     cipher: Cipher
+    store: StoreBackend
 
     async def rows(self, query: str, *args: Any) -> list[tuple[Any, ...]]:
         async with self.db.execute(query, args) as cursor:
@@ -44,6 +45,6 @@ async def place(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
             store = PostgresStore(url, cipher)
         await store.open()
         try:
-            yield Place(request.param, await open_connection(store), cipher)
+            yield Place(request.param, await open_connection(store), cipher, store)
         finally:
             await store.close()

@@ -1,6 +1,7 @@
-"""Signing keys (sealed at rest, rotation keeps the previous public key until its tokens expired),
-clients (pre-registered, dynamic ones forgotten when unused, sealed at rest) on both stores (a
-SQLite file, a PostgreSQL database), and the metadata document cache (bounded)."""
+"""The authorization server's tables (migrated once, a newer schema refused), signing keys
+(sealed at rest, rotation keeps the previous public key until its tokens expired), clients
+(pre-registered, dynamic ones forgotten when unused, sealed at rest) on both stores (a SQLite
+file, a PostgreSQL database), and the metadata document cache (bounded)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from mcp.shared.auth import OAuthClientInformationFull
 from nextcloud_mcp_server.authz import cimd
 from nextcloud_mcp_server.authz.cimd import CIMDError, MetadataDocuments, public_address
 from nextcloud_mcp_server.authz.clients import Clients
-from nextcloud_mcp_server.authz.db import migrate
+from nextcloud_mcp_server.authz.db import AUTHZ_MIGRATIONS, migrate
 from nextcloud_mcp_server.authz.keys import LEEWAY_SECONDS, SigningKeys
+from nextcloud_mcp_server.authz.service import open_connection
 from nextcloud_mcp_server.storage.crypto import Cipher, generate_key
 from nextcloud_mcp_server.storage.store import SQLiteStore
 from tests.authz.places import Place, place
@@ -42,6 +44,16 @@ def keys_on(place: Place | SQLiteStore, clock: Clock, algorithm: str = "ES256") 
         place.db, place.cipher, algorithm=algorithm, max_age_seconds=90 * DAY, token_lifetime_seconds=600,
         clock=clock,
     )  # fmt: skip
+
+
+async def test_the_tables_migrate_once_and_a_newer_schema_is_refused(place: Place) -> None:
+    await open_connection(place.store)  # a second start: nothing to do
+    assert await place.rows("SELECT version FROM authz_schema_version") == [(len(AUTHZ_MIGRATIONS),)]
+    await place.db.execute("UPDATE authz_schema_version SET version = 99")
+    await place.db.commit()
+    with pytest.raises(RuntimeError, match="version 99, newer than this server understands"):
+        await open_connection(place.store)
+    assert await place.rows("SELECT version FROM authz_schema_version") == [(99,)]
 
 
 async def test_the_first_start_makes_a_key_sealed_at_rest(place: Place, clock: Clock) -> None:
