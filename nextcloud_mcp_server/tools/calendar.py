@@ -3,12 +3,11 @@
 
 from __future__ import annotations
 
-import json
 from datetime import date, datetime, time, timedelta, tzinfo
 from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver import Context
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import CALENDAR_READ, CALENDAR_WRITE, require_scopes
@@ -29,6 +28,7 @@ from nextcloud_mcp_server.tools._calendar_common import (
     toolset,
 )
 from nextcloud_mcp_server.tools._context import nextcloud_for
+from nextcloud_mcp_server.tools._results import answer, stale_version
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.caldav import CalDAVClient
@@ -361,18 +361,11 @@ async def nc_calendar_update_event(
         current_obj = await caldav.get(obj.href)
         component = module.master(module.load(current_obj.ics), "VEVENT")
         current = _event_info(module.event_view(component, recurring=False), cal_id, current_obj.etag)
-        text = f"{exc}. Current event: {json.dumps(current.model_dump())}"
-        return CallToolResult(
-            is_error=True,
-            content=[TextContent(type="text", text=text)],
-            structured_content={"error": "conflict", "current_event": current.model_dump()},
-        )
+        return stale_version(exc, "event", "current_event", current)
     component = module.master(module.load(ics), "VEVENT")
     recurs = "RRULE" in component or "RDATE" in component
     info = _event_info(module.event_view(component, recurring=recurs), cal_id, new_etag or "")
-    return CallToolResult(
-        content=[TextContent(type="text", text=info.model_dump_json())], structured_content=info.model_dump()
-    )
+    return answer(info)
 
 
 @toolset.tool(title="Delete an event", destructive=True, idempotent=True)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import CONTACTS_READ, CONTACTS_WRITE, require_scopes
@@ -17,6 +16,7 @@ from nextcloud_mcp_server.nextcloud.errors import InvalidInput, PreconditionFail
 from nextcloud_mcp_server.tools._approval import refuse_changed, require_approval
 from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._registry import Toolset
+from nextcloud_mcp_server.tools._results import answer, stale_version
 
 __all__ = ["toolset"]
 
@@ -279,19 +279,11 @@ async def nc_contacts_update_contact(
         new_etag = await carddav.put(card.href, text, etag=etag)
     except PreconditionFailed as exc:
         current = _info(await carddav.get(card.href), book)
-        return CallToolResult(
-            is_error=True,
-            content=[
-                TextContent(type="text", text=f"{exc}. Current contact: {json.dumps(current.model_dump())}")
-            ],
-            structured_content={"error": "conflict", "current_contact": current.model_dump()},
-        )
+        return stale_version(exc, "contact", "current_contact", current)
     if not new_etag:
         new_etag = (await carddav.get(card.href)).etag
     info = _info(Card(href=card.href, etag=new_etag, vcard=text), book)
-    return CallToolResult(
-        content=[TextContent(type="text", text=info.model_dump_json())], structured_content=info.model_dump()
-    )
+    return answer(info)
 
 
 @toolset.tool(title="Delete a contact", destructive=True, idempotent=True)

@@ -3,12 +3,11 @@ so prompts written for it keep working."""
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import NOTES_READ, NOTES_WRITE, require_scopes
@@ -24,6 +23,7 @@ from nextcloud_mcp_server.nextcloud.notes import (
 from nextcloud_mcp_server.tools._approval import approve_removal, refuse_changed, require_approval, shrinks
 from nextcloud_mcp_server.tools._context import nextcloud_for, runtime_of
 from nextcloud_mcp_server.tools._registry import Toolset
+from nextcloud_mcp_server.tools._results import answer, stale_version
 
 __all__ = ["toolset"]
 
@@ -181,17 +181,8 @@ async def nc_notes_update_note(
     try:
         note = await nc.notes.update(note_id, etag=etag, title=title, content=content, category=category)
     except NoteConflict as conflict:
-        current = _detail(conflict.current).model_dump()
-        return CallToolResult(
-            is_error=True,
-            content=[TextContent(type="text", text=f"{conflict}. Current note: {json.dumps(current)}")],
-            structured_content={"error": "conflict", "current_note": current},
-        )
-    detail = _stored(_detail(note), title)
-    return CallToolResult(
-        content=[TextContent(type="text", text=detail.model_dump_json())],
-        structured_content=detail.model_dump(),
-    )
+        return stale_version(conflict, "note", "current_note", _detail(conflict.current))
+    return answer(_stored(_detail(note), title))
 
 
 @toolset.tool(title="Append to a note")

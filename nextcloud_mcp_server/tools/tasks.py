@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import CALENDAR_READ, CALENDAR_WRITE, require_scopes
@@ -25,6 +24,7 @@ from nextcloud_mcp_server.tools._calendar_common import (
     toolset,
 )
 from nextcloud_mcp_server.tools._context import nextcloud_for
+from nextcloud_mcp_server.tools._results import answer, stale_version
 
 __all__ = ["toolset"]
 
@@ -182,17 +182,9 @@ async def nc_calendar_update_todo(
     except PreconditionFailed as exc:
         current_obj = await caldav.get(obj.href)
         current = _info(current_obj.ics, cal.id, current_obj.etag)
-        return CallToolResult(
-            is_error=True,
-            content=[
-                TextContent(type="text", text=f"{exc}. Current task: {json.dumps(current.model_dump())}")
-            ],
-            structured_content={"error": "conflict", "current_todo": current.model_dump()},
-        )
+        return stale_version(exc, "task", "current_todo", current)
     info = _info(ics, cal.id, new_etag or "")
-    return CallToolResult(
-        content=[TextContent(type="text", text=info.model_dump_json())], structured_content=info.model_dump()
-    )
+    return answer(info)
 
 
 @toolset.tool(title="Delete a task", destructive=True, idempotent=True)
