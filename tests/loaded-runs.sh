@@ -21,7 +21,10 @@ one_run() {  # one_run I: a fresh clone beside ../shared, then CI's command
 	mkdir -p "$dir" && ln -s "$shared" "$dir/shared"
 	git clone -q "$repo" "$dir/main" && git -C "$dir/main" checkout -q "$commit"
 	start=$(date +%s)
-	(cd "$dir/main" && CI=true bash .ci/run </dev/null >"$scratch/run$1.log" 2>&1)
+	# `make test-loaded ARGS=...` hands ARGS to every make below it (in the environment and in
+	# MAKEFLAGS); CI's make must not see it: it would become pytest's arguments.
+	(cd "$dir/main" && env -u ARGS -u MAKEFLAGS -u MFLAGS -u MAKELEVEL CI=true bash .ci/run \
+		</dev/null >"$scratch/run$1.log" 2>&1)
 	rc=$?
 	echo "run $1: commit $commit exit $rc in $(($(date +%s) - start)) s," \
 		"$(grep -Eo '[0-9]+ passed[^=]*' "$scratch/run$1.log" | tail -1)" | tee -a "$scratch/summary.txt"
