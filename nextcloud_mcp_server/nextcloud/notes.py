@@ -19,7 +19,7 @@ from typing import Any
 import httpx2
 
 from nextcloud_mcp_server.nextcloud import etags
-from nextcloud_mcp_server.nextcloud.auth import Credential
+from nextcloud_mcp_server.nextcloud.auth import BasicCredential, Credential
 from nextcloud_mcp_server.nextcloud.errors import (
     BearerRefused,
     InvalidInput,
@@ -136,6 +136,11 @@ class NotesClient:
     def __init__(self, http: NextcloudHTTP, credential: Credential | None) -> None:
         self._http = http
         self._credential = credential
+        # A password, or a token Nextcloud is known to take as one: if the Notes API refuses it,
+        # it was rejected, whatever the message says (see `_call`).
+        self._password_like = isinstance(credential, BasicCredential) or getattr(
+            credential, "basic_for_notes", False
+        )
 
     @property
     def host(self) -> str:
@@ -168,7 +173,10 @@ class NotesClient:
                 accept=accept,
             )
         except Unauthorized as exc:
-            if _BEARER_REFUSED not in exc.body:
+            # Nextcloud's CORS check answers 'CORS requires basic auth' whenever its Basic login
+            # fails, e.g. for an app password deleted a moment ago (reproduced on Nextcloud 29):
+            # for a password that is a rejected credential, not the Bearer limitation.
+            if _BEARER_REFUSED not in exc.body or self._password_like:
                 raise
             fallback = self._credential.basic_fallback() if self._credential else None
             if fallback is None:

@@ -157,6 +157,27 @@ async def test_bearer_refused_both_ways_explains_the_nextcloud_limitation(http: 
     assert not isinstance(got.value, Unauthorized)  # a limitation, not a revoked credential
 
 
+@pytest.mark.parametrize(
+    "credential",
+    [ALICE, BearerCredential("oauth2-token", "alice", basic_for_notes=True)],
+    ids=["app password", "token known to work as a password"],
+)
+@http_mock.mock
+async def test_a_password_refused_with_the_cors_message_is_a_rejected_credential(
+    http: NextcloudHTTP, credential: BasicCredential | BearerCredential
+) -> None:
+    """Nextcloud 29 also answers 'CORS requires basic auth' when the Basic login fails, e.g. for an
+    app password deleted a moment ago (seen at its token cache's expiry): that is `Unauthorized`,
+    so offline access asks for consent again, not the Bearer limitation."""
+    recorded = load("oauth2_bearer_notes_list")
+    route = http_mock.get(f"{API}/notes").mock(return_value=httpx2.Response(401, text=recorded.body))
+    with pytest.raises(Unauthorized) as got:
+        await NotesClient(http, credential).list_notes()
+    assert not isinstance(got.value, BearerRefused)
+    assert route.call_count == 1
+    assert route.calls[0].request.headers["authorization"].startswith("Basic ")
+
+
 @http_mock.mock
 async def test_a_plain_401_is_not_retried_for_basic_credentials(http: NextcloudHTTP) -> None:
     """Wrong Basic credentials fail once; there is nothing to fall back to."""
