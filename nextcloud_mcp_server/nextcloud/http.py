@@ -6,9 +6,13 @@
   kept on the client. In particular no cookies: Nextcloud answers with session cookies (and
   remember-me ones after a login), which a shared jar would send along with the next user's
   request - and a session cookie would keep a revoked app password seemingly working.
-- Idempotent requests are retried on 429, 503 and a reset connection, with exponential backoff and
-  full jitter, honouring `Retry-After`. Nothing else is retried: a POST that may have reached the
-  server is never sent twice.
+- Idempotent requests are retried on 423, 429, 503 and a reset connection, with exponential
+  backoff and full jitter, honouring `Retry-After`. Nothing else is retried: a POST that may have
+  reached the server is never sent twice. (423: Nextcloud 29's Notes API answers most of the
+  requests that one user makes at once with `423 LockedException`; measured on the real server
+  with 4 parallel readers, 39 of 40 and 93 of 100 list requests failed without a retry and 0 of
+  40 and 1 of 100 with it. It does not always clear that fast: one run right after a burst still
+  failed 93 of 100.)
 - Every failure becomes a typed `NextcloudError` naming the host and the cause.
 - Every answer is bounded (`http_bounds`): an overall deadline per request, a size limit on every
   body, and the limits of the DAV XML parser travel with the request (`XML_LIMITS`) to
@@ -49,7 +53,7 @@ __all__ = ["IDEMPOTENT_METHODS", "XML_LIMITS", "NextcloudHTTP", "XmlLimits", "js
 logger = logging.getLogger(__name__)
 
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE", "PROPFIND", "REPORT", "SEARCH"})
-_RETRY_STATUSES = frozenset({429, 503})
+_RETRY_STATUSES = frozenset({423, 429, 503})
 # What an error answer may add to an error message: the start of its body is enough.
 _ERROR_BODY_BYTES = 64 * 1024
 # Request extension carrying the DAV XML parser's limits (read by `dav_xml.parse_multistatus`).

@@ -9,6 +9,7 @@ from nextcloud_mcp_server.nextcloud.auth import BasicCredential, BearerCredentia
 from nextcloud_mcp_server.nextcloud.errors import (
     Forbidden,
     InvalidResponse,
+    NextcloudHTTPError,
     NextcloudTimeout,
     NextcloudUnreachable,
     NotFound,
@@ -59,6 +60,21 @@ async def test_get_is_retried_on_503_and_the_third_answer_is_returned(
     assert len(sleeps.delays) == 2
     assert 0 <= sleeps.delays[0] <= 0.5
     assert 0 <= sleeps.delays[1] <= 1.0
+
+
+@http_mock.mock
+async def test_a_locked_read_is_retried_and_a_locked_post_is_not(http: NextcloudHTTP, sleeps: Sleeps) -> None:
+    """Nextcloud's Notes API answers concurrent requests of one user with 423 LockedException: a
+    GET is sent again, a POST (which may have done its work) is not."""
+    locked = httpx2.Response(423, json={"errorType": "OCP\\Lock\\LockedException"})
+    reads = http_mock.get(f"{BASE}/notes").mock(side_effect=[locked, httpx2.Response(200, json=[])])
+    assert (await http.request("GET", "/notes", credential=ALICE)).json() == []
+    assert reads.call_count == 2
+    assert len(sleeps.delays) == 1
+    writes = http_mock.post(f"{BASE}/notes").mock(return_value=locked)
+    with pytest.raises(NextcloudHTTPError, match="locked"):
+        await http.request("POST", "/notes", credential=ALICE, json={"title": "x"})
+    assert writes.call_count == 1
 
 
 @http_mock.mock
