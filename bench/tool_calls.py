@@ -174,6 +174,10 @@ def measure(
         "cpu64_over_cpu16_ours": _ratio(
             tput["ours"]["64"]["cpu_ms_per_call"]["server"], tput["ours"]["16"]["cpu_ms_per_call"]["server"]
         ),
+        # No connection churn (#18): connections the double accepted from this server, per 10 s.
+        "new_connections_per_10s_at_64_ours": tput["ours"]["64"]["nextcloud_new_connections"]
+        * 10
+        / tput["ours"]["64"]["seconds"],
     }
     return {
         "config": {
