@@ -27,6 +27,11 @@ class InvalidPath(InvalidInput):
     """A path that could escape the user's files, or that Nextcloud would refuse."""
 
 
+def _php_trim(name: str) -> str:
+    """`name` as PHP's trim() leaves it (ASCII white space and NUL off both ends)."""
+    return name.strip(" \t\n\r\x00\x0b")
+
+
 def clean(path: str) -> str:
     """A normalised path relative to the user's files root ('' is the root itself)."""
     if _CONTROL.search(path):
@@ -41,7 +46,12 @@ def clean(path: str) -> str:
         if not segment:
             continue
         decoded = unquote(segment)
-        if decoded in (".", "..") or segment in (".", ".."):
+        # Nextcloud trims ASCII white space first (PHP's trim): " " is an empty name and " .." a
+        # dot segment there, refused with 400 (seen on the real server).
+        trimmed = _php_trim(decoded), _php_trim(segment)
+        if "" in trimmed:
+            raise InvalidPath("a file or folder name must not be blank")
+        if any(name in (".", "..") for name in trimmed):
             raise InvalidPath("path must not contain '.' or '..' segments")
         if "/" in decoded or "\\" in decoded:
             # An encoded separator would be a different path to Nextcloud than to us.

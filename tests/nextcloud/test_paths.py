@@ -27,11 +27,23 @@ ROOT = "/remote.php/dav/files/alice"
         "tab\there",
         "back\\slash",
         "x" * 251,
+        # what Nextcloud trims to nothing or to a dot segment (400 on the real server)
+        " ",
+        "a/ /b",
+        "%20",
+        "a/ ../b",
+        ". ",
+        "a/%20./b",
     ],
 )
 def test_escapes_and_refused_characters_are_rejected(bad: str) -> None:
     with pytest.raises(paths.InvalidPath):
         paths.clean(bad)
+
+
+def test_names_with_spaces_around_them_are_kept() -> None:
+    """The real Nextcloud accepts these (201): only a name that trims to nothing is refused."""
+    assert paths.clean(" a/b /\u00a0/\u3000") == " a/b /\u00a0/\u3000"
 
 
 def test_paths_are_normalised() -> None:
