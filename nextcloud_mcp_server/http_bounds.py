@@ -12,6 +12,9 @@ back to the pool and the next request would open a new one.
 
 A request may carry its own limits in `request.extensions` (`ANSWER_LIMIT`, `DEADLINE`); `None`
 there means "no limit" (for a caller that bounds what it reads itself, e.g. a ranged file read).
+An inner transport that enforces the deadline on each of its own waits (`honours_deadline`, as the
+Nextcloud client's `Http11Transport` does) is handed it as a `Deadline` under `DEADLINE_AT` and
+nothing is wrapped in `asyncio.timeout` here: that cost a tenth of a call's CPU, twice per chunk.
 Both errors are httpx2 transport errors, so code that already maps those keeps working; callers
 that can say more (which setting to raise) catch them first.
 """
@@ -30,14 +33,17 @@ if TYPE_CHECKING:
 __all__ = [
     "ANSWER_LIMIT",
     "DEADLINE",
+    "DEADLINE_AT",
     "AnswerTooLarge",
     "BoundedTransport",
+    "Deadline",
     "DeadlineExceeded",
     "read_bounded",
 ]
 
 ANSWER_LIMIT = "nextcloud_mcp_server.answer_limit"
 DEADLINE = "nextcloud_mcp_server.deadline"
+DEADLINE_AT = "nextcloud_mcp_server.deadline_at"
 _UNSET: Any = object()
 DRAIN_BYTES = 64 * 1024
 DRAIN_SECONDS = 1.0
@@ -57,6 +63,19 @@ class DeadlineExceeded(httpx2.TimeoutException):
     def __init__(self, seconds: float, *, request: httpx2.Request | None = None) -> None:
         super().__init__(f"no complete answer within {seconds:g} s", request=request)
         self.seconds = seconds
+
+
+class Deadline:
+    """When a whole exchange must be over (event-loop time), and how long it was given."""
+
+    __slots__ = ("at", "seconds")
+
+    def __init__(self, at: float, seconds: float) -> None:
+        self.at = at
+        self.seconds = seconds
+
+    def exceeded(self, request: httpx2.Request) -> DeadlineExceeded:
+        return DeadlineExceeded(self.seconds, request=request)
 
 
 class _BoundedStream(httpx2.AsyncByteStream):
@@ -134,6 +153,10 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         asked = request.extensions.get(DEADLINE, _UNSET)
         deadline: float | None = self.deadline if asked is _UNSET else asked
         until = None if deadline is None else asyncio.get_running_loop().time() + deadline
+        if until is not None and getattr(self.inner, "honours_deadline", False):
+            # a new dict: the caller may hand the same extensions to every request it makes
+            request.extensions = {**request.extensions, DEADLINE_AT: Deadline(until, deadline or 0.0)}
+            until = None  # enforced by the inner transport on each of its waits
         try:
             if until is None:
                 response = await self.inner.handle_async_request(request)

@@ -1,9 +1,9 @@
 """Fake answers for httpx2 clients in unit tests of error paths (what respx did for httpx).
 
-`@http_mock.mock` on a test routes every request made through an `httpx2.AsyncHTTPTransport`
-during the test to the routes the test declared (`http_mock.get(url).mock(...)`); a request no
-route matches fails the test. Routes record their calls. A route's URL without a query matches the
-same URL with any query.
+`@http_mock.mock` on a test routes every request made through an `httpx2.AsyncHTTPTransport` (the
+identity provider's client) or an `Http11Transport` (the Nextcloud client's) during the test to the
+routes the test declared (`http_mock.get(url).mock(...)`); a request no route matches fails the
+test. Routes record their calls. A route's URL without a query matches the same URL with any query.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx2
+
+from nextcloud_mcp_server.nextcloud.transport import Http11Transport
 
 __all__ = ["Route", "get", "mock", "post", "put", "request"]
 
@@ -142,25 +144,28 @@ def put(url: str) -> Route:
 
 
 def mock(test: Callable[..., Any]) -> Callable[..., Any]:
-    """Run an async test with every `httpx2.AsyncHTTPTransport` answering from the declared routes."""
+    """Run an async test with every real transport answering from the declared routes."""
     if not inspect.iscoroutinefunction(test):
         raise TypeError("http_mock.mock decorates async tests")
 
     @functools.wraps(test)
     async def wrapper(*args: Any, **kwargs: Any) -> Any:
         router = _Router()
-        original = httpx2.AsyncHTTPTransport.handle_async_request
+        transports = (httpx2.AsyncHTTPTransport, Http11Transport)
+        originals = [t.handle_async_request for t in transports]
 
-        async def handle(self: httpx2.AsyncHTTPTransport, request: httpx2.Request) -> httpx2.Response:
+        async def handle(self: httpx2.AsyncBaseTransport, request: httpx2.Request) -> httpx2.Response:
             await request.aread()
             return router.handle(request)
 
         _active.append(router)
-        httpx2.AsyncHTTPTransport.handle_async_request = handle  # type: ignore[method-assign]
+        for transport in transports:
+            transport.handle_async_request = handle  # type: ignore[method-assign]
         try:
             return await test(*args, **kwargs)
         finally:
-            httpx2.AsyncHTTPTransport.handle_async_request = original  # type: ignore[method-assign]
+            for transport, original in zip(transports, originals, strict=True):
+                transport.handle_async_request = original  # type: ignore[method-assign]
             _active.pop()
 
     return wrapper
