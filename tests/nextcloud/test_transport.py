@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 import httpx2
 import pytest
 
-from nextcloud_mcp_server.nextcloud.transport import _HIGH_WATER, MAX_HEAD_BYTES, Http11Transport, _Connection
+from nextcloud_mcp_server.nextcloud.http11_connection import HIGH_WATER, MAX_HEAD_BYTES, Connection
+from nextcloud_mcp_server.nextcloud.transport import Http11Transport
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
@@ -289,12 +290,12 @@ async def test_a_large_answer_read_slowly_is_buffered_only_up_to_the_high_water_
     size = 16 * 1024 * 1024
     head = f"HTTP/1.1 200 OK\r\nContent-Length: {size}\r\n\r\n".encode()
     body = b"z" * size
-    opened: list[_Connection] = []
+    opened: list[Connection] = []
     connect = Http11Transport._connect
 
     async def recorded(
         self: Http11Transport, origin: tuple[str, str, int], within: float | None
-    ) -> _Connection:
+    ) -> Connection:
         opened.append(await connect(self, origin, within))
         return opened[-1]
 
@@ -311,7 +312,7 @@ async def test_a_large_answer_read_slowly_is_buffered_only_up_to_the_high_water_
         while not conn._paused:  # the reader takes nothing: the socket must get paused
             assert asyncio.get_running_loop().time() < deadline, "reading was never paused"
             await asyncio.sleep(0.01)
-        assert conn._buffered <= _HIGH_WATER + 1024 * 1024  # at most one read past the mark
+        assert conn._buffered <= HIGH_WATER + 1024 * 1024  # at most one read past the mark
         async for chunk in chunks:
             received += len(chunk)
     assert received == size
