@@ -8,6 +8,10 @@ connections to the double per window; then B/A ratios and each build's CPU(64)/C
 
     .venv/bin/python bench/ab_servers.py --base /tmp/base [--duration 5] [--rounds 3] [--levels 16,64]
     .venv/bin/python bench/ab_servers.py --base /tmp/base --env-b UVICORN_LOOP=uvloop   (one setting)
+    .venv/bin/python bench/ab_servers.py --base /tmp/base --latency 600   (concurrency 1 instead)
+
+With `--latency N`: N calls of the mix per build at concurrency 1, in rounds that alternate A and
+B (the latency part of tool_calls.py): median and p95 ms, server and client CPU ms per call.
 """
 
 from __future__ import annotations
@@ -23,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _double import running_double, seed_user
-from _mcp import Throughput, mcp_target, our_server, run, throughput
-from tool_calls import APP_PASSWORD, FOLDER, USER, note_ids, worker_calls
+from _mcp import Throughput, call_mix, mcp_target, our_server, run, throughput
+from tool_calls import APP_PASSWORD, FOLDER, KINDS, USER, latency, note_ids, worker_calls
 
 
 def _env(pairs: list[str]) -> dict[str, str]:
@@ -41,6 +45,7 @@ def main() -> int:
     parser.add_argument("--levels", default="16,64")
     parser.add_argument("--env-a", action="append", default=[], help="NAME=value for A")
     parser.add_argument("--env-b", action="append", default=[], help="NAME=value for B")
+    parser.add_argument("--latency", type=int, default=0, help="N calls per build at concurrency 1")
     args = parser.parse_args()
     levels = [int(x) for x in args.levels.split(",")]
     creds = {"NEXTCLOUD_USERNAME": USER, "NEXTCLOUD_PASSWORD": APP_PASSWORD}
@@ -59,6 +64,13 @@ def main() -> int:
                     "A": mcp_target(servers.enter_context(our_server(double.url, env_a, work))),
                     "B": mcp_target(servers.enter_context(our_server(double.url, env_b, work))),
                 }
+                if args.latency:
+                    ids = note_ids(double.url)
+                    calls = call_mix(KINDS, ids, FOLDER, args.latency)
+                    rounds = max(2, args.latency // 50)
+                    measured = run(latency(targets, double, calls, rounds=rounds, warmup=30))
+                    _report_latency(measured)
+                    return 0
                 for turn in range(args.rounds):
                     for level in levels:
                         order = ["A", "B"] if turn % 2 == 0 else ["B", "A"]
@@ -95,6 +107,22 @@ def main() -> int:
             )
             print(f"{key}: cpu/call at {high} over {low}: {ratio:.3f}")
     return 0
+
+
+def _report_latency(measured: dict[str, dict[str, Any]]) -> None:
+    print(f"{'build':<6}{'median ms':>10}{'p95 ms':>9}{'server CPU':>12}{'client CPU':>12}  median by kind")
+    for key in ("A", "B"):
+        m = measured[key]
+        kinds = " ".join(f"{k} {v:.2f}" for k, v in m.get("median_ms_by_kind", {}).items())
+        print(
+            f"{key:<6}{m['median_ms']:>10.2f}{m['p95_ms']:>9.2f}{m['server_cpu_ms_per_call']:>12.2f}"
+            f"{m['client_cpu_ms_per_call']:>12.2f}  {kinds}"
+        )
+    a, b = measured["A"], measured["B"]
+    print(
+        f"B/A at concurrency 1: median {b['median_ms'] / a['median_ms']:.3f}, "
+        f"server CPU per call {b['server_cpu_ms_per_call'] / a['server_cpu_ms_per_call']:.3f}"
+    )
 
 
 if __name__ == "__main__":
