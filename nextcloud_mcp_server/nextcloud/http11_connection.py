@@ -223,6 +223,11 @@ class Connection(asyncio.Protocol):
         self._error = None
 
     async def write(self, data: bytes) -> None:
+        if self._head_done:
+            # Answered before the whole request was sent (413, 507, 401 ...): the rest is not
+            # sent, the answer is read, and the connection is not used again.
+            self._unexpected = True
+            return
         if self.closed or self.transport is None or self.transport.is_closing():
             raise httpx2.WriteError("the connection was closed before the request was sent")
         self.transport.write(data)
@@ -233,7 +238,7 @@ class Connection(asyncio.Protocol):
                 "write",
                 lambda: httpx2.WriteTimeout("the request could not be sent within the timeout"),
             )
-            if self.closed:
+            if self._lost_unanswered():
                 raise httpx2.WriteError("the connection was closed while the request was sent")
 
     async def head(self) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
@@ -257,6 +262,10 @@ class Connection(asyncio.Protocol):
     @property
     def complete(self) -> bool:
         return self._complete
+
+    def _lost_unanswered(self) -> bool:
+        """The connection closed before the head of an answer came."""
+        return self.closed and not self._head_done
 
     def keep_alive(self) -> bool:
         return self._complete and not self._head_only and self._keep_alive

@@ -229,6 +229,38 @@ async def test_a_streamed_upload_is_sent_chunked() -> None:
     assert request.endswith(b"\r\n\r\n3\r\nabc\r\n5\r\ndefgh\r\n0\r\n\r\n")
 
 
+async def test_an_answer_before_the_whole_upload_is_read_not_a_write_error() -> None:
+    """Nextcloud may refuse an upload (413, 507) as soon as it sees the headers and hang up."""
+    answered = asyncio.Event()
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(
+            b"HTTP/1.1 413 Request Entity Too Large\r\nContent-Length: 3\r\nConnection: close\r\n\r\nbig"
+        )
+        await writer.drain()
+        answered.set()
+        writer.close()
+
+    async def parts() -> AsyncIterator[bytes]:
+        yield b"x" * 65536
+        await answered.wait()
+        for _ in range(64):
+            await asyncio.sleep(0)  # the answer and the close reach the client
+            yield b"x" * 65536
+
+    listener = await asyncio.start_server(handle, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    try:
+        async with client() as http:
+            headers = {"Content-Length": str(65 * 65536)}
+            response = await http.put(f"http://127.0.0.1:{port}/up", content=parts(), headers=headers)
+    finally:
+        listener.close()
+        await listener.wait_closed()
+    assert (response.status_code, response.text) == (413, "big")
+
+
 async def test_a_body_is_sent_with_its_length() -> None:
     async with scripted(fixed(OK)) as server, client() as http:
         await http.post(server.url, content=b'{"a": 1}')
