@@ -112,6 +112,8 @@ class Connection(asyncio.Protocol):
         self._waiter: asyncio.Future[None] | None = None
         self._can_write: asyncio.Future[None] | None = None
         self._unexpected = False
+        # set when the connection is gone (the transport waits for it before its loop may close)
+        self.lost: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     # --- asyncio.Protocol ----------------------------------------------------------------------
 
@@ -150,6 +152,8 @@ class Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
+        if not self.lost.done():
+            self.lost.set_result(None)
         if exc is not None and self._error is None and not self._complete:
             self._error = exc
         self._eof = True
@@ -332,5 +336,8 @@ class Connection(asyncio.Protocol):
             self._waiter.set_result(None)
 
     def _close_transport(self) -> None:
+        # abort, not close: a connection is only ever closed idle, broken or with an answer nobody
+        # reads, so there is nothing to flush, and a TLS close would first wait for the server's
+        # close_notify (uvloop: up to 30 s, past the end of the event loop at shutdown)
         if self.transport is not None and not self.transport.is_closing():
-            self.transport.close()
+            self.transport.abort()

@@ -93,6 +93,7 @@ class Http11Transport(httpx2.AsyncBaseTransport):
         self._keepalive_expiry = keepalive_expiry
         self._slots = asyncio.Semaphore(max_connections)
         self._idle: dict[_Origin, list[Connection]] = {}
+        self._open: set[Connection] = set()  # every connection not yet closed by us
         self._closed = False
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
@@ -120,11 +121,16 @@ class Http11Transport(httpx2.AsyncBaseTransport):
         )
 
     async def aclose(self) -> None:
+        """Close every connection, idle or in use, and wait (1 s at most) until they are gone:
+        the event loop may end right after this."""
         self._closed = True
-        for conns in self._idle.values():
-            for conn in conns:
-                conn.close()
+        conns = list(self._open)
+        for conn in conns:
+            conn.close()
         self._idle.clear()
+        self._open.clear()
+        if conns:
+            await asyncio.wait([conn.lost for conn in conns], timeout=1.0)
 
     # --- pool ----------------------------------------------------------------------------------
 
@@ -145,6 +151,7 @@ class Http11Transport(httpx2.AsyncBaseTransport):
                 if conn.reusable and now - conn.idle_since < self._keepalive_expiry:
                     return conn
                 conn.close()
+                self._open.discard(conn)
             return await self._connect(origin, limits)
         except BaseException:
             self._slots.release()
@@ -157,6 +164,7 @@ class Http11Transport(httpx2.AsyncBaseTransport):
             self._idle.setdefault(origin, []).append(conn)
         else:
             conn.close()
+            self._open.discard(conn)
         self._slots.release()
 
     async def _connect(self, origin: _Origin, limits: Limits) -> Connection:
@@ -173,6 +181,7 @@ class Http11Transport(httpx2.AsyncBaseTransport):
             )
         except (OSError, ssl.SSLError) as exc:
             raise httpx2.ConnectError(str(exc) or exc.__class__.__name__) from exc
+        self._open.add(conn)
         return conn
 
     def _tls_context(self) -> ssl.SSLContext:

@@ -38,12 +38,14 @@ async def scripted(answer: Callable[[Scripted, bytes], Awaitable[bytes | None]])
     so does a `Closing` answer once it is written."""
     state = Scripted(url="")
     handlers: set[asyncio.Task[None]] = set()
+    writers: set[asyncio.StreamWriter] = set()
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         state.connections += 1
         task = asyncio.current_task()
         assert task is not None
         handlers.add(task)
+        writers.add(writer)
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
@@ -74,6 +76,8 @@ async def scripted(answer: Callable[[Scripted, bytes], Awaitable[bytes | None]])
     finally:
         state.stop.set()  # answers still held back end now
         listener.close()
+        for writer in writers:  # a client that failed may still hold its connections open
+            writer.close()
         await asyncio.gather(*handlers, return_exceptions=True)
 
 
@@ -348,3 +352,27 @@ async def test_a_large_answer_read_slowly_is_buffered_only_up_to_the_high_water_
         async for chunk in chunks:
             received += len(chunk)
     assert received == size
+
+
+async def test_closing_the_transport_ends_every_connection_before_it_returns(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Idle ones and one still in use: the event loop may end right after `aclose`, and a
+    connection left behind would be closed by nobody (uvloop warns about the handle)."""
+    opened: list[Connection] = []
+    connect = Http11Transport._connect
+
+    async def recorded(self: Http11Transport, origin: tuple[str, str, int], limits: object) -> Connection:
+        opened.append(await connect(self, origin, limits))  # type: ignore[arg-type]
+        return opened[-1]
+
+    monkeypatch.setattr(Http11Transport, "_connect", recorded)
+    async with scripted(fixed(OK)) as server:
+        transport = Http11Transport()
+        http = httpx2.AsyncClient(transport=transport, timeout=5)
+        busy = await http.send(http.build_request("GET", server.url), stream=True)  # body unread
+        assert (await http.get(server.url)).text == "hello"  # a second connection, now idle
+        assert len(opened) == 2
+        await http.aclose()
+        assert all(conn.lost.done() and conn.closed for conn in opened)
+        await busy.aclose()  # afterwards: nothing left to do, nothing raised
