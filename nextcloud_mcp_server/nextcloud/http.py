@@ -41,6 +41,7 @@ from nextcloud_mcp_server import __version__
 from nextcloud_mcp_server.http_bounds import AnswerTooLarge, BoundedTransport, DeadlineExceeded, read_bounded
 from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.errors import (
+    InvalidInput,
     InvalidResponse,
     NextcloudTimeout,
     NextcloudUnreachable,
@@ -314,6 +315,8 @@ class NextcloudHTTP:
                     await self._sleep(self._backoff_delay(attempt))
                     continue
                 raise NextcloudUnreachable(self.host, _describe_transport_error(exc)) from None
+            except httpx2.LocalProtocolError as exc:  # a header value with a line break, say
+                raise InvalidInput(str(exc)) from None
             except httpx2.TransportError as exc:
                 raise NextcloudUnreachable(self.host, _describe_transport_error(exc)) from None
             status = response.status_code

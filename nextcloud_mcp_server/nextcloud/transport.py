@@ -30,6 +30,7 @@ business: it mounts its own transport for them.
 from __future__ import annotations
 
 import asyncio
+import re
 import ssl
 import time
 from collections.abc import AsyncIterator
@@ -42,6 +43,28 @@ __all__ = ["Http11Transport"]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _Origin = tuple[str, str, int]  # scheme, host, port
+# What RFC 9110 allows in a method or header name (a token), and what a header value must never
+# hold: a line break or NUL would end the header early and start another one (h11 checked this
+# under httpcore2; httpx2 itself does not).
+_NOT_TOKEN = re.compile(rb"[^!#$%&'*+\-.^_`|~0-9A-Za-z]")
+_BREAKS_LINE = re.compile(rb"[\r\n\x00]")
+
+
+def _head(request: httpx2.Request) -> bytes:
+    """The request line and headers, or `LocalProtocolError` for a method or header that could
+    split the request (no connection is taken for such a request)."""
+    target = request.url.raw_path  # httpx2 refuses control characters in URLs
+    method = request.method.encode("ascii")
+    if not method or _NOT_TOKEN.search(method):
+        raise httpx2.LocalProtocolError(f"{request.method!r} is not an HTTP method")
+    lines = [method, b" ", target, b" HTTP/1.1\r\n"]
+    for name, value in request.headers.raw:
+        if not name or _NOT_TOKEN.search(name) or _BREAKS_LINE.search(value):
+            shown = name.decode("ascii", "replace")
+            raise httpx2.LocalProtocolError(f"the header {shown!r} holds a line break or NUL; not sent")
+        lines += [name, b": ", value, b"\r\n"]
+    lines.append(b"\r\n")
+    return b"".join(lines)
 
 
 class _Body(httpx2.AsyncByteStream):
@@ -105,10 +128,11 @@ class Http11Transport(httpx2.AsyncBaseTransport):
             raise httpx2.UnsupportedProtocol(f"{scheme!r} URLs are not supported")
         origin = (scheme, url.host, url.port or _DEFAULT_PORTS[scheme])
         limits = Limits(request)
+        head = _head(request)  # refused before any connection is taken
         conn = await self._acquire(origin, limits)
         try:
             conn.start(limits)
-            await self._send(conn, request)
+            await self._send(conn, request, head)
             status, reason, headers = await conn.head()
         except BaseException:
             self._release(origin, conn, reuse=False)
@@ -189,13 +213,7 @@ class Http11Transport(httpx2.AsyncBaseTransport):
             self._ssl_context = httpx2.create_ssl_context(verify=self._verify)
         return self._ssl_context
 
-    async def _send(self, conn: Connection, request: httpx2.Request) -> None:
-        target = request.url.raw_path
-        lines = [request.method.encode("ascii"), b" ", target, b" HTTP/1.1\r\n"]
-        for name, value in request.headers.raw:
-            lines += [name, b": ", value, b"\r\n"]
-        lines.append(b"\r\n")
-        head = b"".join(lines)
+    async def _send(self, conn: Connection, request: httpx2.Request, head: bytes) -> None:
         chunked = request.headers.get("transfer-encoding", "").lower() == "chunked"
         stream = request.stream
         if isinstance(stream, httpx2.ByteStream) and not chunked:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import httpx2
 import pytest
 
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential, BearerCredential
 from nextcloud_mcp_server.nextcloud.errors import (
     Forbidden,
+    InvalidInput,
     InvalidResponse,
     NextcloudHTTPError,
     NextcloudTimeout,
@@ -235,3 +238,26 @@ def test_credentials_never_show_their_secret_in_repr() -> None:
     """A credential printed by accident (a log line, a traceback) shows no secret."""
     assert "alice-app-password" not in repr(ALICE)
     assert "tok-of-bob" not in repr(BearerCredential("tok-of-bob", "bob"))
+
+
+async def test_a_header_with_a_line_break_is_invalid_input_and_never_sent() -> None:
+    """An ETag a model passes back is sent in If-Match: one with a line break must not add a
+    header of its own to the request (the transport refuses it; no request leaves)."""
+    received: list[bytes] = []
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        received.append(await reader.read(65536))  # not reached: no connection is even opened
+        writer.close()
+
+    listener = await asyncio.start_server(handle, "127.0.0.1", 0)
+    http = NextcloudHTTP(f"http://127.0.0.1:{listener.sockets[0].getsockname()[1]}", max_retries=0)
+    try:
+        with pytest.raises(InvalidInput, match="line break"):
+            await http.request(
+                "PUT", "/a", credential=ALICE, headers={"If-Match": '"x"\r\nX-Evil: 1'}, content=b"z"
+            )
+    finally:
+        await http.aclose()
+        listener.close()
+        await listener.wait_closed()
+    assert received == []

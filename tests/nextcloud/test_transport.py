@@ -376,3 +376,18 @@ async def test_closing_the_transport_ends_every_connection_before_it_returns(
         await http.aclose()
         assert all(conn.lost.done() and conn.closed for conn in opened)
         await busy.aclose()  # afterwards: nothing left to do, nothing raised
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{"If-Match": 'a"\r\nX-Evil: 1'}, {"X-Note": "line\nbreak"}, {"X-Nul": "a\x00b"}, {"Bad Name": "x"}],
+)
+async def test_a_header_that_would_start_another_is_refused_and_nothing_is_sent(
+    headers: dict[str, str],
+) -> None:
+    async with scripted(fixed(OK)) as server, client() as http:
+        with pytest.raises(httpx2.LocalProtocolError):
+            await http.get(server.url, headers=headers)
+        assert (await http.get(server.url)).text == "hello"  # the slot and the pool still work
+    assert (server.connections, len(server.requests)) == (1, 1)  # only the good request's
+    assert b"Evil" not in server.requests[0]
