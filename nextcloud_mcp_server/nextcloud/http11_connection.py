@@ -263,15 +263,12 @@ class Connection(asyncio.Protocol):
             self.transport.resume_reading()
         return data
 
-    @property
-    def complete(self) -> bool:
-        return self._complete
-
     def _lost_unanswered(self) -> bool:
         """The connection closed before the head of an answer came."""
         return self.closed and not self._head_done
 
     def keep_alive(self) -> bool:
+        """The answer was read to its end and the server keeps the connection open."""
         return self._complete and not self._head_only and self._keep_alive
 
     def finish(self) -> None:

@@ -94,7 +94,7 @@ class _Body(httpx2.AsyncByteStream):
     def _release(self, *, reuse: bool) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
-            self._pool._release(self._origin, conn, reuse=reuse and conn.complete and conn.keep_alive())
+            self._pool._release(self._origin, conn, reuse=reuse and conn.keep_alive())
 
 
 class Http11Transport(httpx2.AsyncBaseTransport):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import httpx2
 import pytest
 
-from nextcloud_mcp_server.nextcloud.http11_connection import HIGH_WATER, MAX_HEAD_BYTES, Connection
+from nextcloud_mcp_server.nextcloud.http11_connection import HIGH_WATER, MAX_HEAD_BYTES, Connection, Limits
 from nextcloud_mcp_server.nextcloud.transport import Http11Transport
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
@@ -95,6 +95,20 @@ def client(**options: object) -> httpx2.AsyncClient:
 
 
 OK = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
+
+
+@pytest.fixture
+def opened(monkeypatch: pytest.MonkeyPatch) -> list[Connection]:
+    """Every connection the transports of the test open, in order."""
+    connections: list[Connection] = []
+    connect = Http11Transport._connect
+
+    async def recorded(self: Http11Transport, origin: tuple[str, str, int], limits: Limits) -> Connection:
+        connections.append(await connect(self, origin, limits))
+        return connections[-1]
+
+    monkeypatch.setattr(Http11Transport, "_connect", recorded)
+    return connections
 
 
 async def test_a_kept_alive_connection_serves_the_next_request() -> None:
@@ -321,21 +335,11 @@ async def test_a_cancelled_request_gives_its_slot_back_and_its_connection_up() -
 
 
 async def test_a_large_answer_read_slowly_is_buffered_only_up_to_the_high_water_mark(
-    monkeypatch: pytest.MonkeyPatch,
+    opened: list[Connection],
 ) -> None:
     size = 16 * 1024 * 1024
     head = f"HTTP/1.1 200 OK\r\nContent-Length: {size}\r\n\r\n".encode()
     body = b"z" * size
-    opened: list[Connection] = []
-    connect = Http11Transport._connect
-
-    async def recorded(
-        self: Http11Transport, origin: tuple[str, str, int], within: float | None
-    ) -> Connection:
-        opened.append(await connect(self, origin, within))
-        return opened[-1]
-
-    monkeypatch.setattr(Http11Transport, "_connect", recorded)
     async with (
         scripted(fixed(head + body)) as server,
         client() as http,
@@ -355,18 +359,10 @@ async def test_a_large_answer_read_slowly_is_buffered_only_up_to_the_high_water_
 
 
 async def test_closing_the_transport_ends_every_connection_before_it_returns(
-    monkeypatch: pytest.MonkeyPatch,
+    opened: list[Connection],
 ) -> None:
     """Idle ones and one still in use: the event loop may end right after `aclose`, and a
     connection left behind would be closed by nobody (uvloop warns about the handle)."""
-    opened: list[Connection] = []
-    connect = Http11Transport._connect
-
-    async def recorded(self: Http11Transport, origin: tuple[str, str, int], limits: object) -> Connection:
-        opened.append(await connect(self, origin, limits))  # type: ignore[arg-type]
-        return opened[-1]
-
-    monkeypatch.setattr(Http11Transport, "_connect", recorded)
     async with scripted(fixed(OK)) as server:
         transport = Http11Transport()
         http = httpx2.AsyncClient(transport=transport, timeout=5)
