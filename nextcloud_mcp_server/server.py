@@ -19,7 +19,7 @@ from nextcloud_mcp_server import __version__
 from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.runtime import Runtime
 from nextcloud_mcp_server.tools import enabled_tools
-from nextcloud_mcp_server.tools._output_schema import plain
+from nextcloud_mcp_server.tools._output_schema import plain, untitled
 
 __all__ = ["INSTRUCTIONS", "SERVER_NAME", "build_server"]
 
@@ -81,6 +81,8 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
             annotations=spec.annotations,
             meta=spec.meta,
         )
+        # what tools/list shows (arguments are validated by the pydantic model of the signature)
+        tool.parameters = untitled(tool.parameters)
         if tool.fn_metadata.output_schema is not None:
             # what clients validate each result against; the SDK reads the field live
             tool.fn_metadata.output_schema = plain(tool.fn_metadata.output_schema)

@@ -8,7 +8,10 @@ a schema to one that accepts exactly the same instances:
 
 - a `$defs` entry referenced once, and not from inside itself, is put in place of its reference;
 - `anyOf` of one typed schema and `{"type": "null"}` becomes a list of types (`"type": ["string",
-  "null"]`), with `null` added to an `enum` if there is one.
+  "null"]`), with `null` added to an `enum` if there is one;
+- the titles pydantic makes up (`"Id"` for `id`, the class name for a model) are dropped
+  (`untitled`, also applied to input schemas): they carry nothing the property names do not, cost
+  the client a keyword per node it validates and the model tokens in every `tools/list`.
 
 Only schema keywords are walked: the contents of `enum`, `const`, `default` and `examples` are
 values, never rewritten.
@@ -20,7 +23,7 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["plain"]
+__all__ = ["plain", "untitled"]
 
 _PREFIX = "#/$defs/"
 _NULL = {"type": "null"}
@@ -83,6 +86,30 @@ def plain(schema: dict[str, Any]) -> dict[str, Any]:
         if out.get("$defs") == {}:
             del out["$defs"]
         return _nullable(out)
+
+    result: dict[str, Any] = untitled(walk(schema))
+    return result
+
+
+def untitled(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` without `title` annotations (a property *named* title is kept: it is no keyword)."""
+
+    def walk(node: Any) -> Any:
+        if not isinstance(node, dict):
+            return node
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key == "title" and isinstance(value, str):
+                continue
+            if key in _ONE and isinstance(value, dict):
+                out[key] = walk(value)
+            elif key in _MANY and isinstance(value, list):
+                out[key] = [walk(item) for item in value]
+            elif key in _MAP and isinstance(value, dict):
+                out[key] = {name: walk(sub) for name, sub in value.items()}
+            else:
+                out[key] = value
+        return out
 
     result: dict[str, Any] = walk(schema)
     return result

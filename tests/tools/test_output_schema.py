@@ -12,7 +12,7 @@ from jsonschema import Draft202012Validator
 from mcp.server.mcpserver.tools import Tool
 
 from nextcloud_mcp_server.tools import account_tools, all_tools
-from nextcloud_mcp_server.tools._output_schema import plain
+from nextcloud_mcp_server.tools._output_schema import plain, untitled
 
 
 def pydantic_schemas() -> dict[str, dict[str, Any]]:
@@ -144,3 +144,41 @@ def test_rewrites_and_what_is_left_alone() -> None:
     assert properties["value"] == schema["properties"]["value"]  # a default is a value, not a schema
     assert set(simple["$defs"]) == {"Shared", "Tree"}
     assert schema["$defs"]["Once"]["description"] == "Once's words"  # the input is not modified
+
+
+def test_titles_pydantic_makes_up_are_dropped_and_a_property_named_title_is_kept() -> None:
+    schema = {
+        "title": "NoteList",
+        "type": "object",
+        "properties": {
+            "title": {"title": "Title", "type": "string"},
+            "notes": {"title": "Notes", "type": "array", "items": {"title": "Note", "type": "object"}},
+            "size": {"anyOf": [{"type": "integer", "title": "Size"}, {"type": "null"}], "title": "Size"},
+            "kind": {"enum": ["title"], "default": {"title": "a value, not a schema"}},
+        },
+        "$defs": {"Shared": {"title": "Shared", "type": "string"}},
+    }
+    expected = {
+        "type": "object",
+        "properties": {
+            "title": {"type": "string"},
+            "notes": {"type": "array", "items": {"type": "object"}},
+            "size": {"type": ["integer", "null"]},
+            "kind": {"enum": ["title"], "default": {"title": "a value, not a schema"}},
+        },
+        "$defs": {"Shared": {"type": "string"}},
+    }
+    assert untitled(schema) == {
+        **expected,
+        "properties": {
+            **expected["properties"],
+            "size": {"anyOf": [{"type": "integer"}, {"type": "null"}]},  # only plain() merges the anyOf
+        },
+    }
+    assert plain(schema) == expected
+    assert schema["properties"]["title"] == {"title": "Title", "type": "string"}  # the input is not modified
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
+def test_published_output_schemas_have_no_titles(name: str) -> None:
+    assert '"title": "' not in json.dumps(plain(SCHEMAS[name]))
