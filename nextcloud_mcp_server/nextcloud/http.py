@@ -50,7 +50,15 @@ from nextcloud_mcp_server.nextcloud.errors import (
 )
 from nextcloud_mcp_server.nextcloud.transport import Http11Transport
 
-__all__ = ["IDEMPOTENT_METHODS", "XML_LIMITS", "NextcloudHTTP", "XmlLimits", "json_body", "no_cookies"]
+__all__ = [
+    "IDEMPOTENT_METHODS",
+    "XML_LIMITS",
+    "NextcloudHTTP",
+    "XmlLimits",
+    "json_body",
+    "no_cookies",
+    "not_json",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -81,10 +89,17 @@ def json_body(response: httpx2.Response, host: str) -> Any:
     try:
         return response.json()
     except RecursionError:
-        raise InvalidResponse(host, "the JSON answer is nested too deeply") from None
+        raise not_json(response, host, nested=True) from None
     except (json.JSONDecodeError, UnicodeDecodeError):
-        kind = response.headers.get("content-type", "no content type")
-        raise InvalidResponse(host, f"expected JSON but got {kind} (HTTP {response.status_code})") from None
+        raise not_json(response, host) from None
+
+
+def not_json(response: httpx2.Response, host: str, *, nested: bool = False) -> InvalidResponse:
+    """What to say of a body that should have been JSON (`nested`: JSON, but too deep to parse)."""
+    if nested:
+        return InvalidResponse(host, "the JSON answer is nested too deeply")
+    kind = response.headers.get("content-type", "no content type")
+    return InvalidResponse(host, f"expected JSON but got {kind} (HTTP {response.status_code})")
 
 
 def _retry_after_seconds(response: httpx2.Response) -> float | None:

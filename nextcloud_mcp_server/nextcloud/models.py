@@ -23,6 +23,10 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
 
+# 9999-12-31T23:59:59Z: the last second an ISO 8601 date (and Python's datetime) can show.
+LAST_TIMESTAMP = 253_402_300_799
+
+
 class Note(_Model):
     """A note of the Notes app (API v1). `content` is absent when a listing excluded it."""
 
@@ -31,7 +35,7 @@ class Note(_Model):
     category: str = ""
     favorite: bool = False
     readonly: bool = False
-    modified: int = 0
+    modified: int = Field(default=0, ge=0, le=LAST_TIMESTAMP, description="Unix time of the last change")
     etag: str = ""
     content: str | None = None
 

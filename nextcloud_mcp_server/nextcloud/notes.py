@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
 import httpx2
+from pydantic import TypeAdapter, ValidationError
 
 from nextcloud_mcp_server.nextcloud import etags
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential, Credential
@@ -28,7 +29,7 @@ from nextcloud_mcp_server.nextcloud.errors import (
     PreconditionFailed,
     Unauthorized,
 )
-from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
+from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body, not_json
 from nextcloud_mcp_server.nextcloud.models import Note, NoteSettings
 from nextcloud_mcp_server.nextcloud.names import check_visible
 
@@ -45,6 +46,9 @@ __all__ = [
 ]
 
 API = "/index.php/apps/notes/api/v1"
+# One listing answer, parsed and checked in one pass (pydantic's JSON parser builds the notes
+# directly: about half the CPU of json.loads followed by a model per note).
+_NOTE_LIST = TypeAdapter(list[Note])
 _BEARER_REFUSED = "CORS requires basic auth"
 
 
@@ -201,7 +205,21 @@ class NotesClient:
         return response
 
     def _note(self, payload: Any) -> Note:
-        return Note.model_validate(payload)
+        try:
+            return Note.model_validate(payload)
+        except ValidationError as exc:
+            raise _malformed(self.host, exc) from None
+
+    def _note_list(self, response: httpx2.Response) -> list[Note]:
+        try:
+            return _NOTE_LIST.validate_json(response.content)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            if first["type"] == "json_invalid":
+                raise not_json(response, self.host, nested="recursion limit" in first["msg"]) from None
+            if first["loc"] == ():
+                raise InvalidResponse(self.host, "expected a list of notes from the Notes API") from None
+            raise _malformed(self.host, exc) from None
 
     async def iter_notes(
         self, *, category: str | None = None, exclude: Iterable[str] = (), chunk_size: int = 200
@@ -216,11 +234,7 @@ class NotesClient:
         seen: set[int] = set()
         while True:
             response = await self._call("GET", "/notes", params=params)
-            items = json_body(response, self.host)
-            if not isinstance(items, list):
-                raise InvalidResponse(self.host, "expected a list of notes from the Notes API")
-            for item in items:
-                note = self._note(item)
+            for note in self._note_list(response):
                 # The last chunk may repeat ids of pruned notes (id only): yield each note once.
                 if note.id not in seen:
                     seen.add(note.id)
@@ -375,6 +389,13 @@ def _snippet(content: str, words: list[str], width: int = 160) -> str:
 def quote_etag(etag: str) -> str:
     """An ETag as an HTTP header value: quoted once, whatever the caller passed."""
     return etags.quoted(etag)
+
+
+def _malformed(host: str, error: ValidationError) -> InvalidResponse:
+    """A note of the answer that does not have a note's fields: where, and what is wrong."""
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "the note"
+    return InvalidResponse(host, f"the Notes API answered a malformed note ({where}: {first['msg'][:200]})")
 
 
 def _no_such_note(host: str, note_id: int, exc: NotFound) -> NotFound:

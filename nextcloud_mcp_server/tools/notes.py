@@ -3,6 +3,7 @@ so prompts written for it keep working."""
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -73,7 +74,8 @@ class DeletedNote(BaseModel):
 
 
 def _iso(timestamp: int) -> str:
-    return datetime.fromtimestamp(timestamp, UTC).isoformat().replace("+00:00", "Z")
+    # `Note.modified` is bounded to years 1970-9999, where this is datetime's isoformat (in half the time)
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(timestamp))
 
 
 def _summary(note: Note) -> dict[str, Any]:

@@ -71,6 +71,38 @@ async def test_a_list_that_is_not_a_list_is_an_invalid_response(http: NextcloudH
         await NotesClient(http, ALICE).list_notes()
 
 
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (b"<html>maintenance</html>", "expected JSON but got text/html"),
+        (b"[" * 300 + b"]" * 300, "nested too deeply"),
+        (json.dumps([note(1), note(2, id="two")]).encode(), r"malformed note \(1\.id: "),
+        (json.dumps([note(1), "a note"]).encode(), r"malformed note \(1: "),
+        (json.dumps([note(1, modified=-5)]).encode(), r"malformed note \(0\.modified: "),
+        (json.dumps([note(1, modified=253_402_300_800)]).encode(), r"malformed note \(0\.modified: "),
+    ],
+)
+@http_mock.mock
+async def test_a_listing_nextcloud_garbled_is_an_invalid_response_naming_the_fault(
+    http: NextcloudHTTP, body: bytes, said: str
+) -> None:
+    """Not JSON, too deep, or a note without a note's fields: one clear error, not a crash."""
+    http_mock.get(f"{API}/notes").mock(
+        return_value=httpx2.Response(200, content=body, headers={"Content-Type": "text/html"})
+    )
+    with pytest.raises(InvalidResponse, match=said):
+        await NotesClient(http, ALICE).list_notes()
+
+
+@http_mock.mock
+async def test_the_last_second_iso_8601_can_show_is_still_a_note(http: NextcloudHTTP) -> None:
+    http_mock.get(f"{API}/notes").mock(
+        return_value=httpx2.Response(200, json=[note(1, modified=0), note(2, modified=253_402_300_799)])
+    )
+    notes = await NotesClient(http, ALICE).list_notes()
+    assert [n.modified for n in notes] == [0, 253_402_300_799]
+
+
 @http_mock.mock
 async def test_stale_etag_raises_conflict_carrying_the_recorded_current_note(http: NextcloudHTTP) -> None:
     """The 412 body recorded from a real Nextcloud becomes `NoteConflict.current`."""
