@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.types import Result, ToolAnnotations
+from pydantic import BaseModel
 
 from nextcloud_mcp_server.auth.errors import GrantMissing, OIDCUnavailable
 from nextcloud_mcp_server.auth.provisioning import require_provisioning
@@ -29,6 +30,7 @@ from nextcloud_mcp_server.auth.scopes import declared_scopes
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NextcloudError
 from nextcloud_mcp_server.storage.errors import DecryptionFailed
 from nextcloud_mcp_server.tools._approval import ApprovalInterrupt
+from nextcloud_mcp_server.tools._results import answer
 
 __all__ = ["SCOPES_META_KEY", "ToolSpec", "Toolset"]
 
@@ -115,12 +117,17 @@ class Toolset:
 
 
 def _readable_errors(fn: F) -> F:
-    """Nextcloud failures and refused input become `ToolError`s: one clear line, no traceback."""
+    """Nextcloud failures and refused input become `ToolError`s: one clear line, no traceback.
+    A returned model becomes its `answer` (structured content and compact JSON text)."""
 
     @functools.wraps(fn)
     async def call(*args: Any, **kwargs: Any) -> Any:
         try:
-            return await fn(*args, **kwargs)
+            result = await fn(*args, **kwargs)
+            # a tool's own model; a `CallToolResult` it built itself is passed on as it is
+            return (
+                answer(result) if isinstance(result, BaseModel) and not isinstance(result, Result) else result
+            )
         except NextcloudError as exc:
             raise ToolError(str(exc)) from exc
         except InvalidInput as exc:

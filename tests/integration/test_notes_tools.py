@@ -6,6 +6,8 @@ HTTP (uvicorn on a free port)."""
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -65,6 +67,8 @@ async def test_tools_list_shows_the_seven_notes_tools_with_scopes_and_annotation
         assert tool.annotations.destructive_hint is (name == "nc_notes_delete_note")
         assert tool.description
         assert tool.input_schema["type"] == "object"
+        # no made-up titles ("Note Id"): the property names say it, in fewer tokens
+        assert '"title": "' not in json.dumps([tool.input_schema, tool.output_schema])
 
 
 async def test_create_get_update_conflict_append_search_delete(
@@ -123,9 +127,14 @@ async def test_create_get_update_conflict_append_search_delete(
             ("Groceries", "content"),
         ]
 
-        listed = structured(await session.call_tool("nc_notes_list_notes", {"category": "Home"}))
+        result = await session.call_tool("nc_notes_list_notes", {"category": "Home"})
+        listed = structured(result)
         assert [n["title"] for n in listed["notes"]] == ["Groceries"]
         assert listed["total"] == 1
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", listed["notes"][0]["modified"])
+        # the text a model reads is the same JSON, without indentation
+        compact = json.dumps(listed, separators=(",", ":"), ensure_ascii=False)
+        assert [block.text for block in result.content] == [compact]  # type: ignore[union-attr]
 
         deleted = structured(await session.call_tool("nc_notes_delete_note", {"note_id": note_id}))
         assert deleted == {"id": note_id, "title": "Groceries", "category": "Home", "deleted": True}

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
+from mcp.types import CallToolResult, TextContent
+from pydantic import BaseModel
 
 from nextcloud_mcp_server.auth.scopes import ALL_SCOPES, require_scopes
 from nextcloud_mcp_server.config import Settings
@@ -67,3 +71,31 @@ def test_account_tools_are_offered_at_every_level_in_offline_mode(level: str) ->
         spec for spec in enabled_tools(offline) if spec.name.startswith("nc_") and spec.toolset != "account"
     ]
     assert nextcloud == [spec for spec in all_tools() if spec.allowed_at(level)]
+
+
+async def test_a_returned_model_goes_out_as_structured_content_and_the_same_compact_json() -> None:
+    """The text a model reads is the structured content's JSON without indentation; a result a
+    tool built itself is passed on untouched."""
+    toolset = Toolset("account", nextcloud=False)
+
+    class Out(BaseModel):
+        when: datetime
+        items: list[int]
+        name: str
+
+    built = CallToolResult(content=[TextContent(type="text", text="as built")])
+
+    @toolset.tool(title="Model", read_only=True)
+    async def nc_model() -> Out:
+        return Out(when=datetime(2026, 1, 2, tzinfo=UTC), items=[1, 2], name="Zoë")
+
+    @toolset.tool(title="Built", read_only=True)
+    async def nc_built() -> CallToolResult:
+        return built
+
+    model, passed = [await spec.fn() for spec in toolset.specs]
+    assert model.structured_content == {"when": "2026-01-02T00:00:00Z", "items": [1, 2], "name": "Zoë"}
+    assert [block.text for block in model.content] == [
+        '{"when":"2026-01-02T00:00:00Z","items":[1,2],"name":"Zoë"}'
+    ]
+    assert passed is built
