@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -228,6 +229,7 @@ def _run(settings: Settings, args: argparse.Namespace) -> int:
     from nextcloud_mcp_server.front import uvicorn_options
 
     app = create_app(settings.model_copy(update={"mcp_host": host}), runtime=runtime)
+    _settle_heap()
     config = uvicorn.Config(
         app,
         host=host,
@@ -246,5 +248,14 @@ async def _serve_stdio(settings: Settings, runtime: Runtime) -> None:
     from nextcloud_mcp_server.server import build_server
 
     server = build_server(settings, runtime)
+    _settle_heap()
     async with runtime:
         await server.run_stdio_async()
+
+
+def _settle_heap() -> None:
+    """Take what startup made (modules, schemas, validators: about 100,000 objects) out of the
+    garbage collector's sight. They live as long as the process; without this every full
+    collection walks them all again (60 ms each, measured while serving tools/call)."""
+    gc.collect()
+    gc.freeze()
