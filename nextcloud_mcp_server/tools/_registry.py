@@ -124,10 +124,9 @@ def _readable_errors(fn: F) -> F:
     async def call(*args: Any, **kwargs: Any) -> Any:
         try:
             result = await fn(*args, **kwargs)
-            # a tool's own model; a `CallToolResult` it built itself is passed on as it is
-            return (
-                answer(result) if isinstance(result, BaseModel) and not isinstance(result, Result) else result
-            )
+            if isinstance(result, BaseModel) and not isinstance(result, Result):
+                return answer(result)  # a tool's own model; a `CallToolResult` it built passes as is
+            return result
         except NextcloudError as exc:
             raise ToolError(str(exc)) from exc
         except InvalidInput as exc:
