@@ -6,6 +6,7 @@ published PyPI package `nextcloud-mcp-server` 0.202.1 (a different project with 
 Parts (each prints a table and writes bench/results/<part>.json):
   cold_start   spawn over stdio -> tools/list answered; median and peak RSS    (bench/cold_start.py)
   tool_calls   tools/call latency at concurrency 1, throughput at 16/64 sessions (bench/tool_calls.py)
+  ts_client    the same latency through the TypeScript SDK's client, vs fetch   (bench/ts_client.py)
   scale        memory per idle session; 50 users in OAuth mode vs single-user   (bench/scale.py)
   profile      where the time of a tools/call goes (py-spy, if installed)       (bench/profile_call.py)
   replicas     calls/s of one replica, and of two behind nginx                  (bench/replicas.py)
@@ -35,10 +36,11 @@ import profile_call
 import replicas
 import scale
 import tool_calls
+import ts_client
 from _procs import write_result
 from published import VERSION, ensure_installed
 
-PARTS = ("cold_start", "tool_calls", "scale", "profile", "replicas")
+PARTS = ("cold_start", "tool_calls", "ts_client", "scale", "profile", "replicas")
 
 SETTINGS = {
     "full": {
@@ -51,6 +53,7 @@ SETTINGS = {
             "notes": 50,
             "files": 50,
         },
+        "ts_client": {"calls": 300, "rounds": 6, "repeat": 3},
         "scale": {"sessions": 1000, "users": 50, "duration": 10.0, "rounds": 2},
         "profile": {"calls": 150, "seconds": 8.0},
         "replicas": {"sessions": 16, "duration": 10.0, "rounds": 2},
@@ -58,6 +61,7 @@ SETTINGS = {
     "quick": {
         "cold_start": {"runs": 3},
         "tool_calls": {"calls": 60, "rounds": 3, "duration": 2.0, "tput_rounds": 1, "notes": 50, "files": 50},
+        "ts_client": {"calls": 60, "rounds": 2, "repeat": 1},
         "scale": {"sessions": 200, "users": 50, "duration": 2.0, "rounds": 1},
         "profile": {"calls": 30, "seconds": 3.0},
         "replicas": {"sessions": 8, "duration": 2.0, "rounds": 1},
@@ -72,6 +76,9 @@ def run_part(name: str, settings: dict[str, Any], skip_published: bool) -> dict[
     elif name == "tool_calls":
         result = tool_calls.measure(skip_published=skip_published, **settings)
         tool_calls.report(result)
+    elif name == "ts_client":
+        result = ts_client.measure(**settings)
+        ts_client.report(result)
     elif name == "scale":
         result = scale.measure(skip_published=skip_published, **settings)
         scale.report(result)
