@@ -20,7 +20,7 @@ values, never rewritten.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 __all__ = ["plain", "untitled"]
@@ -72,17 +72,10 @@ def plain(schema: dict[str, Any]) -> dict[str, Any]:
         if isinstance(ref, str) and ref.startswith(_PREFIX) and ref[len(_PREFIX) :] in inline:
             siblings = {k: v for k, v in node.items() if k != "$ref"}
             return walk({**defs[ref[len(_PREFIX) :]], **siblings})
-        out: dict[str, Any] = {}
-        for key, value in node.items():
-            if key in _ONE and isinstance(value, dict):
-                out[key] = walk(value)
-            elif key in _MANY and isinstance(value, list):
-                out[key] = [walk(item) for item in value]
-            elif key in _MAP and isinstance(value, dict):
-                kept = {name: sub for name, sub in value.items() if not (key == "$defs" and name in inline)}
-                out[key] = {name: walk(sub) for name, sub in kept.items()}
-            else:
-                out[key] = value
+        own_defs = node.get("$defs")
+        if isinstance(own_defs, dict):
+            node = {**node, "$defs": {name: sub for name, sub in own_defs.items() if name not in inline}}
+        out = _with_subschemas(node, walk)
         if out.get("$defs") == {}:
             del out["$defs"]
         return _nullable(out)
@@ -97,22 +90,28 @@ def untitled(schema: dict[str, Any]) -> dict[str, Any]:
     def walk(node: Any) -> Any:
         if not isinstance(node, dict):
             return node
-        out: dict[str, Any] = {}
-        for key, value in node.items():
-            if key == "title" and isinstance(value, str):
-                continue
-            if key in _ONE and isinstance(value, dict):
-                out[key] = walk(value)
-            elif key in _MANY and isinstance(value, list):
-                out[key] = [walk(item) for item in value]
-            elif key in _MAP and isinstance(value, dict):
-                out[key] = {name: walk(sub) for name, sub in value.items()}
-            else:
-                out[key] = value
-        return out
+        return _with_subschemas(
+            {k: v for k, v in node.items() if not (k == "title" and isinstance(v, str))}, walk
+        )
 
     result: dict[str, Any] = walk(schema)
     return result
+
+
+def _with_subschemas(node: dict[str, Any], walk: Callable[[Any], Any]) -> dict[str, Any]:
+    """A copy of `node` with `walk` applied to each schema it holds; values of other keywords
+    (`enum`, `default`, ...) are copied as they are."""
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in _ONE and isinstance(value, dict):
+            out[key] = walk(value)
+        elif key in _MANY and isinstance(value, list):
+            out[key] = [walk(item) for item in value]
+        elif key in _MAP and isinstance(value, dict):
+            out[key] = {name: walk(sub) for name, sub in value.items()}
+        else:
+            out[key] = value
+    return out
 
 
 def _nullable(node: dict[str, Any]) -> dict[str, Any]:
