@@ -36,6 +36,7 @@ __all__ = [
     "mcp_target",
     "our_server",
     "published_server",
+    "sdk_floor_server",
     "sequential",
     "throughput",
 ]
@@ -97,6 +98,17 @@ def our_server(
     log = logdir / f"ours-{port}.log"
     with spawn(args, env=full_env, log=log, cwd=logdir, ready_url=f"http://127.0.0.1:{port}/health") as p:
         yield Server("nextcloud-mcp-server (this)", f"http://127.0.0.1:{port}/mcp", p.pid, log)
+
+
+@contextmanager
+def sdk_floor_server(nextcloud: str, user: str, password: str, logdir: Path) -> Iterator[Server]:
+    """`bench/sdk_floor.py`: a bare MCPServer giving this server's answers to the mix (the SDK floor)."""
+    port = free_port()
+    args = [sys.executable, str(ROOT / "bench" / "sdk_floor.py"), str(port)]
+    env = clean_env({"NEXTCLOUD_HOST": nextcloud, "NEXTCLOUD_USERNAME": user, "NEXTCLOUD_PASSWORD": password})
+    log = logdir / f"sdk-floor-{port}.log"
+    with spawn(args, env=env, log=log, cwd=logdir, ready_url=f"http://127.0.0.1:{port}/mcp") as p:
+        yield Server("SDK floor (bare, same answers)", f"http://127.0.0.1:{port}/mcp", p.pid, log)
 
 
 def published_env(nextcloud: str, user: str, password: str, workdir: Path) -> dict[str, str]:

@@ -2,7 +2,9 @@
 (seeded with notes and a folder of files), for this server and the published PyPI package, next to
 the same Nextcloud requests made directly with httpx (the floor).
 
-- latency at concurrency 1 (one session, calls one after another, targets interleaved in rounds);
+- latency at concurrency 1 (one session, calls one after another, targets interleaved in rounds),
+  also for the SDK floor (`sdk_floor.py`: a bare MCPServer giving this server's answers, with none
+  of its checks), which tells this server's own cost from the SDK's;
 - throughput at 16 and 64 concurrent sessions (one SDK session per worker, fixed-length window);
 - per call: Nextcloud requests made, time spent inside the double, CPU of server/double/client.
 
@@ -38,6 +40,7 @@ from _mcp import (
     our_server,
     published_server,
     run,
+    sdk_floor_server,
     sequential,
     throughput,
 )
@@ -149,7 +152,9 @@ def measure(
                     published = servers.enter_context(published_server(double.url, USER, APP_PASSWORD, work))
                     targets["published"] = mcp_target(published)
                 mix = call_mix(KINDS, ids, FOLDER, calls)
-                lat = run(latency(targets, double, mix, rounds, warmup=6))
+                with sdk_floor_server(double.url, USER, APP_PASSWORD, work) as floor:  # latency only
+                    with_floor = {**targets, "sdk_floor": mcp_target(floor)}
+                    lat = run(latency(with_floor, double, mix, rounds, warmup=6))
                 calls_for = worker_calls(ids)
                 windows: dict[tuple[str, int], list[Throughput]] = {}
                 for turn in range(tput_rounds):  # rounds of windows, targets alternating
@@ -164,11 +169,15 @@ def measure(
                 for (key, level), runs in windows.items():
                     tput[key][str(level)] = Throughput.merged(runs).as_dict()
     names = {key: target.name for key, target in targets.items()}
+    names["sdk_floor"] = floor.name
     median = {key: r.get("median_ms") for key, r in lat.items()}
     per_s = {key: levels["64"]["calls_per_s"] for key, levels in tput.items()}
     ratios = {
         "median_ours_over_direct": _ratio(median["ours"], median["direct"]),
         "median_published_over_ours": _ratio(median.get("published"), median["ours"]),
+        # What any server on this SDK pays, and what this one adds to it.
+        "median_sdk_floor_over_direct": _ratio(median["sdk_floor"], median["direct"]),
+        "median_ours_over_sdk_floor": _ratio(median["ours"], median["sdk_floor"]),
         "tput64_ours_over_published": _ratio(per_s["ours"], per_s.get("published")),
         # Flat in the number of sessions (#18): server CPU per call at 64 sessions over at 16.
         "cpu64_over_cpu16_ours": _ratio(
@@ -221,6 +230,14 @@ def report(result: dict[str, Any]) -> None:
             f"{names[key]:<38}{r['median_ms']:>8.2f}{r['p95_ms']:>8.2f}{kinds}"
             f"{r['nextcloud_requests_per_call']:>8.2f}{r['double_ms_per_call']:>10.2f}"
             f"{_ms(r['server_cpu_ms_per_call']):>9}{r['client_cpu_ms_per_call']:>9.2f}{r['errors']:>5}"
+        )
+    ratios = result["ratios"]
+    floor_ratio = ratios.get("median_sdk_floor_over_direct")
+    ours_ratio = ratios.get("median_ours_over_sdk_floor")
+    if floor_ratio and ours_ratio:
+        print(
+            f"  median over direct HTTP: SDK floor {floor_ratio:.2f}x, this server "
+            f"{ratios['median_ours_over_direct']:.2f}x ({ours_ratio:.2f}x the SDK floor)"
         )
     print("  (ms; NC req = Nextcloud requests per call; in double = time inside the double per call;")
     print("   srv/cli CPU = CPU ms per call of the server process / this client process)")
