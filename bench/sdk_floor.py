@@ -1,4 +1,4 @@
-"""The SDK floor: the least an MCP server built on this SDK can do for the tool-call mix.
+"""The SDK floor: a bare MCP server on this SDK that gives this server's answers to the tool-call mix.
 
 A bare `MCPServer` with the three tools of `tool_calls.py`'s mix under this server's names and
 arguments. Each makes the same Nextcloud request as the direct-HTTP floor, with this server's own

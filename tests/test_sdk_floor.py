@@ -39,7 +39,8 @@ def _floor_module() -> ModuleType:
 
 
 def _seed(url: str) -> list[int]:
-    """Three notes (one changed last, one favorite, unicode) and a folder with files and folders."""
+    """Three notes (the favorite one changed last, a unicode title, categories) and a folder whose
+    files and folders sort differently by case; returns the notes' ids."""
     ids = []
     with httpx.Client(base_url=url, auth=("admin", ADMIN_APP_PASSWORD)) as nc:
         notes = "/index.php/apps/notes/api/v1/notes"
