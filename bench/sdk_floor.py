@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 import os
 import sys
-import time
 import xml.etree.ElementTree as ET
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -39,7 +38,7 @@ from nextcloud_mcp_server.nextcloud.webdav import PROPFIND_BODY
 from nextcloud_mcp_server.tools._output_schema import plain, untitled
 from nextcloud_mcp_server.tools._results import answer
 from nextcloud_mcp_server.tools.files import DirectoryListing, FileInfo
-from nextcloud_mcp_server.tools.notes import NoteDetail, NoteList, NoteSummary
+from nextcloud_mcp_server.tools.notes import NoteDetail, NoteList, NoteSummary, _iso
 
 NOTES = "/index.php/apps/notes/api/v1/notes"
 JSON = {"Accept": "application/json"}
@@ -55,10 +54,6 @@ def answered(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[CallT
         return answer(await fn(*args, **kwargs))
 
     return call
-
-
-def _iso(timestamp: int) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(timestamp))
 
 
 def _summary(note: dict[str, Any]) -> dict[str, Any]:
