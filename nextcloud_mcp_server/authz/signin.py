@@ -5,9 +5,12 @@ Nextcloud, then approve or decline on our consent page.
   value in a cookie (HttpOnly, SameSite=Lax, Path=/oauth, Secure on https) and goes to Nextcloud's
   OAuth2 app with a single-use state (its row names the request and the cookie's hash) and PKCE
   S256. Nextcloud answers at the same callback progressive consent uses (one redirect URI per
-  Nextcloud client); `consent.py` hands states of ours to `finish_signin`. With
-  NEXTCLOUD_CONSENT_PROVIDER=login-flow-v2 the browser gets a hand-off page instead
-  (`signin_flow.py`). Opened again in the browser that signed in, it goes on to the consent page.
+  Nextcloud client); `consent.py` hands states of ours to `finish_signin`, which accepts the
+  answer only in the browser whose cookie the state names: a Nextcloud link forwarded to someone
+  else signs nobody in (docs/ADR/0033). Only with AUTH_SERVER_LOGIN_FLOW_SIGNIN=true (an accepted
+  risk: a Login Flow link is not bound to any browser) does the browser get the Login Flow v2
+  hand-off page instead (`signin_flow.py`). Opened again in the browser that signed in, it goes on
+  to the consent page.
 - `finish_signin`: the same browser, a usable request; the code is exchanged (which names the
   Nextcloud user), the user is bound to the request once, and the Nextcloud credential is kept
   encrypted as a pending grant whose key holds the request and the cookie's hash. With
@@ -193,7 +196,7 @@ def signin_routes(runtime: Any) -> list[Route]:
                 f"Go back to the page that asks for your approval, or start again. {TRY_AGAIN}",
             )
         browser = known or secrets.token_urlsafe(32)
-        if settings.nextcloud_consent_provider == "login-flow-v2":
+        if settings.signin_provider == "login-flow-v2":
             return await flows.page(request, pending, browser, _hash(browser))
         provider = runtime.consent_providers.get("nextcloud-oauth2")
         if provider is None:

@@ -467,8 +467,13 @@ async def test_behind_https_the_browser_cookie_is_secure(
 
 @pytest.fixture
 def flow_server(double: NextcloudDouble, double_url: str, tmp_path: Path) -> Iterator[Server]:
+    """A Login Flow v2 sign-in, explicitly accepted (AUTH_SERVER_LOGIN_FLOW_SIGNIN; ADR 0033)."""
     with _serve(
-        double, double_url, tmp_path / "store.sqlite3", nextcloud_consent_provider="login-flow-v2"
+        double,
+        double_url,
+        tmp_path / "store.sqlite3",
+        nextcloud_consent_provider="login-flow-v2",
+        auth_server_login_flow_signin=True,
     ) as running:
         yield running
 
@@ -549,6 +554,7 @@ async def test_login_flow_without_grant_at_sign_in_deletes_the_app_password_at_o
         double_url,
         tmp_path / "s.sqlite3",
         nextcloud_consent_provider="login-flow-v2",
+        auth_server_login_flow_signin=True,
         auth_server_grant_at_signin=False,
     ) as server:
         before = set(double.accounts["alice"].app_passwords)
