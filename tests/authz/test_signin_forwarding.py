@@ -95,3 +95,23 @@ async def test_a_forwarded_sign_in_link_gets_the_sender_nothing(
     assert pending == []
     assert alice_grant is None
 
+
+async def test_the_login_flow_hand_off_page_says_never_to_forward_its_link(
+    double: NextcloudDouble, double_url: str, tmp_path: Path
+) -> None:
+    """Where a Login Flow sign-in was accepted, the page with the link warns its reader."""
+    with _serve(
+        double,
+        double_url,
+        tmp_path / "store.sqlite3",
+        nextcloud_consent_provider="login-flow-v2",
+        auth_server_login_flow_signin=True,
+    ) as server:
+        request = await server.new_request()
+        async with _browser() as browser:
+            handoff = await browser.get(server.signin_url(request.id))
+    assert handoff.status_code == 200, handoff.text
+    assert "<strong>Never send this link to anyone</strong>, and never open one that someone sent you" in (
+        handoff.text
+    )
+    assert "hands their Nextcloud account to the browser showing this page" in handoff.text
