@@ -124,6 +124,12 @@ OTHER_BROWSER = (
     f"This step belongs to a sign-in started in another browser (or its cookie was removed), so "
     f"nothing was changed. {TRY_AGAIN}",
 )
+_ANSWER_IN_OTHER_BROWSER = (
+    OTHER_BROWSER[0],
+    "This sign-in was started in another browser (or its cookie was removed), so nothing was "
+    "connected. If someone sent you the link, they got no access to your account. If you started "
+    "it yourself, go back to the app you were connecting and start again, in this browser.",
+)
 
 
 async def _revoke(runtime: Any, grant: Grant) -> bool:
@@ -141,7 +147,7 @@ async def finish_signin(runtime: Any, request: Request, state: ConsentState) -> 
     request_id = state.elicitation_id[len(SIGNIN_MARK) :]
     browser = _browser(request)
     if browser is None or not hmac.compare_digest(_hash(browser), state.subject):
-        return error_page(*OTHER_BROWSER, status=403)
+        return error_page(*_ANSWER_IN_OTHER_BROWSER, status=403)  # e.g. a forwarded link
     params = request.query_params
     if "error" in params:
         reason = (params.get("error_description") or params["error"])[:300]  # from outside

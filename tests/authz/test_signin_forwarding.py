@@ -90,6 +90,7 @@ async def test_a_forwarded_sign_in_link_gets_the_sender_nothing(
     assert "Sign in first" in mallory_sees.text
     assert alice_saw.status_code == 403
     assert "Open this in the browser you signed in with" in alice_saw.text
+    assert "If someone sent you the link, they got no access to your account." in alice_saw.text
     assert server.requests.signed == []
     assert server.requests.approved == []
     assert pending == []
