@@ -2,7 +2,8 @@
 Nextcloud, then approve or decline on our consent page.
 
 - `GET SIGNIN_PATH?request=<id>`: the request must be usable. The browser gets a random binding
-  value in a cookie (HttpOnly, SameSite=Lax, Path=/oauth, Secure on https) and goes to Nextcloud's
+  value in a cookie (HttpOnly, SameSite=Lax, Path=/oauth; on https `__Host-` prefixed, Secure,
+  Path=/) and goes to Nextcloud's
   OAuth2 app with a single-use state (its row names the request and the cookie's hash) and PKCE
   S256. Nextcloud answers at the same callback progressive consent uses (one redirect URI per
   Nextcloud client); `consent.py` hands states of ours to `finish_signin`, which accepts the
@@ -52,10 +53,12 @@ from nextcloud_mcp_server.storage.records import ConsentState, Grant
 
 __all__ = [
     "BROWSER_COOKIE",
+    "HOST_COOKIE",
     "NO_CREDENTIAL",
     "OTHER_BROWSER",
     "SIGNIN_MARK",
     "bind",
+    "cookie_name",
     "csrf_token",
     "finish_signin",
     "pending_subject",
@@ -66,6 +69,10 @@ __all__ = [
 logger = logging.getLogger(__name__)
 BROWSER_COOKIE = "nc_mcp_browser"
 COOKIE_PATH = "/oauth"  # sign-in, Nextcloud's callback and the consent page; nothing else
+# On https the cookie is __Host- prefixed: browsers take it only from this origin itself (Secure,
+# Path=/, no Domain), so another host under the same domain cannot plant its own value in a
+# victim's browser and so have Nextcloud's answer bound to the planter's browser (ADR 0033).
+HOST_COOKIE = f"__Host-{BROWSER_COOKIE}"
 PENDING_MARK = "authz-pending:"
 MAX_FORM_BYTES = 4096
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{43}")  # secrets.token_urlsafe(32)
@@ -88,17 +95,26 @@ def csrf_token(request_id: str, browser: str) -> str:
     return base64.urlsafe_b64encode(mac).rstrip(b"=").decode()
 
 
-def _browser(request: Request) -> str | None:
-    value = request.cookies.get(BROWSER_COOKIE, "")
+def cookie_name(secure: bool) -> str:
+    """The binding cookie's name: __Host- prefixed on https (no http origin can set such a one)."""
+    return HOST_COOKIE if secure else BROWSER_COOKIE
+
+
+def _secure(runtime: Any) -> bool:
+    return bool(runtime.settings.public_origin.startswith("https://"))
+
+
+def _browser(request: Request, secure: bool) -> str | None:
+    value = request.cookies.get(cookie_name(secure), "")
     return value if _TOKEN.fullmatch(value) else None
 
 
 def bind(response: Response, browser: str, secure: bool, max_age: float) -> Response:
     response.set_cookie(
-        BROWSER_COOKIE,
+        cookie_name(secure),
         browser,
         max_age=max(1, int(max_age)),
-        path=COOKIE_PATH,
+        path="/" if secure else COOKIE_PATH,  # __Host- requires Path=/
         secure=secure,
         httponly=True,
         samesite="lax",
@@ -145,7 +161,7 @@ async def _revoke(runtime: Any, grant: Grant) -> bool:
 async def finish_signin(runtime: Any, request: Request, state: ConsentState) -> Response:
     """Nextcloud's answer to a sign-in of ours (the callback consumed `state` already)."""
     request_id = state.elicitation_id[len(SIGNIN_MARK) :]
-    browser = _browser(request)
+    browser = _browser(request, _secure(runtime))
     if browser is None or not hmac.compare_digest(_hash(browser), state.subject):
         return error_page(*_ANSWER_IN_OTHER_BROWSER, status=403)  # e.g. a forwarded link
     params = request.query_params
@@ -184,7 +200,7 @@ def signin_routes(runtime: Any) -> list[Route]:
     from nextcloud_mcp_server.authz.signin_flow import FlowSignins
 
     settings = runtime.settings
-    secure = settings.public_origin.startswith("https://")
+    secure = _secure(runtime)
 
     flows = FlowSignins(runtime)
 
@@ -193,7 +209,7 @@ def signin_routes(runtime: Any) -> list[Route]:
         pending = await runtime.authorization_requests.get(request_id)
         if pending is None:
             return error_page(*_UNUSABLE)
-        known = _browser(request)
+        known = _browser(request, secure)
         if pending.user_id is not None:
             if known is not None and await _pending_grant(pending.id, known) is not None:
                 return _redirect(_consent_location(pending.id))  # e.g. the hand-off page reloading
@@ -219,7 +235,7 @@ def signin_routes(runtime: Any) -> list[Route]:
 
     async def show(request: Request) -> Response:
         request_id = request.query_params.get("request", "")
-        found = await _signed_in_request(request_id, _browser(request))
+        found = await _signed_in_request(request_id, _browser(request, secure))
         if isinstance(found, Response):
             return found
         pending, browser, grant = found
@@ -261,7 +277,7 @@ def signin_routes(runtime: Any) -> list[Route]:
                 "This answer could not be read", f"Nothing was changed. {TRY_AGAIN}", status=413
             )
         request_id, decision = form.get("request", ""), form.get("decision", "")
-        browser = _browser(request)
+        browser = _browser(request, secure)
         if browser is None or not hmac.compare_digest(form.get("csrf", ""), csrf_token(request_id, browser)):
             return error_page(
                 "This answer was not accepted",

@@ -20,6 +20,7 @@ import httpx
 import pytest
 
 from nextcloud_mcp_server.auth.login_flow import LoginFlowConsent
+from nextcloud_mcp_server.authz.signin import BROWSER_COOKIE
 from nextcloud_mcp_server.nextcloud.login import AUTHORIZE_PATH
 from tests.authz.test_signin import ALICE_PASSWORD, Server, _browser, _serve
 from tests.nextcloud_double import NextcloudDouble
@@ -116,3 +117,49 @@ async def test_the_login_flow_hand_off_page_says_never_to_forward_its_link(
         handoff.text
     )
     assert "hands their Nextcloud account to the browser showing this page" in handoff.text
+
+
+def _grant_at_nextcloud(link: str, user: str, password: str) -> str:
+    """A person follows `link` to the double's login, signs in and grants; where Nextcloud then
+    sends their browser (our callback, not followed: it is on the public https address)."""
+    with httpx.Client(follow_redirects=True, timeout=15) as browser:
+        page = browser.get(link)
+        action = re.search(r'<form method="post" action="([^"]+)"', page.text)
+        token = re.search(r'name="token" value="([^"]+)"', page.text)
+        assert action is not None, page.text[:300]
+        assert token is not None, page.text[:300]
+        form = {"token": html.unescape(token.group(1)), "user": user, "password": password}
+        target = page.url.join(html.unescape(action.group(1)))
+        answer = browser.post(target, data=form, follow_redirects=False)
+    assert answer.status_code in (302, 303), answer.text[:300]
+    return answer.headers["location"]
+
+
+async def test_behind_https_a_cookie_planted_by_another_host_does_not_bind_the_victims_answer(
+    double: NextcloudDouble, double_url: str, tmp_path: Path
+) -> None:
+    """Cookie tossing: a host under the same parent domain (Domain=example.com) plants Mallory's
+    binding value in alice's browser, then sends her to his forwarded link. Behind https only the
+    __Host- prefixed cookie counts, and no other host can set one of those."""
+    public = "https://mcp.example.com"
+    with _serve(
+        double, double_url, tmp_path / "s.sqlite3", public_base=public, mcp_allowed_hosts="mcp.example.com"
+    ) as server:
+        request = await server.new_request()
+        async with _browser() as mallory, _browser() as alice:
+            started = await mallory.get(server.signin_url(request.id))
+            name, _, rest = started.headers["set-cookie"].partition("=")
+            his = {"Cookie": f"{name}={rest.split(';')[0]}"}  # Secure: sent by hand over this http
+            back = await asyncio.to_thread(
+                _grant_at_nextcloud, started.headers["location"], "alice", ALICE_PASSWORD
+            )
+            assert back.startswith(f"{public}/oauth/callback-nextcloud?")
+            planted = {"Cookie": f"{BROWSER_COOKIE}={rest.split(';')[0]}"}
+            landed = await alice.get(f"{server.base}{back[len(public) :]}", headers=planted)
+            mallory_sees = await mallory.get(server.consent_url(request.id), headers=his)
+        assert server.runtime.store is not None
+        pending = await server.runtime.store.grant_subjects("authz-pending:")
+    assert "alice" not in mallory_sees.text, mallory_sees.text
+    assert landed.status_code == 403
+    assert server.requests.signed == []
+    assert pending == []
