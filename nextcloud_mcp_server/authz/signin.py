@@ -43,7 +43,7 @@ from starlette.routing import Route
 
 from nextcloud_mcp_server.auth.consent import SECURITY_HEADERS, SIGNIN_MARK
 from nextcloud_mcp_server.auth.consent_outcome import store_grant
-from nextcloud_mcp_server.auth.consent_providers import STATE_TTL, ConsentFailed
+from nextcloud_mcp_server.auth.consent_providers import STATE_TTL, ConsentFailed, NextcloudOAuth2Consent
 from nextcloud_mcp_server.auth.oidc_client import pkce_pair
 from nextcloud_mcp_server.auth.scopes import normalize
 from nextcloud_mcp_server.authz.pages import TRY_AGAIN, consent_page, error_page
@@ -163,7 +163,8 @@ async def finish_signin(runtime: Any, request: Request, state: ConsentState) -> 
     request_id = state.elicitation_id[len(SIGNIN_MARK) :]
     browser = _browser(request, _secure(runtime))
     if browser is None or not hmac.compare_digest(_hash(browser), state.subject):
-        return error_page(*_ANSWER_IN_OTHER_BROWSER, status=403)  # e.g. a forwarded link
+        await _discard(runtime, state, request)  # e.g. a forwarded link
+        return error_page(*_ANSWER_IN_OTHER_BROWSER, status=403)
     params = request.query_params
     if "error" in params:
         reason = (params.get("error_description") or params["error"])[:300]  # from outside
@@ -190,6 +191,19 @@ async def finish_signin(runtime: Any, request: Request, state: ConsentState) -> 
     await runtime.store.save_grant(dataclasses.replace(grant, subject=pending_subject(request_id, browser)))
     await runtime.store.audit(grant.user_id, "signed_in", f"for client {pending.client_id[:200]}")
     return _redirect(_consent_location(request_id))
+
+
+async def _discard(runtime: Any, state: ConsentState, request: Request) -> None:
+    """Nextcloud's answer reached another browser: binds nobody, and the access it made for the
+    person who granted it is deleted at Nextcloud (ADR 0033); the audit trail keeps the attempt."""
+    provider = runtime.consent_providers.get("nextcloud-oauth2")
+    if not isinstance(provider, NextcloudOAuth2Consent) or "error" in request.query_params:
+        return
+    discarded = await provider.discard(state, request.query_params)
+    if discarded is not None:
+        user_id, deleted = discarded
+        detail = f"sign-in answered in another browser, nothing bound; deleted at Nextcloud: {deleted}"
+        await runtime.store.audit(user_id, "refused", detail)
 
 
 def _consent_location(request_id: str) -> str:

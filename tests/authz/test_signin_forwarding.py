@@ -86,6 +86,7 @@ async def test_a_forwarded_sign_in_link_gets_the_sender_nothing(
         assert server.runtime.store is not None
         pending = await server.runtime.store.grant_subjects("authz-pending:")
         alice_grant = await server.grant("alice")
+        audit = await server.audit()
     assert "alice" not in mallory_sees.text, mallory_sees.text
     assert mallory_sees.status_code == 400
     assert "Sign in first" in mallory_sees.text
@@ -96,6 +97,8 @@ async def test_a_forwarded_sign_in_link_gets_the_sender_nothing(
     assert server.requests.approved == []
     assert pending == []
     assert alice_grant is None
+    assert server.double.login.deleted == ["alice"]  # what Nextcloud made for her grant is gone
+    assert audit == ["refused"]
 
 
 async def test_the_login_flow_hand_off_page_says_never_to_forward_its_link(

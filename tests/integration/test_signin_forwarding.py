@@ -13,6 +13,7 @@ attacker's browser went on to "signed in as alice" and approved.
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -89,6 +90,9 @@ async def test_a_forwarded_sign_in_link_gets_its_sender_no_access_to_the_victims
             assert store is not None
             alice_grant = server.run(store.get_grant("alice"))
             pending = server.run(store.grant_subjects("authz-pending:"))
+            audit = server.run(store.audit_events("alice"))
+    assert real_nextcloud.instance is not None
+    listed = json.loads(real_nextcloud.instance.occ("user:auth-tokens:list", "alice", "--output=json"))
     assert "alice" not in mallory_sees.text, f"the sender was shown: {mallory_sees.text}"
     assert "Approve" not in mallory_sees.text
     assert "Sign in first" in mallory_sees.text
@@ -97,6 +101,9 @@ async def test_a_forwarded_sign_in_link_gets_its_sender_no_access_to_the_victims
     assert box.landed.empty()  # no code, nor an error, reached the sender's client
     assert alice_grant is None
     assert pending == []
+    # Nextcloud made an app token when she granted access; it is deleted, and the attempt audited
+    assert [token["name"] for token in listed if token["name"].startswith("MCP server")] == []
+    assert [event.event for event in audit] == ["refused"]
     assert "Connect to your account" in connect.text
     assert "Account access" in grant.text
     assert landed.status == 403
