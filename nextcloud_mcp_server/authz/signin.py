@@ -3,19 +3,19 @@ Nextcloud, then approve or decline on our consent page.
 
 - `GET SIGNIN_PATH?request=<id>`: the request must be usable. The browser gets a random binding
   value in a cookie (HttpOnly, SameSite=Lax, Path=/oauth; on https `__Host-` prefixed, Secure,
-  Path=/) and goes to Nextcloud's
-  OAuth2 app with a single-use state (its row names the request and the cookie's hash) and PKCE
-  S256. Nextcloud answers at the same callback progressive consent uses (one redirect URI per
-  Nextcloud client); `consent.py` hands states of ours to `finish_signin`, which accepts the
-  answer only in the browser whose cookie the state names: a Nextcloud link forwarded to someone
-  else signs nobody in (docs/ADR/0033). Only with AUTH_SERVER_LOGIN_FLOW_SIGNIN=true (an accepted
-  risk: a Login Flow link is not bound to any browser) does the browser get the Login Flow v2
-  hand-off page instead (`signin_flow.py`). Opened again in the browser that signed in, it goes on
-  to the consent page.
+  Path=/) and goes to Nextcloud's OAuth2 app with a single-use state (its row names the request
+  and the cookie's hash) and PKCE S256. Nextcloud answers at the same callback progressive
+  consent uses (one redirect URI per Nextcloud client); `consent.py` hands states of ours to
+  `finish_signin`, which accepts the answer only in the browser whose cookie the state names: a
+  Nextcloud link forwarded to someone else signs nobody in (docs/ADR/0033). Only with
+  AUTH_SERVER_LOGIN_FLOW_SIGNIN=true (an accepted risk: a Login Flow link is bound to no
+  browser) does the browser get the Login Flow v2 hand-off page instead (`signin_flow.py`).
+  Opened again in the browser that signed in, it goes on to the consent page.
 - `finish_signin`: the same browser, a usable request; the code is exchanged (which names the
   Nextcloud user), the user is bound to the request once, and the Nextcloud credential is kept
   encrypted as a pending grant whose key holds the request and the cookie's hash. With
-  AUTH_SERVER_GRANT_AT_SIGNIN=false it is deleted at Nextcloud at once.
+  AUTH_SERVER_GRANT_AT_SIGNIN=false it is deleted at Nextcloud at once. In another browser
+  nothing is bound; the code is redeemed only to delete its access at Nextcloud (audited).
 - `GET CONSENT_PATH?request=<id>`: only for the bound browser. `POST` (CSRF token derived from the
   request and the cookie, compared in constant time): the pending grant is taken once; approve
   stores it as the user's offline grant and answers 303 to `approve()`'s URL; decline deletes it
@@ -96,7 +96,7 @@ def csrf_token(request_id: str, browser: str) -> str:
 
 
 def cookie_name(secure: bool) -> str:
-    """The binding cookie's name: __Host- prefixed on https (no http origin can set such a one)."""
+    """The binding cookie's name: on https __Host- prefixed, which only this origin can set."""
     return HOST_COOKIE if secure else BROWSER_COOKIE
 
 
