@@ -367,9 +367,11 @@ class Settings(AuthServerSettings):
                     f"MCP_ALLOWED_HOSTS must include {host}, the host of MCP_PUBLIC_URL "
                     "(requests for other hosts are refused against DNS rebinding)"
                 )
+        oauth2_client = bool(self.nextcloud_oauth2_client_id and self.nextcloud_oauth2_client_secret)
         problems += self.problems_for_auth_server(
             oidc_issuer=self.oidc_issuer,
             consent_provider=self.nextcloud_consent_provider,
+            has_oauth2_client=oauth2_client,
             has_keys=bool(self.encryption_keys()),
             public_url=self.mcp_public_url or "",
         )
@@ -388,7 +390,6 @@ class Settings(AuthServerSettings):
                     "and NEXTCLOUD_CONSENT_PROVIDER=oidc: the server's own client at the identity "
                     "provider asks for the users' consent"
                 )
-            oauth2_client = self.nextcloud_oauth2_client_id and self.nextcloud_oauth2_client_secret
             if provider == "nextcloud-oauth2" and not oauth2_client:
                 problems.append(
                     "NEXTCLOUD_OAUTH2_CLIENT_ID and NEXTCLOUD_OAUTH2_CLIENT_SECRET are required with "

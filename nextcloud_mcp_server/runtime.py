@@ -98,6 +98,12 @@ class Runtime:
             used = {s for t in enabled_tools(settings) for s in t.scopes}
             scopes = advertised(used, settings.oauth_scope_style)
             self.auth_server = AuthServer(settings, self.store, cipher, scopes=scopes)
+            if settings.signin_provider == "login-flow-v2":
+                logger.warning(
+                    "AUTH_SERVER_LOGIN_FLOW_SIGNIN=true: people sign in through Login Flow v2, whose "
+                    "link works in any browser; whoever gets someone to sign in through a link they "
+                    "forwarded receives tokens for that account (docs/ADR/0033)"
+                )
 
     @property
     def authorization_requests(self) -> AuthorizationRequests:

@@ -131,7 +131,11 @@ def authz_server(nextcloud_url: str, store_path: Path, **overrides: Any) -> Iter
         "nextcloud_host": nextcloud_url,
         "mcp_public_url": f"{base}/mcp",
         "auth_server_enabled": True,
-        "nextcloud_consent_provider": "login-flow-v2",
+        # people sign in through Nextcloud's OAuth2 app (no sign-in is driven here: `approve`
+        # stands in for the person), so a client that Nextcloud never sees will do
+        "nextcloud_consent_provider": "nextcloud-oauth2",
+        "nextcloud_oauth2_client_id": "mcp-server-at-nextcloud",
+        "nextcloud_oauth2_client_secret": "not-used-by-these-tests",
         "token_encryption_key": KEY,
         "store_path": store_path,
         "auth_server_cimd_allow_private": True,  # the documents' test server is on loopback

@@ -246,6 +246,25 @@ class NextcloudOAuth2Consent:
             )
         return Grant(consent.subject, tokens.user_id, self.name, "refresh_token", tokens.refresh_token)
 
+    async def discard(self, consent: ConsentState, params: Mapping[str, str]) -> tuple[str, bool] | None:
+        """Redeem a code that must not be used - Nextcloud's answer reached another browser than
+        the one that started - and delete its access at once: Nextcloud made an app token when the
+        person granted access, which would otherwise stay in their devices list. The user it named
+        and whether Nextcloud deleted it; None when the code could not be redeemed."""
+        from nextcloud_mcp_server.nextcloud.login import OAuth2Refused
+
+        if not params.get("code"):
+            return None
+        try:
+            tokens = await self._client.exchange_code(
+                params["code"], consent.verifier, _callback_url(self._runtime)
+            )
+        except (OAuth2Refused, NextcloudError) as exc:
+            logger.warning("an OAuth2 code answered in another browser could not be redeemed: %s", exc)
+            return None
+        bearer = BearerCredential(tokens.access_token, tokens.user_id)
+        return tokens.user_id, await delete_at_nextcloud(self._runtime, bearer)
+
     async def _works_as_basic(self, bearer: BearerCredential) -> bool:
         """Whether Nextcloud takes the token as a Basic password with the user id, as the Notes
         API (refusing Bearer) needs. It compares the name with the login name the person typed at

@@ -114,8 +114,9 @@ def consent_page(
 
 
 def handoff_page(*, login_url: str | None, refresh_url: str, every: int = 3) -> HTMLResponse:
-    """Login Flow v2: a link that opens Nextcloud's sign-in in a new tab; this page reloads itself
-    (no script) until the sign-in is done, then goes on to the consent page."""
+    """Login Flow v2 (AUTH_SERVER_LOGIN_FLOW_SIGNIN): a link that opens Nextcloud's sign-in in a new
+    tab, with a warning never to forward it - the link is not bound to this browser (ADR 0033);
+    this page reloads itself (no script) until the sign-in is done, then goes on to consent."""
     link = ""
     if login_url:
         link = (
@@ -126,6 +127,9 @@ def handoff_page(*, login_url: str | None, refresh_url: str, every: int = 3) -> 
         "<h1>Sign in with your Nextcloud account</h1>"
         "<p>Sign in at Nextcloud and grant access in the tab that opens. Keep this page open: it "
         "checks every few seconds and continues by itself when you are done.</p>"
-        f"{link}<p class=note>Nothing happens? <a href='{html.escape(refresh_url)}'>Check now</a>.</p>"
+        f"{link}<p class=note><strong>Never send this link to anyone</strong>, and never open one "
+        "that someone sent you: whoever signs in through it hands their Nextcloud account to the "
+        "browser showing this page.</p>"
+        f"<p class=note>Nothing happens? <a href='{html.escape(refresh_url)}'>Check now</a>.</p>"
     )
     return document("Sign in with Nextcloud", body, refresh=(every, refresh_url))

@@ -1,8 +1,12 @@
 """AUTH_SERVER_* settings: this server as its own OAuth authorization server (docs/ADR/0025).
 
 `Settings` inherits them; every one is bounded. The rules across variables (no OIDC_ISSUER, a
-consent provider that is Nextcloud itself, an encryption key, an https issuer) are checked at
-start-up by `problems_for_auth_server()`, one line each.
+consent provider that is Nextcloud itself, a sign-in bound to the browser, an encryption key, an
+https issuer) are checked at start-up by `problems_for_auth_server()`, one line each.
+
+People sign in through Nextcloud's OAuth2 app, whose answer comes back to the browser that
+started; a Login Flow v2 sign-in hands the account to whoever opens its link, so it is only
+used with AUTH_SERVER_LOGIN_FLOW_SIGNIN=true (docs/ADR/0033).
 """
 
 from __future__ import annotations
@@ -15,7 +19,9 @@ from urllib.parse import urlsplit
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings
 
-__all__ = ["AuthServerSettings"]
+__all__ = ["AuthServerSettings", "SigninProvider"]
+
+SigninProvider = Literal["nextcloud-oauth2", "login-flow-v2"]
 
 
 def _clients(value: str) -> list[dict[str, object]]:
@@ -44,6 +50,7 @@ def _clients(value: str) -> list[dict[str, object]]:
 class AuthServerSettings(BaseSettings):
     auth_server_enabled: bool = False
     auth_server_grant_at_signin: bool = True
+    auth_server_login_flow_signin: bool = False
     auth_server_request_ttl_seconds: int = Field(default=600, ge=60, le=3600)
     auth_server_access_token_seconds: int = Field(default=600, ge=60, le=3600)
     auth_server_refresh_token_days: float = Field(default=30.0, gt=0, le=365)
@@ -78,11 +85,18 @@ class AuthServerSettings(BaseSettings):
         client_name and client_secret (without one the client is public and must use PKCE)."""
         return _clients(self.auth_server_clients)
 
+    @property
+    def signin_provider(self) -> SigninProvider:
+        """How people sign in at this authorization server: Nextcloud's OAuth2 app, bound to the
+        browser, unless Login Flow v2 was explicitly accepted (docs/ADR/0033)."""
+        return "login-flow-v2" if self.auth_server_login_flow_signin else "nextcloud-oauth2"
+
     def problems_for_auth_server(
         self,
         *,
         oidc_issuer: str | None,
         consent_provider: str,
+        has_oauth2_client: bool,
         has_keys: bool,
         public_url: str,
     ) -> list[str]:
@@ -99,13 +113,31 @@ class AuthServerSettings(BaseSettings):
                 "NEXTCLOUD_CONSENT_PROVIDER must be nextcloud-oauth2 or login-flow-v2 with "
                 "AUTH_SERVER_ENABLED=true: people sign in at Nextcloud (there is no identity provider)"
             )
+        parts = urlsplit(public_url)
+        callback = f"{parts.scheme}://{parts.netloc}/oauth/callback-nextcloud"
+        oauth2_signin = not self.auth_server_login_flow_signin
+        if consent_provider == "login-flow-v2" and oauth2_signin and not has_oauth2_client:
+            problems.append(
+                "NEXTCLOUD_OAUTH2_CLIENT_ID and NEXTCLOUD_OAUTH2_CLIENT_SECRET are required with "
+                "AUTH_SERVER_ENABLED=true: people sign in through Nextcloud's OAuth2 app, whose answer "
+                "returns only to the browser that started (add a client under Administration settings "
+                f"> Security > OAuth 2.0 clients, redirection URI {callback}). Login Flow v2 cannot "
+                "sign people in safely: whoever is sent its link and signs in connects their account "
+                "to the sender's client (docs/ADR/0033); AUTH_SERVER_LOGIN_FLOW_SIGNIN=true accepts "
+                "that risk"
+            )
+        if self.auth_server_login_flow_signin and consent_provider != "login-flow-v2":
+            problems.append(
+                "AUTH_SERVER_LOGIN_FLOW_SIGNIN=true needs NEXTCLOUD_CONSENT_PROVIDER=login-flow-v2: "
+                "it lets people sign in through Login Flow v2 instead of Nextcloud's OAuth2 app; "
+                "remove it to keep the safer OAuth2 sign-in"
+            )
         if not has_keys:
             problems.append(
                 "TOKEN_ENCRYPTION_KEY (or TOKEN_ENCRYPTION_KEY_FILE) is required with "
                 "AUTH_SERVER_ENABLED=true: signing keys and Nextcloud credentials are stored "
                 "encrypted; create one with `nextcloud-mcp-bridge keys generate`"
             )
-        parts = urlsplit(public_url)
         if public_url and parts.scheme != "https" and parts.hostname not in ("localhost", "127.0.0.1", "::1"):
             problems.append(
                 "MCP_PUBLIC_URL must be https with AUTH_SERVER_ENABLED=true: its origin is the token issuer"

@@ -2,16 +2,20 @@
 Nextcloud, then approve or decline on our consent page.
 
 - `GET SIGNIN_PATH?request=<id>`: the request must be usable. The browser gets a random binding
-  value in a cookie (HttpOnly, SameSite=Lax, Path=/oauth, Secure on https) and goes to Nextcloud's
-  OAuth2 app with a single-use state (its row names the request and the cookie's hash) and PKCE
-  S256. Nextcloud answers at the same callback progressive consent uses (one redirect URI per
-  Nextcloud client); `consent.py` hands states of ours to `finish_signin`. With
-  NEXTCLOUD_CONSENT_PROVIDER=login-flow-v2 the browser gets a hand-off page instead
-  (`signin_flow.py`). Opened again in the browser that signed in, it goes on to the consent page.
+  value in a cookie (HttpOnly, SameSite=Lax, Path=/oauth; on https `__Host-` prefixed, Secure,
+  Path=/) and goes to Nextcloud's OAuth2 app with a single-use state (its row names the request
+  and the cookie's hash) and PKCE S256. Nextcloud answers at the same callback progressive
+  consent uses (one redirect URI per Nextcloud client); `consent.py` hands states of ours to
+  `finish_signin`, which accepts the answer only in the browser whose cookie the state names: a
+  Nextcloud link forwarded to someone else signs nobody in (docs/ADR/0033). Only with
+  AUTH_SERVER_LOGIN_FLOW_SIGNIN=true (an accepted risk: a Login Flow link is bound to no
+  browser) does the browser get the Login Flow v2 hand-off page instead (`signin_flow.py`).
+  Opened again in the browser that signed in, it goes on to the consent page.
 - `finish_signin`: the same browser, a usable request; the code is exchanged (which names the
   Nextcloud user), the user is bound to the request once, and the Nextcloud credential is kept
   encrypted as a pending grant whose key holds the request and the cookie's hash. With
-  AUTH_SERVER_GRANT_AT_SIGNIN=false it is deleted at Nextcloud at once.
+  AUTH_SERVER_GRANT_AT_SIGNIN=false it is deleted at Nextcloud at once. In another browser
+  nothing is bound; the code is redeemed only to delete its access at Nextcloud (audited).
 - `GET CONSENT_PATH?request=<id>`: only for the bound browser. `POST` (CSRF token derived from the
   request and the cookie, compared in constant time): the pending grant is taken once; approve
   stores it as the user's offline grant and answers 303 to `approve()`'s URL; decline deletes it
@@ -39,7 +43,7 @@ from starlette.routing import Route
 
 from nextcloud_mcp_server.auth.consent import SECURITY_HEADERS, SIGNIN_MARK
 from nextcloud_mcp_server.auth.consent_outcome import store_grant
-from nextcloud_mcp_server.auth.consent_providers import STATE_TTL, ConsentFailed
+from nextcloud_mcp_server.auth.consent_providers import STATE_TTL, ConsentFailed, NextcloudOAuth2Consent
 from nextcloud_mcp_server.auth.oidc_client import pkce_pair
 from nextcloud_mcp_server.auth.scopes import normalize
 from nextcloud_mcp_server.authz.pages import TRY_AGAIN, consent_page, error_page
@@ -49,10 +53,12 @@ from nextcloud_mcp_server.storage.records import ConsentState, Grant
 
 __all__ = [
     "BROWSER_COOKIE",
+    "HOST_COOKIE",
     "NO_CREDENTIAL",
     "OTHER_BROWSER",
     "SIGNIN_MARK",
     "bind",
+    "cookie_name",
     "csrf_token",
     "finish_signin",
     "pending_subject",
@@ -63,6 +69,10 @@ __all__ = [
 logger = logging.getLogger(__name__)
 BROWSER_COOKIE = "nc_mcp_browser"
 COOKIE_PATH = "/oauth"  # sign-in, Nextcloud's callback and the consent page; nothing else
+# On https the cookie is __Host- prefixed: browsers take it only from this origin itself (Secure,
+# Path=/, no Domain), so another host under the same domain cannot plant its own value in a
+# victim's browser and so have Nextcloud's answer bound to the planter's browser (ADR 0033).
+HOST_COOKIE = f"__Host-{BROWSER_COOKIE}"
 PENDING_MARK = "authz-pending:"
 MAX_FORM_BYTES = 4096
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{43}")  # secrets.token_urlsafe(32)
@@ -85,17 +95,26 @@ def csrf_token(request_id: str, browser: str) -> str:
     return base64.urlsafe_b64encode(mac).rstrip(b"=").decode()
 
 
-def _browser(request: Request) -> str | None:
-    value = request.cookies.get(BROWSER_COOKIE, "")
+def cookie_name(secure: bool) -> str:
+    """The binding cookie's name: on https __Host- prefixed, which only this origin can set."""
+    return HOST_COOKIE if secure else BROWSER_COOKIE
+
+
+def _secure(runtime: Any) -> bool:
+    return bool(runtime.settings.public_origin.startswith("https://"))
+
+
+def _browser(request: Request, secure: bool) -> str | None:
+    value = request.cookies.get(cookie_name(secure), "")
     return value if _TOKEN.fullmatch(value) else None
 
 
 def bind(response: Response, browser: str, secure: bool, max_age: float) -> Response:
     response.set_cookie(
-        BROWSER_COOKIE,
+        cookie_name(secure),
         browser,
         max_age=max(1, int(max_age)),
-        path=COOKIE_PATH,
+        path="/" if secure else COOKIE_PATH,  # __Host- requires Path=/
         secure=secure,
         httponly=True,
         samesite="lax",
@@ -121,6 +140,12 @@ OTHER_BROWSER = (
     f"This step belongs to a sign-in started in another browser (or its cookie was removed), so "
     f"nothing was changed. {TRY_AGAIN}",
 )
+_ANSWER_IN_OTHER_BROWSER = (
+    OTHER_BROWSER[0],
+    "This sign-in was started in another browser (or its cookie was removed), so nothing was "
+    "connected. If someone sent you the link, they got no access to your account. If you started "
+    "it yourself, go back to the app you were connecting and start again, in this browser.",
+)
 
 
 async def _revoke(runtime: Any, grant: Grant) -> bool:
@@ -136,9 +161,10 @@ async def _revoke(runtime: Any, grant: Grant) -> bool:
 async def finish_signin(runtime: Any, request: Request, state: ConsentState) -> Response:
     """Nextcloud's answer to a sign-in of ours (the callback consumed `state` already)."""
     request_id = state.elicitation_id[len(SIGNIN_MARK) :]
-    browser = _browser(request)
+    browser = _browser(request, _secure(runtime))
     if browser is None or not hmac.compare_digest(_hash(browser), state.subject):
-        return error_page(*OTHER_BROWSER, status=403)
+        await _discard(runtime, state, request)  # e.g. a forwarded link
+        return error_page(*_ANSWER_IN_OTHER_BROWSER, status=403)
     params = request.query_params
     if "error" in params:
         reason = (params.get("error_description") or params["error"])[:300]  # from outside
@@ -167,6 +193,19 @@ async def finish_signin(runtime: Any, request: Request, state: ConsentState) -> 
     return _redirect(_consent_location(request_id))
 
 
+async def _discard(runtime: Any, state: ConsentState, request: Request) -> None:
+    """Nextcloud's answer reached another browser: binds nobody, and the access it made for the
+    person who granted it is deleted at Nextcloud (ADR 0033); the audit trail keeps the attempt."""
+    provider = runtime.consent_providers.get("nextcloud-oauth2")
+    if not isinstance(provider, NextcloudOAuth2Consent) or "error" in request.query_params:
+        return
+    discarded = await provider.discard(state, request.query_params)
+    if discarded is not None:
+        user_id, deleted = discarded
+        detail = f"sign-in answered in another browser, nothing bound; deleted at Nextcloud: {deleted}"
+        await runtime.store.audit(user_id, "refused", detail)
+
+
 def _consent_location(request_id: str) -> str:
     return f"{CONSENT_PATH}?{urlencode({'request': request_id})}"
 
@@ -175,7 +214,7 @@ def signin_routes(runtime: Any) -> list[Route]:
     from nextcloud_mcp_server.authz.signin_flow import FlowSignins
 
     settings = runtime.settings
-    secure = settings.public_origin.startswith("https://")
+    secure = _secure(runtime)
 
     flows = FlowSignins(runtime)
 
@@ -184,7 +223,7 @@ def signin_routes(runtime: Any) -> list[Route]:
         pending = await runtime.authorization_requests.get(request_id)
         if pending is None:
             return error_page(*_UNUSABLE)
-        known = _browser(request)
+        known = _browser(request, secure)
         if pending.user_id is not None:
             if known is not None and await _pending_grant(pending.id, known) is not None:
                 return _redirect(_consent_location(pending.id))  # e.g. the hand-off page reloading
@@ -193,7 +232,7 @@ def signin_routes(runtime: Any) -> list[Route]:
                 f"Go back to the page that asks for your approval, or start again. {TRY_AGAIN}",
             )
         browser = known or secrets.token_urlsafe(32)
-        if settings.nextcloud_consent_provider == "login-flow-v2":
+        if settings.signin_provider == "login-flow-v2":
             return await flows.page(request, pending, browser, _hash(browser))
         provider = runtime.consent_providers.get("nextcloud-oauth2")
         if provider is None:
@@ -210,7 +249,7 @@ def signin_routes(runtime: Any) -> list[Route]:
 
     async def show(request: Request) -> Response:
         request_id = request.query_params.get("request", "")
-        found = await _signed_in_request(request_id, _browser(request))
+        found = await _signed_in_request(request_id, _browser(request, secure))
         if isinstance(found, Response):
             return found
         pending, browser, grant = found
@@ -252,7 +291,7 @@ def signin_routes(runtime: Any) -> list[Route]:
                 "This answer could not be read", f"Nothing was changed. {TRY_AGAIN}", status=413
             )
         request_id, decision = form.get("request", ""), form.get("decision", "")
-        browser = _browser(request)
+        browser = _browser(request, secure)
         if browser is None or not hmac.compare_digest(form.get("csrf", ""), csrf_token(request_id, browser)):
             return error_page(
                 "This answer was not accepted",

@@ -1,4 +1,6 @@
-"""Sign-in through Nextcloud's Login Flow v2 (NEXTCLOUD_CONSENT_PROVIDER=login-flow-v2).
+"""Sign-in through Nextcloud's Login Flow v2, only where AUTH_SERVER_LOGIN_FLOW_SIGNIN=true accepts
+its risk: the login link is not bound to any browser, so whoever signs in through a forwarded one
+hands their account to the browser showing the hand-off page (docs/ADR/0033). The page says so.
 
 The sign-in link shows a hand-off page of ours: a link that opens Nextcloud's login in a new tab,
 and a page that reloads itself (meta refresh, no script) with `&wait=1`. A background task polls

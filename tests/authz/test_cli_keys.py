@@ -15,7 +15,9 @@ def env(tmp_path: Path, key: str) -> dict[str, str]:
         "NEXTCLOUD_HOST": "https://cloud.example.com",
         "MCP_PUBLIC_URL": "http://127.0.0.1:8000/mcp",
         "AUTH_SERVER_ENABLED": "true",
-        "NEXTCLOUD_CONSENT_PROVIDER": "login-flow-v2",
+        "NEXTCLOUD_CONSENT_PROVIDER": "nextcloud-oauth2",
+        "NEXTCLOUD_OAUTH2_CLIENT_ID": "mcp-server-at-nextcloud",
+        "NEXTCLOUD_OAUTH2_CLIENT_SECRET": "not-used-by-these-tests",
         "TOKEN_ENCRYPTION_KEY": key,
         "STORE_PATH": str(tmp_path / "store.sqlite3"),
     }

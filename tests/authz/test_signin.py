@@ -446,7 +446,8 @@ async def test_unanswered_sign_ins_are_swept_and_their_credential_deleted_at_nex
 async def test_behind_https_the_browser_cookie_is_secure(
     double: NextcloudDouble, double_url: str, tmp_path: Path
 ) -> None:
-    """MCP_PUBLIC_URL on https (TLS ends at a proxy in front): the binding cookie is Secure."""
+    """MCP_PUBLIC_URL on https (TLS ends at a proxy in front): the binding cookie is Secure and
+    __Host- prefixed."""
     public = "https://mcp.example.com"
     with _serve(
         double, double_url, tmp_path / "s.sqlite3", public_base=public, mcp_allowed_hosts="mcp.example.com"
@@ -456,10 +457,11 @@ async def test_behind_https_the_browser_cookie_is_secure(
             to_nextcloud = await browser.get(server.signin_url(request.id))
     cookie = to_nextcloud.headers["set-cookie"]
     assert to_nextcloud.status_code == 303
-    assert cookie.startswith(f"{BROWSER_COOKIE}=")
+    assert cookie.startswith(f"__Host-{BROWSER_COOKIE}=")  # only this origin itself can set it
     attributes = {part.strip().split("=")[0].lower() for part in cookie.split(";")[1:]}
     assert {"httponly", "secure", "path", "max-age", "samesite"} <= attributes
-    assert "Path=/oauth" in cookie
+    assert "domain" not in attributes
+    assert "Path=/;" in f"{cookie};"  # __Host- cookies must have Path=/
     assert "SameSite=lax" in cookie or "SameSite=Lax" in cookie
     redirect_uri = parse_qs(urlsplit(to_nextcloud.headers["location"]).query)["redirect_uri"]
     assert redirect_uri == [f"{public}/oauth/callback-nextcloud"]
@@ -467,8 +469,13 @@ async def test_behind_https_the_browser_cookie_is_secure(
 
 @pytest.fixture
 def flow_server(double: NextcloudDouble, double_url: str, tmp_path: Path) -> Iterator[Server]:
+    """A Login Flow v2 sign-in, explicitly accepted (AUTH_SERVER_LOGIN_FLOW_SIGNIN; ADR 0033)."""
     with _serve(
-        double, double_url, tmp_path / "store.sqlite3", nextcloud_consent_provider="login-flow-v2"
+        double,
+        double_url,
+        tmp_path / "store.sqlite3",
+        nextcloud_consent_provider="login-flow-v2",
+        auth_server_login_flow_signin=True,
     ) as running:
         yield running
 
@@ -549,6 +556,7 @@ async def test_login_flow_without_grant_at_sign_in_deletes_the_app_password_at_o
         double_url,
         tmp_path / "s.sqlite3",
         nextcloud_consent_provider="login-flow-v2",
+        auth_server_login_flow_signin=True,
         auth_server_grant_at_signin=False,
     ) as server:
         before = set(double.accounts["alice"].app_passwords)

@@ -56,18 +56,17 @@ def nextcloud_signin_server(nextcloud: Nextcloud, store: Path, **overrides: Any)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     client = nextcloud.instance.oauth_client(f"MCP server {port}", f"{base}/oauth/callback-nextcloud")
-    settings = load_settings(
-        env_file=None,
-        nextcloud_host=nextcloud.url,
-        mcp_public_url=f"{base}/mcp",
-        auth_server_enabled=True,
-        nextcloud_consent_provider="nextcloud-oauth2",
-        nextcloud_oauth2_client_id=client["client_id"],
-        nextcloud_oauth2_client_secret=client["client_secret"],
-        token_encryption_key=KEY,
-        store_path=store,
-        **overrides,
-    )
+    wanted: dict[str, Any] = {
+        "nextcloud_host": nextcloud.url,
+        "mcp_public_url": f"{base}/mcp",
+        "auth_server_enabled": True,
+        "nextcloud_consent_provider": "nextcloud-oauth2",
+        "nextcloud_oauth2_client_id": client["client_id"],
+        "nextcloud_oauth2_client_secret": client["client_secret"],
+        "token_encryption_key": KEY,
+        "store_path": store,
+    }
+    settings = load_settings(env_file=None, **{**wanted, **overrides})
     runtime = LoopRuntime(settings)
     with serve_in_thread(create_app(settings, runtime=runtime), port=port):
         yield AuthzServer(base, settings, runtime)
@@ -378,6 +377,7 @@ async def test_login_flow_sign_in_with_the_hand_off_page(
             grant = server.run(server.runtime.store.get_grant("alice"))  # type: ignore[union-attr]
     handoff = story.pages["handoff"]
     assert "Sign in with your Nextcloud account" in handoff.text
+    assert "Never send this link to anyone, and never open one that someone sent you" in handoff.text
     assert handoff.headers["content-security-policy"].startswith("default-src 'none'")
     assert "Account connected" in story.pages["connected"].text
     assert story.pages["consent"].url.startswith(f"{server.base}/oauth/consent?request=")
@@ -396,6 +396,7 @@ def login_flow_server(nextcloud: Nextcloud, store: Path) -> Iterator[AuthzServer
         mcp_public_url=f"{base}/mcp",
         auth_server_enabled=True,
         nextcloud_consent_provider="login-flow-v2",
+        auth_server_login_flow_signin=True,  # the accepted risk of ADR 0033
         token_encryption_key=KEY,
         store_path=store,
     )
