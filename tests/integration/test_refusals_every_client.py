@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from mcp import ClientSession
@@ -34,8 +34,9 @@ TODO = (
 )
 CARD = "BEGIN:VCARD\nVERSION:3.0\nUID:kim-1\nFN:Kim Lee\nN:Lee;Kim;;;\nEND:VCARD\n"
 SHARES = "/ocs/v2.php/apps/files_sharing/api/v1/shares"
+Answer = Literal["decline", "cancel"] | None
 # what each client hears, by how the person (or the client) answered
-SAID = {
+SAID: dict[Answer, tuple[str, str]] = {
     "decline": ("declined", "Not done: the user declined"),
     "cancel": ("cancelled", "Not done: the user cancelled"),
     None: ("refused_no_elicitation", "CONFIRM_DESTRUCTIVE=false"),
@@ -171,7 +172,7 @@ async def test_every_tool_that_asks_is_refused_readably_in_both_clients(
         url = f"{base}/mcp"
         for answer, (decision, said) in SAID.items():
             human = Human(action=answer or "decline")
-            kwargs = {"elicitation_callback": human.answer} if answer else {}
+            kwargs: dict[str, Any] = {"elicitation_callback": human.answer} if answer else {}
             ts.open(f"ts-{answer}", url, human=answer)
             try:
                 async with http_session(url, **kwargs) as session:

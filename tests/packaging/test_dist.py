@@ -89,7 +89,7 @@ async def test_the_installed_command_serves_stdio(
 def _readme_uvx() -> list[str]:
     """The uvx command the README's quick start gives (arguments, checkout path as written)."""
     [command] = re.findall(r"`(uvx [^`]+)`", (ROOT / "README.md").read_text())
-    return command.split()
+    return str(command).split()
 
 
 def _pins() -> dict[str, str]:

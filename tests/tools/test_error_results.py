@@ -161,8 +161,10 @@ async def test_every_error_result_of_every_tool_is_valid_for_strict_clients(
     with running_app(at_level_write) as base:
         for client, decision in ASKED.items():
             human = Human(action="cancel" if client == "cancel" else "decline")
-            answers = {} if client == "no_elicitation" else {"elicitation_callback": human.answer}
-            kinds = {client: decision}
+            answers: dict[str, Any] = (
+                {} if client == "no_elicitation" else {"elicitation_callback": human.answer}
+            )
+            kinds: dict[str, str | None] = {client: decision}
             if client == "decline":  # the other ways of failing need no particular client
                 kinds |= {kind: expected for kind, (_, expected) in KINDS.items()}
             async with http_session(f"{base}/mcp", **answers) as session:
