@@ -61,7 +61,7 @@ demo: $(STAMP)
 docs: $(STAMP)
 	$(BIN)/python -c "import re, pathlib, subprocess; p = pathlib.Path('README.md'); t = subprocess.run(['$(BIN)/nextcloud-mcp-bridge', 'tools'], capture_output=True, text=True, check=True).stdout.strip(); p.write_text(re.sub(r'(<!-- tools:start -->\n).*?(\n<!-- tools:end -->)', lambda m: m.group(1) + t + m.group(2), p.read_text(), flags=re.S))"
 
-## dist: wheel and sdist in dist/ (pipx install dist/*.whl; uvx --from dist/<wheel> nextcloud-mcp-bridge)
+## dist: wheel and sdist in dist/ (pipx install --pip-args="-c constraints.txt" dist/*.whl; uvx -c constraints.txt --from dist/<wheel> nextcloud-mcp-bridge)
 dist: $(STAMP)
 	$(BIN)/python -m build --outdir dist .
 

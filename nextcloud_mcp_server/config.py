@@ -267,6 +267,12 @@ class Settings(AuthServerSettings):
     def _upper(cls, value: Any) -> Any:
         return value.strip().upper() if isinstance(value, str) else value
 
+    @field_validator("nextcloud_mcp_permissions", mode="before")
+    @classmethod
+    def _lower(cls, value: Any) -> Any:
+        """Typed into a form (Claude Desktop's is free text), `Read` or ` write` is that level."""
+        return value.strip().lower() if isinstance(value, str) else value
+
     @field_validator("mcp_allowed_hosts")
     @classmethod
     def _hosts(cls, value: str) -> str:

@@ -147,3 +147,23 @@ def test_a_bad_password_file_is_named(
     with pytest.raises(ConfigError) as caught:
         load_settings(env_file=None, nextcloud_password_file=secret, nextcloud_password=password)
     assert caught.value.problems == [problem.format(file=secret)]
+
+
+@pytest.mark.parametrize(
+    ("typed", "level"), [("Read", "read"), (" write", "write"), ("DESTRUCTIVE \n", "destructive")]
+)
+def test_the_permission_level_may_be_typed_in_any_case_with_spaces(
+    typed: str, level: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Typed into Claude Desktop's form (free text there), `Read` or ` write` is the level meant,
+    not a server that refuses to start (issue 33)."""
+    monkeypatch.setenv("NEXTCLOUD_MCP_PERMISSIONS", typed)
+    assert load_settings(env_file=None).nextcloud_mcp_permissions == level
+
+
+def test_an_unknown_permission_level_is_still_refused_by_name() -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings(env_file=None, nextcloud_mcp_permissions="admin")
+    assert caught.value.problems == [
+        "NEXTCLOUD_MCP_PERMISSIONS must be one of 'read', 'write' or 'destructive'"
+    ]

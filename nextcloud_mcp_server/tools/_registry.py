@@ -9,7 +9,9 @@
 The `ToolSpec` collected here is the single source for registration with the SDK, the MCP tool
 annotations, the scopes in `tools/list` `_meta`, permission levels and the README's tool table.
 The decorator also turns Nextcloud errors and refused input into tool errors the model can read,
-so tool bodies contain no error plumbing.
+so tool bodies contain no error plumbing, and it is the one place every result of a tool passes
+through: an error result leaves it without structured content (`_results.for_every_client`), so
+that no refusal can fail the tool's output schema in a strict client.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import Result, ToolAnnotations
+from mcp.types import CallToolResult, Result, ToolAnnotations
 from pydantic import BaseModel
 
 from nextcloud_mcp_server.auth.errors import GrantMissing, OIDCUnavailable
@@ -30,7 +32,7 @@ from nextcloud_mcp_server.auth.scopes import declared_scopes
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NextcloudError
 from nextcloud_mcp_server.storage.errors import DecryptionFailed
 from nextcloud_mcp_server.tools._approval import ApprovalInterrupt
-from nextcloud_mcp_server.tools._results import answer
+from nextcloud_mcp_server.tools._results import answer, for_every_client
 
 __all__ = ["SCOPES_META_KEY", "ToolSpec", "Toolset"]
 
@@ -118,14 +120,17 @@ class Toolset:
 
 def _readable_errors(fn: F) -> F:
     """Nextcloud failures and refused input become `ToolError`s: one clear line, no traceback.
-    A returned model becomes its `answer` (structured content and compact JSON text)."""
+    A returned model becomes its `answer` (structured content and compact JSON text); a result
+    the tool built, or an approval's refusal, is passed on as every client can take it."""
 
     @functools.wraps(fn)
     async def call(*args: Any, **kwargs: Any) -> Any:
         try:
             result = await fn(*args, **kwargs)
+            if isinstance(result, CallToolResult):
+                return for_every_client(result)
             if isinstance(result, BaseModel) and not isinstance(result, Result):
-                return answer(result)  # a tool's own model; a `CallToolResult` it built passes as is
+                return answer(result)  # a tool's own model
             return result
         except NextcloudError as exc:
             raise ToolError(str(exc)) from exc
@@ -138,7 +143,8 @@ def _readable_errors(fn: F) -> F:
                 "access to your Nextcloud was revoked or has expired; ask again to reconnect"
             ) from exc
         except ApprovalInterrupt as exc:
-            return exc.result
+            refused = exc.result
+            return for_every_client(refused) if isinstance(refused, CallToolResult) else refused
         except DecryptionFailed as exc:
             raise ToolError(
                 f"your stored Nextcloud access cannot be read ({exc}); ask your administrator"

@@ -19,6 +19,7 @@ from tests.mcp_clients import Human, http_session, running_app, structured
 from tests.nextcloud_double import NextcloudDouble
 from tests.offline import offline_server, provision
 from tests.oidc import IdP
+from tests.strict_clients import refusal_details
 
 pytestmark = pytest.mark.integration
 
@@ -180,8 +181,7 @@ async def test_declining_or_cancelling_changes_nothing(
     human = Human(action=answer.action, approve=answer.approve)
     async with http_session(mcp_url, elicitation_callback=human.answer) as session:
         result = await session.call_tool(target.tool, target.arguments)
-    assert result.is_error
-    assert result.structured_content == {"declined": True, "decision": decision}
+    assert refusal_details(result) == {"declined": True, "decision": decision}
     assert f"Not done: the user {decision}" in _text(result)
     assert "Nothing was changed" in _text(result)
     assert target.read() == target.original
@@ -199,8 +199,7 @@ async def test_a_target_changed_while_asking_is_refused_and_kept(target: Target,
     human = Human(while_asked=edit_elsewhere)
     async with http_session(mcp_url, elicitation_callback=human.answer) as session:
         result = await session.call_tool(target.tool, target.arguments)
-    assert result.is_error
-    assert result.structured_content == {"error": "conflict", "decision": "refused_changed"}
+    assert refusal_details(result) == {"error": "conflict", "decision": "refused_changed"}
     assert "changed while you were being asked" in _text(result)
     current = target.read()
     assert current is not None
@@ -213,9 +212,8 @@ async def test_a_client_that_cannot_ask_is_refused_naming_the_setting(
     caplog.set_level(logging.INFO, "nextcloud_mcp_server.approvals")
     async with http_session(mcp_url) as session:  # no elicitation callback: no capability
         result = await session.call_tool(target.tool, target.arguments)
-    assert result.is_error
     assert "CONFIRM_DESTRUCTIVE=false" in _text(result)
-    assert result.structured_content == {"declined": True, "decision": "refused_no_elicitation"}
+    assert refusal_details(result) == {"declined": True, "decision": "refused_no_elicitation"}
     assert target.read() == target.original
     [logged] = _approval_logs(caplog)
     assert logged.startswith(f"destructive action refused_no_elicitation by admin: {target.tool}: ")

@@ -15,6 +15,7 @@ from nextcloud_mcp_server.config import Settings
 from tests.backends import Nextcloud
 from tests.mcp_clients import Human, http_session, running_app, structured
 from tests.nextcloud_double import NextcloudDouble
+from tests.strict_clients import refusal_details
 
 pytestmark = pytest.mark.integration
 
@@ -138,9 +139,7 @@ async def test_a_weekly_event_is_created_expanded_updated_and_deleted(
             "nc_calendar_update_event",
             {"calendar": "personal", "uid": uid, "etag": got["etag"], "summary": "Overwrite"},
         )
-        assert stale.is_error
-        assert stale.structured_content is not None
-        assert stale.structured_content["current_event"]["summary"] == "Team standup"
+        assert refusal_details(stale)["current_event"]["summary"] == "Team standup"
 
         deleted = structured(
             await session.call_tool("nc_calendar_delete_event", {"calendar": "personal", "uid": uid})
@@ -278,8 +277,7 @@ async def test_tasks_are_created_completed_reopened_and_deleted(mcp_url: str, ne
             "nc_calendar_update_todo",
             {"calendar": "tasks", "uid": task["uid"], "etag": task["etag"], "completed": False},
         )
-        assert stale.is_error
-        assert stale.structured_content["current_todo"]["completed"] is True  # type: ignore[index]
+        assert refusal_details(stale)["current_todo"]["completed"] is True
 
         reopened = structured(
             await session.call_tool(

@@ -8,6 +8,7 @@ import pytest
 
 from tests.backends import Nextcloud
 from tests.mcp_clients import Human, http_session, running_app, structured
+from tests.strict_clients import refusal_details
 
 pytestmark = pytest.mark.integration
 
@@ -99,9 +100,7 @@ async def test_a_declined_delete_and_a_stale_update_change_nothing(nextcloud: Ne
                 "nc_contacts_update_contact", {"uid": "kim-1", "etag": etag, "title": "Boss"}
             )
     assert declined.is_error
-    assert stale.is_error
-    assert stale.structured_content is not None
-    assert stale.structured_content["current_contact"]["note"] == "new"
+    assert refusal_details(stale)["current_contact"]["note"] == "new"
     card = nextcloud.card(nextcloud.admin, "kim.vcf")
     assert card is not None
     assert "TITLE" not in card

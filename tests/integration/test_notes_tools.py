@@ -18,6 +18,7 @@ from mcp import ClientSession
 from nextcloud_mcp_server.config import Settings
 from tests.backends import Nextcloud
 from tests.mcp_clients import Human, http_session, running_app, stdio_session, structured
+from tests.strict_clients import refusal_details
 
 pytestmark = pytest.mark.integration
 
@@ -105,11 +106,10 @@ async def test_create_get_update_conflict_append_search_delete(
         stale = await session.call_tool(
             "nc_notes_update_note", {"note_id": note_id, "etag": got["etag"], "content": "overwrite!"}
         )
-        assert stale.is_error
-        assert stale.structured_content is not None
-        assert stale.structured_content["error"] == "conflict"
-        assert stale.structured_content["current_note"]["content"] == "milk\neggs"
-        assert stale.structured_content["current_note"]["etag"] == updated["etag"]
+        conflict = refusal_details(stale)
+        assert conflict["error"] == "conflict"
+        assert conflict["current_note"]["content"] == "milk\neggs"
+        assert conflict["current_note"]["etag"] == updated["etag"]
         assert "nothing was overwritten" in stale.content[0].text  # type: ignore[union-attr]
         assert note_file() == b"milk\neggs"
 

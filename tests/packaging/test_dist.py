@@ -3,6 +3,7 @@ command serves MCP over stdio."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import tarfile
@@ -23,6 +24,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
 COMMAND = "nextcloud-mcp-bridge"
 THEIRS = "nextcloud-mcp-server"  # the command of the other project on PyPI (ADR 0022)
+# every distribution in an environment, "name version" a line
+LISTING = "import importlib.metadata as m\nfor d in m.distributions(): print(d.metadata['Name'], d.version)"
 
 
 @pytest.fixture(scope="module")
@@ -83,11 +86,44 @@ async def test_the_installed_command_serves_stdio(
     assert [(n["id"], n["title"]) for n in nextcloud.notes()] == [(created["id"], "From the wheel")]
 
 
-def test_uvx_runs_the_wheel(wheel: Path, tmp_path: Path) -> None:
-    """`uvx --from <wheel> nextcloud-mcp-bridge` (uv's tool runner, as MCP client configs use it)."""
+def _readme_uvx() -> list[str]:
+    """The uvx command the README's quick start gives (arguments, checkout path as written)."""
+    [command] = re.findall(r"`(uvx [^`]+)`", (ROOT / "README.md").read_text())
+    return str(command).split()
+
+
+def _pins() -> dict[str, str]:
+    lines = (ROOT / "constraints.txt").read_text().splitlines()
+    pairs = (line.split("==") for line in lines if "==" in line and not line.startswith("#"))
+    return {_canonical(name): version.strip() for name, version in pairs}
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def test_uvx_as_the_readme_says_installs_the_tested_versions(wheel: Path, tmp_path: Path) -> None:
+    """The README's `uvx --constraints <checkout>/constraints.txt --from <checkout> ...` (here
+    `--from` the wheel that checkout builds) runs our command, and every distribution it installs
+    is at the version the tests ran with (without the constraints uv takes the newest allowed)."""
+    checkout = "/path/to/this/checkout"
+    command = _readme_uvx()
+    assert command[-2:] == [COMMAND, "run"]
+    options = [
+        str(wheel) if value == checkout else value.replace(checkout, str(ROOT)) for value in command[1:-2]
+    ]
+    assert options[options.index("--constraints") + 1] == str(ROOT / "constraints.txt")
     env = tool_env(UV_TOOL_DIR=str(tmp_path / "tools"))
-    done = run(["uvx", "--from", str(wheel), COMMAND, "--version"], env=env, cwd=tmp_path)
+    done = run(["uvx", *options, COMMAND, "--version"], env=env, cwd=tmp_path)
     assert done.stdout.strip() == f"{COMMAND} {__version__}"
+    installed = run(["uvx", *options, "python", "-c", LISTING], env=env, cwd=tmp_path).stdout.splitlines()
+    pins = _pins()
+    versions = {_canonical(name): version for name, version in (line.split() for line in installed)}
+    assert versions.pop("nextcloud-mcp-bridge") == __version__
+    assert {
+        name: (version, pins.get(name)) for name, version in versions.items() if pins.get(name) != version
+    } == {}
+    assert {"mcp", "pydantic", "icalendar"} <= set(versions)
 
 
 def test_pipx_installs_the_wheel(wheel: Path, tmp_path: Path) -> None:

@@ -1,16 +1,20 @@
 """Plain output schemas accept exactly what pydantic's schemas accept, and clients validate them
-without references or nullable `anyOf`s (docs/ADR/0029-plain-output-schemas.md)."""
+without single-use references, in the form every validator takes (docs/ADR/0029-plain-output-schemas.md)."""
 
 from __future__ import annotations
 
 import json
 import random
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, cast
 
 import pytest
 from jsonschema import Draft202012Validator
 from mcp.server.mcpserver.tools import Tool
 
+from nextcloud_mcp_server.config import Settings
+from nextcloud_mcp_server.runtime import Runtime
+from nextcloud_mcp_server.server import build_server
 from nextcloud_mcp_server.tools import account_tools, all_tools
 from nextcloud_mcp_server.tools._output_schema import plain, untitled
 
@@ -90,9 +94,8 @@ def test_the_plain_schema_accepts_exactly_what_pydantic_s_schema_accepts(name: s
 
 
 @pytest.mark.parametrize("name", sorted(SCHEMAS))
-def test_plain_schemas_keep_no_single_use_reference_and_no_nullable_any_of(name: str) -> None:
+def test_plain_schemas_keep_no_single_use_reference(name: str) -> None:
     simple = json.dumps(plain(SCHEMAS[name]))
-    assert '{"type": "null"}' not in simple
     for definition in plain(SCHEMAS[name]).get("$defs", {}):
         assert simple.count(f'"#/$defs/{definition}"') > 1  # kept only where it is shared
 
@@ -126,13 +129,8 @@ def test_rewrites_and_what_is_left_alone() -> None:
     }
     simple = plain(schema)
     properties = simple["properties"]
-    assert properties["kind"] == {
-        "default": None,
-        "description": "the field's own words",
-        "enum": ["file", "directory", None],
-        "type": ["string", "null"],
-    }
-    assert properties["size"] == {"type": ["integer", "null"], "description": "the type's words"}
+    assert properties["kind"] == schema["properties"]["kind"]  # a nullable stays an anyOf (issue 33)
+    assert properties["size"] == schema["properties"]["size"]
     assert properties["either"] == schema["properties"]["either"]  # not a nullable: unchanged
     assert properties["shared_a"] == {"$ref": "#/$defs/Shared"}  # used twice: stays shared
     assert properties["once"] == {
@@ -163,18 +161,12 @@ def test_titles_pydantic_makes_up_are_dropped_and_a_property_named_title_is_kept
         "properties": {
             "title": {"type": "string"},
             "notes": {"type": "array", "items": {"type": "object"}},
-            "size": {"type": ["integer", "null"]},
+            "size": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
             "kind": {"enum": ["title"], "default": {"title": "a value, not a schema"}},
         },
         "$defs": {"Shared": {"type": "string"}},
     }
-    assert untitled(schema) == {
-        **expected,
-        "properties": {
-            **expected["properties"],
-            "size": {"anyOf": [{"type": "integer"}, {"type": "null"}]},  # only plain() merges the anyOf
-        },
-    }
+    assert untitled(schema) == expected
     assert plain(schema) == expected
     assert schema["properties"]["title"] == {"title": "Title", "type": "string"}  # the input is not modified
 
@@ -182,3 +174,44 @@ def test_titles_pydantic_makes_up_are_dropped_and_a_property_named_title_is_kept
 @pytest.mark.parametrize("name", sorted(SCHEMAS))
 def test_published_output_schemas_have_no_titles(name: str) -> None:
     assert '"title": "' not in json.dumps(plain(SCHEMAS[name]))
+
+
+def _type_lists(node: Any, where: str = "") -> Iterator[str]:
+    """Where a `"type"` holds a list of types, anywhere in `node`."""
+    if isinstance(node, dict):
+        if isinstance(node.get("type"), list):
+            yield where or "/"
+        for key, value in node.items():
+            yield from _type_lists(value, f"{where}/{key}")
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _type_lists(value, f"{where}/{index}")
+
+
+@pytest.mark.parametrize("offline", [False, True], ids=["single-user", "offline-access"])
+async def test_no_schema_in_tools_list_has_a_list_of_types(offline: bool) -> None:
+    """`"type": ["string", "null"]` is what schema linters flag as unportable (the Inspector's
+    `--strict` mode, issue 33): every input and output schema `tools/list` shows uses `anyOf`."""
+    settings = Settings(
+        nextcloud_host="https://cloud.example.com",
+        **(
+            {
+                "oidc_issuer": "https://id.example.com",
+                "mcp_public_url": "https://mcp.example.com/mcp",
+                "mcp_allowed_hosts": "mcp.example.com",
+                "enable_offline_access": True,
+            }
+            if offline
+            else {}
+        ),
+    )
+    tools = await build_server(settings, cast(Runtime, None)).list_tools()
+    assert len(tools) >= 40
+    found = [
+        f"{tool.name} {kind}schema {where}"
+        for tool in tools
+        for kind, schema in (("input", tool.input_schema), ("output", tool.output_schema))
+        for where in _type_lists(schema)
+    ]
+    assert found == []
+    assert any('"anyOf"' in json.dumps(tool.output_schema) for tool in tools)
