@@ -68,6 +68,8 @@ class Settings(AuthServerSettings):
     nextcloud_max_dav_entry_bytes: int = Field(default=8 * 1024 * 1024, ge=4 * 1024)
     nextcloud_max_xml_depth: int = Field(default=64, ge=8, le=10_000)
     nextcloud_max_connections: int = Field(default=32, ge=1, le=1000)
+    # Idle connections are dropped sooner than Nextcloud's web server drops them (Apache: 5 s).
+    nextcloud_keepalive_seconds: float = Field(default=4.0, ge=0.5, le=300)
 
     # --- tools
     notes_max_content_bytes: int = Field(default=1024 * 1024, gt=0)
@@ -142,6 +144,7 @@ class Settings(AuthServerSettings):
             "max_dav_entry_bytes": self.nextcloud_max_dav_entry_bytes,
             "max_xml_depth": self.nextcloud_max_xml_depth,
             "max_connections": self.nextcloud_max_connections,
+            "keepalive": self.nextcloud_keepalive_seconds,
         }
 
     @field_validator("nextcloud_host")

@@ -6,11 +6,11 @@ Each check prints one line; the first failure that makes later checks meaningles
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-import httpx2
+import aiohttp
 import pydantic
 
 from nextcloud_mcp_server.config import Settings
@@ -47,17 +47,18 @@ Clock = Callable[[], float]
 async def run_checks(
     settings: Settings,
     *,
-    transport: httpx2.AsyncBaseTransport | None = None,
+    trace_configs: Sequence[aiohttp.TraceConfig] = (),
     clock: Clock = time.perf_counter,
 ) -> list[Check]:
     """Run the checks in order; later checks are skipped once one they depend on failed.
 
     `clock` times the requests that tell a login password from an app password (tests pass one
-    that advances by a set amount per request, so the verdict never depends on machine speed)."""
+    that advances by a set amount per request, so the verdict never depends on machine speed;
+    `trace_configs` let them see each request)."""
     results: list[Check] = []
     options = settings.nextcloud_http_options()
     options.update(timeout=min(settings.nextcloud_timeout_seconds, 15.0), max_retries=0)
-    http = NextcloudHTTP(settings.nextcloud_host or "", **options, transport=transport)
+    http = NextcloudHTTP(settings.nextcloud_host or "", **options, trace_configs=trace_configs)
     credential = BasicCredential(
         settings.nextcloud_username or "",
         settings.nextcloud_password.get_secret_value() if settings.nextcloud_password else "",

@@ -101,7 +101,7 @@ def configure_logging(level: str, secrets: Iterable[str] = ()) -> RedactingFilte
     root.addHandler(handler)
     root.setLevel(level)
     # Request lines from the HTTP stacks are noise at INFO and may carry query strings.
-    for noisy in ("httpx", "httpcore", "httpx2", "httpcore2"):
+    for noisy in ("httpx", "httpcore", "httpx2", "httpcore2", "aiohttp"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
     # User content (note text, tool results, consent ids in SQL parameters) is never logged.
     for chatty in _CONTENT_LOGGERS:

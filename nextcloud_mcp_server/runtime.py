@@ -20,8 +20,6 @@ from nextcloud_mcp_server.config import ConfigError, Settings
 from nextcloud_mcp_server.nextcloud.discovery import DiscoveryCache
 
 if TYPE_CHECKING:
-    import httpx2
-
     from nextcloud_mcp_server.auth.consent_providers import ConsentProvider
     from nextcloud_mcp_server.auth.oidc_client import OIDCClient
     from nextcloud_mcp_server.auth.verifier import BearerTokenVerifier
@@ -29,6 +27,7 @@ if TYPE_CHECKING:
     from nextcloud_mcp_server.authz.service import AuthServer
     from nextcloud_mcp_server.nextcloud.client import NextcloudClient
     from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
+    from nextcloud_mcp_server.outbound.client import BoundedClient
     from nextcloud_mcp_server.storage.backends import StoreBackend
     from nextcloud_mcp_server.storage.store import Grant
 
@@ -45,12 +44,10 @@ class Runtime:
         settings: Settings,
         *,
         credentials: CredentialResolver | None = None,
-        transport: httpx2.AsyncBaseTransport | None = None,
     ) -> None:
         self.settings = settings
-        self._transport = transport
         self._http: NextcloudHTTP | None = None
-        self._idp_http: httpx2.AsyncClient | None = None
+        self._idp_http: BoundedClient | None = None
         self._verifier: BearerTokenVerifier | None = None
         self._housekeeping: asyncio.Task[None] | None = None
         self.discovery = DiscoveryCache()
@@ -145,9 +142,7 @@ class Runtime:
             from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 
             settings = self.settings
-            self._http = NextcloudHTTP(
-                settings.nextcloud_host or "", **settings.nextcloud_http_options(), transport=self._transport
-            )
+            self._http = NextcloudHTTP(settings.nextcloud_host or "", **settings.nextcloud_http_options())
         return self._http
 
     async def client_for(self, caller: Caller | None) -> NextcloudClient:
@@ -160,8 +155,8 @@ class Runtime:
     def verifier(self) -> BearerTokenVerifier:
         """The bearer token verifier (OAuth mode), with its own HTTP client for the IdP."""
         if self._verifier is None:
+            from nextcloud_mcp_server.auth.oidc import idp_client
             from nextcloud_mcp_server.auth.verifier import BearerTokenVerifier
-            from nextcloud_mcp_server.http_bounds import idp_client
 
             self._idp_http = idp_client(self.settings)
             self._verifier = BearerTokenVerifier(

@@ -19,11 +19,14 @@ from dataclasses import dataclass, field
 
 __all__ = ["ANSWERS", "Hostile", "hostile_server"]
 
+# Headers (None: the body is the whole answer, head included) and the body's parts.
+Answer = tuple[list[tuple[str, str]] | None, AsyncIterator[bytes]]
+
 CHUNK = 64 * 1024
 OFFERED = 64 * 1024 * 1024  # what a "huge" answer offers; the client should take far less
 
 
-def _huge_json() -> tuple[list[tuple[str, str]], AsyncIterator[bytes]]:
+def _huge_json() -> Answer:
     async def body() -> AsyncIterator[bytes]:
         yield b'[{"id": 1, "content": "'
         for _ in range(OFFERED // CHUNK):
@@ -33,7 +36,7 @@ def _huge_json() -> tuple[list[tuple[str, str]], AsyncIterator[bytes]]:
     return [("Content-Type", "application/json")], body()
 
 
-def _declared_huge() -> tuple[list[tuple[str, str]], AsyncIterator[bytes]]:
+def _declared_huge() -> Answer:
     async def body() -> AsyncIterator[bytes]:
         for _ in range(OFFERED // CHUNK):
             yield b" " * CHUNK
@@ -41,7 +44,7 @@ def _declared_huge() -> tuple[list[tuple[str, str]], AsyncIterator[bytes]]:
     return [("Content-Type", "application/json"), ("Content-Length", str(OFFERED))], body()
 
 
-def _huge_property() -> tuple[list[tuple[str, str]], AsyncIterator[bytes]]:
+def _huge_property() -> Answer:
     async def body() -> AsyncIterator[bytes]:
         yield (
             b'<?xml version="1.0"?><d:multistatus xmlns:d="DAV:"><d:response>'
@@ -55,7 +58,7 @@ def _huge_property() -> tuple[list[tuple[str, str]], AsyncIterator[bytes]]:
     return [("Content-Type", "application/xml; charset=utf-8")], body()
 
 
-def _deep_xml() -> tuple[list[tuple[str, str]], AsyncIterator[bytes]]:
+def _deep_xml() -> Answer:
     async def body() -> AsyncIterator[bytes]:
         yield b'<?xml version="1.0"?><d:multistatus xmlns:d="DAV:"><d:response>'
         opening = b"<d:x>" * (CHUNK // 5)
@@ -65,7 +68,7 @@ def _deep_xml() -> tuple[list[tuple[str, str]], AsyncIterator[bytes]]:
     return [("Content-Type", "application/xml; charset=utf-8")], body()
 
 
-def _gzip_bomb() -> tuple[list[tuple[str, str]], AsyncIterator[bytes]]:
+def _gzip_bomb() -> Answer:
     packer = zlib.compressobj(9, zlib.DEFLATED, 31)
     compressed = packer.compress(b"[" + b"0," * (OFFERED // 2)) + packer.flush()
 
@@ -77,7 +80,7 @@ def _gzip_bomb() -> tuple[list[tuple[str, str]], AsyncIterator[bytes]]:
     return headers, body()
 
 
-def _drip() -> tuple[list[tuple[str, str]], AsyncIterator[bytes]]:
+def _drip() -> Answer:
     async def body() -> AsyncIterator[bytes]:
         for _ in range(10_000):
             yield b" "
@@ -86,13 +89,72 @@ def _drip() -> tuple[list[tuple[str, str]], AsyncIterator[bytes]]:
     return [("Content-Type", "application/json")], body()
 
 
-ANSWERS: dict[str, Callable[[], tuple[list[tuple[str, str]], AsyncIterator[bytes]]]] = {
+def _chunked_then(trailer: Callable[[], AsyncIterator[bytes]]) -> Callable[[], Answer]:
+    """A chunked answer whose body ends well and whose trailer section is `trailer`."""
+
+    def answer() -> Answer:
+        async def body() -> AsyncIterator[bytes]:
+            yield b"2\r\n[]\r\n0\r\n"
+            async for part in trailer():
+                yield part
+
+        return [("Content-Type", "application/json"), ("Transfer-Encoding", "chunked")], body()
+
+    return answer
+
+
+async def _endless_trailer_line() -> AsyncIterator[bytes]:
+    yield b"X-Trailer: "
+    for _ in range(OFFERED // CHUNK):
+        yield b"t" * CHUNK
+
+
+async def _endless_trailers() -> AsyncIterator[bytes]:
+    line = b"X-Trailer: t\r\n"
+    for _ in range(OFFERED // (len(line) * 1000)):
+        yield line * 1000
+
+
+async def _dripping_trailer() -> AsyncIterator[bytes]:
+    yield b"X-Trailer: "
+    for _ in range(10_000):
+        yield b"t"
+        await asyncio.sleep(0.2)
+
+
+def _endless_header() -> Answer:
+    """Raw: a status line, then one header line that never ends."""
+
+    async def body() -> AsyncIterator[bytes]:
+        yield b"HTTP/1.1 200 OK\r\nX-Long: "
+        for _ in range(OFFERED // CHUNK):
+            yield b"a" * CHUNK
+
+    return None, body()
+
+
+def _bad_gzip() -> Answer:
+    garbage = b"this is not gzip at all" * 10
+
+    async def body() -> AsyncIterator[bytes]:
+        yield garbage
+
+    headers = [("Content-Type", "application/json"), ("Content-Encoding", "gzip")]
+    return [*headers, ("Content-Length", str(len(garbage)))], body()
+
+
+ANSWERS: dict[str, Callable[[], Answer]] = {
     "huge-json": _huge_json,
     "declared-huge": _declared_huge,
     "huge-property": _huge_property,
     "deep-xml": _deep_xml,
     "gzip-bomb": _gzip_bomb,
     "drip": _drip,
+    "endless-trailer-line": _chunked_then(_endless_trailer_line),
+    "endless-trailers": _chunked_then(_endless_trailers),
+    "dripping-trailer": _chunked_then(_dripping_trailer),
+    "endless-header": _endless_header,
+    "bad-gzip": _bad_gzip,
 }
 
 
@@ -123,8 +185,9 @@ async def _handle(server: Hostile, reader: asyncio.StreamReader, writer: asyncio
         name = next(n for n in ANSWERS if f"/{n}/" in path + "/")  # an answer's name anywhere in the path
         headers, body = ANSWERS[name]()
         status = 207 if name in ("huge-property", "deep-xml") and method == "PROPFIND" else server.status
-        lines = [f"HTTP/1.1 {status} Hostile", "Connection: close", *(f"{k}: {v}" for k, v in headers)]
-        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
+        if headers is not None:  # None: the body writes the whole answer, head included
+            lines = [f"HTTP/1.1 {status} Hostile", "Connection: close", *(f"{k}: {v}" for k, v in headers)]
+            writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
         async for chunk in body:
             writer.write(chunk)
             await writer.drain()

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx2
+import aiohttp
 import pytest
 
 from nextcloud_mcp_server import __version__
@@ -163,8 +163,8 @@ def test_check_fails_without_the_notes_app(
     assert "[ ok ] webdav" in result.stdout
 
 
-class _MeteredTransport(httpx2.AsyncBaseTransport):
-    """Real HTTP to the Nextcloud under test, and a virtual clock that every request moves on by
+class _Meter:
+    """A virtual clock that every request to the Nextcloud under test (real HTTP) moves on by
     what it would cost on a real server: `slow` seconds with the login password, 0.05 s otherwise.
     The verdict of `check` then depends on the rule alone, never on how busy this machine is."""
 
@@ -172,18 +172,17 @@ class _MeteredTransport(httpx2.AsyncBaseTransport):
         self.now = 0.0
         self._slow = slow
         self._login = base64.b64encode(f"admin:{login_password}".encode()).decode()
-        self._inner = httpx2.AsyncHTTPTransport()
+        self.trace = aiohttp.TraceConfig()
+        self.trace.on_request_start.append(self._started)
 
     def clock(self) -> float:
         return self.now
 
-    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        with_login_password = request.headers.get("authorization") == f"Basic {self._login}"
+    async def _started(
+        self, session: object, context: object, params: aiohttp.TraceRequestStartParams
+    ) -> None:
+        with_login_password = params.headers.get("authorization") == f"Basic {self._login}"
         self.now += self._slow if with_login_password else 0.05
-        return await self._inner.handle_async_request(request)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
 
 
 async def _check_with(nextcloud: Nextcloud, password: str, slow: float) -> list[Check]:
@@ -193,8 +192,8 @@ async def _check_with(nextcloud: Nextcloud, password: str, slow: float) -> list[
         nextcloud_username=nextcloud.admin.user,
         nextcloud_password=password,
     )
-    metered = _MeteredTransport(nextcloud.admin.password, slow)
-    return await run_checks(settings, transport=metered, clock=metered.clock)
+    meter = _Meter(nextcloud.admin.password, slow)
+    return await run_checks(settings, trace_configs=[meter.trace], clock=meter.clock)
 
 
 async def test_check_warns_about_a_slow_login_password(nextcloud: Nextcloud) -> None:

@@ -14,12 +14,14 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-import httpx2
 import jwt
 
 from nextcloud_mcp_server.auth.errors import OIDCUnavailable
+from nextcloud_mcp_server.config import Settings
+from nextcloud_mcp_server.outbound.client import BoundedClient, Bounds
+from nextcloud_mcp_server.outbound.errors import OutboundError
 
-__all__ = ["JWKSCache", "OIDCUnavailable", "ProviderMetadata"]
+__all__ = ["JWKSCache", "OIDCUnavailable", "ProviderMetadata", "idp_client"]
 
 logger = logging.getLogger(__name__)
 
@@ -27,10 +29,23 @@ logger = logging.getLogger(__name__)
 _KEY_TYPES = {"RS": "RSA", "PS": "RSA", "ES": "EC", "Ed": "OKP"}
 
 
+def idp_client(settings: Settings) -> BoundedClient:
+    """The HTTP client for the identity provider: discovery, JWKS, introspection, token endpoint.
+    Its answers are small: bounded by IDP_MAX_ANSWER_BYTES and IDP_REQUEST_DEADLINE_SECONDS, and
+    asked for uncompressed, so the limit on the wire is the limit in memory."""
+    bounds = Bounds(
+        answer_bytes=settings.idp_max_answer_bytes,
+        deadline=settings.idp_request_deadline_seconds,
+        read_timeout=10.0,
+        connect_timeout=10.0,
+    )
+    return BoundedClient(bounds, max_connections=16, headers={"Accept-Encoding": "identity"})
+
+
 class ProviderMetadata:
     """Discovery document of the issuer, fetched once (single-flight) and kept."""
 
-    def __init__(self, issuer: str, http: httpx2.AsyncClient) -> None:
+    def __init__(self, issuer: str, http: BoundedClient) -> None:
         self.issuer = issuer
         self._http = http
         self._document: dict[str, Any] | None = None
@@ -57,8 +72,8 @@ class ProviderMetadata:
     async def _fetch(self) -> dict[str, Any]:
         for url in self._candidates():
             try:
-                response = await self._http.get(url)
-            except httpx2.HTTPError as exc:
+                response = await self._http.request("GET", url)
+            except OutboundError as exc:
                 raise OIDCUnavailable(f"identity provider {self.issuer} unreachable: {exc}") from None
             if response.status_code != 200:
                 continue
@@ -86,7 +101,7 @@ class JWKSCache:
     def __init__(
         self,
         jwks_uri: Callable[[], Awaitable[str]],
-        http: httpx2.AsyncClient,
+        http: BoundedClient,
         *,
         refetch_interval: float = 60.0,
         clock: Callable[[], float] = time.monotonic,
@@ -103,10 +118,11 @@ class JWKSCache:
     async def _refresh(self) -> None:
         uri = await self._jwks_uri()
         try:
-            response = await self._http.get(uri)
-            response.raise_for_status()
+            response = await self._http.request("GET", uri)
+            if response.status_code != 200:
+                raise OIDCUnavailable(f"could not fetch the JWKS at {uri}: HTTP {response.status_code}")
             document = response.json()
-        except (httpx2.HTTPError, ValueError, RecursionError) as exc:
+        except (OutboundError, ValueError, RecursionError) as exc:
             raise OIDCUnavailable(f"could not fetch the JWKS at {uri}: {exc}") from None
         keys: dict[str, tuple[jwt.PyJWK, str | None]] = {}
         for entry in document.get("keys", []):

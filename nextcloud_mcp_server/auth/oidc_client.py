@@ -16,11 +16,12 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-import httpx2
 import jwt
 
 from nextcloud_mcp_server.auth.oidc import JWKSCache, OIDCUnavailable, ProviderMetadata
 from nextcloud_mcp_server.config import Settings
+from nextcloud_mcp_server.outbound.client import BoundedClient
+from nextcloud_mcp_server.outbound.errors import OutboundError
 
 __all__ = ["InvalidGrant", "OIDCClient", "TokenSet", "pkce_pair"]
 
@@ -60,7 +61,7 @@ def pkce_pair() -> tuple[str, str]:
 
 class OIDCClient:
     def __init__(
-        self, settings: Settings, http: httpx2.AsyncClient, metadata: ProviderMetadata, jwks: JWKSCache
+        self, settings: Settings, http: BoundedClient, metadata: ProviderMetadata, jwks: JWKSCache
     ) -> None:
         self.settings = settings
         self._http = http
@@ -104,12 +105,14 @@ class OIDCClient:
         if self.settings.nextcloud_resource:
             data = {**data, "resource": self.settings.nextcloud_resource}
         try:
-            response = await self._http.post(
-                await self._endpoint("token_endpoint"), data=data, auth=self._auth
+            response = await self._http.post_form(
+                await self._endpoint("token_endpoint"), data, basic=self._auth
             )
-            answer: dict[str, Any] = response.json()
-        except (httpx2.HTTPError, ValueError, RecursionError) as exc:
+            answer: Any = response.json()
+        except (OutboundError, ValueError, RecursionError) as exc:
             raise OIDCUnavailable(f"the token endpoint failed: {exc}") from None
+        if not isinstance(answer, dict):
+            raise OIDCUnavailable("the token endpoint answered something other than a JSON object")
         if response.status_code != 200 or "access_token" not in answer:
             error = str(answer.get("error", f"http_{response.status_code}"))
             if error == "invalid_grant":
@@ -142,10 +145,10 @@ class OIDCClient:
         if not endpoint:
             return False
         try:
-            response = await self._http.post(
-                endpoint, data={"token": refresh_token, "token_type_hint": "refresh_token"}, auth=self._auth
+            response = await self._http.post_form(
+                endpoint, {"token": refresh_token, "token_type_hint": "refresh_token"}, basic=self._auth
             )
-        except httpx2.HTTPError as exc:
+        except OutboundError as exc:
             raise OIDCUnavailable(f"revocation failed: {exc}") from None
         return response.status_code == 200
 

@@ -19,13 +19,14 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-import httpx2
 import jwt
 from mcp.server.auth.provider import AccessToken
 
 from nextcloud_mcp_server.auth.oidc import JWKSCache, OIDCUnavailable, ProviderMetadata
 from nextcloud_mcp_server.auth.scopes import ALL_SCOPES, normalize
 from nextcloud_mcp_server.config import Settings
+from nextcloud_mcp_server.outbound.client import BoundedClient
+from nextcloud_mcp_server.outbound.errors import OutboundError
 
 __all__ = ["BearerTokenVerifier", "TokenRejected"]
 
@@ -81,7 +82,7 @@ class BearerTokenVerifier:
     def __init__(
         self,
         settings: Settings,
-        http: httpx2.AsyncClient,
+        http: BoundedClient,
         *,
         nextcloud_whoami: NextcloudWhoAmI | None = None,
         own: OwnIssuer | None = None,
@@ -216,15 +217,15 @@ class BearerTokenVerifier:
         if not endpoint or not client_id or not secret:
             raise TokenRejected("opaque token, but no introspection endpoint or OIDC_CLIENT_ID/SECRET")
         try:
-            response = await self._http.post(
+            response = await self._http.post_form(
                 endpoint,
-                data={"token": token, "token_type_hint": "access_token"},
-                auth=(client_id, secret.get_secret_value()),
+                {"token": token, "token_type_hint": "access_token"},
+                basic=(client_id, secret.get_secret_value()),
             )
             answer = response.json() if response.status_code == 200 else {}
-        except (httpx2.HTTPError, ValueError, RecursionError) as exc:
+        except (OutboundError, ValueError, RecursionError) as exc:
             raise OIDCUnavailable(f"introspection failed: {exc}") from None
-        if not answer.get("active"):
+        if not isinstance(answer, dict) or answer.get("active") is not True:
             raise TokenRejected("introspection says the token is not active")
         if answer.get("iss") not in (None, self.issuer):
             raise TokenRejected("introspection names another issuer")

@@ -7,7 +7,7 @@ The URL comes from anyone on the internet, so the fetch is fenced (server-side r
   reserved and unspecified addresses are refused (unless AUTH_SERVER_CIMD_ALLOW_PRIVATE); the
   connection goes to the checked address (TLS still verifies the host name), so a second DNS
   answer cannot point it elsewhere;
-- no redirects followed; a size cap and an overall deadline (`http_bounds.BoundedTransport`);
+- no redirects followed, no proxy; a size cap and an overall deadline (`outbound.client`);
 - the document must be a JSON object whose `client_id` equals its URL, with redirect URIs, and a
   public client (`token_endpoint_auth_method` none): there is no secret to share with a URL.
 Documents are cached (bounded, AUTH_SERVER_CIMD_CACHE_SECONDS); failures briefly too.
@@ -15,27 +15,21 @@ Documents are cached (bounded, AUTH_SERVER_CIMD_CACHE_SECONDS); failures briefly
 
 from __future__ import annotations
 
-import ipaddress
 import json
-import socket
 import ssl
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import anyio
-import httpcore2
-import httpx2
-from httpcore2 import AsyncNetworkBackend, AsyncNetworkStream
-from httpcore2._backends.auto import AutoBackend
-from httpcore2._types import SOCKET_OPTION
 from mcp.shared.auth import OAuthClientInformationFull
 from pydantic import ValidationError
 
-from nextcloud_mcp_server.http_bounds import BoundedTransport, read_bounded
+from nextcloud_mcp_server.outbound.addresses import PublicOnlyResolver, check_literal, public_address
+from nextcloud_mcp_server.outbound.client import BoundedClient, Bounds
+from nextcloud_mcp_server.outbound.errors import AddressRefused, OutboundError
 
 __all__ = ["CIMDError", "MetadataDocuments", "is_metadata_url", "public_address"]
 
@@ -49,71 +43,6 @@ class CIMDError(Exception):
 
 def is_metadata_url(client_id: str) -> bool:
     return client_id.startswith("https://")
-
-
-def public_address(address: str) -> bool:
-    ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return ip.is_global and not (
-        ip.is_multicast or ip.is_reserved or ip.is_loopback or ip.is_link_local or ip.is_unspecified
-    )
-
-
-class _CheckedBackend(AsyncNetworkBackend):
-    """Resolves, checks every address, then connects to a checked one."""
-
-    def __init__(self, allow_private: bool) -> None:
-        self._inner = AutoBackend()
-        self._allow_private = allow_private
-
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's interface
-        local_address: str | None = None,
-        socket_options: Iterable[SOCKET_OPTION] | None = None,
-    ) -> AsyncNetworkStream:
-        try:
-            infos = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        except OSError as exc:
-            raise httpcore2.ConnectError(f"cannot resolve {host}: {exc}") from None
-        addresses = [str(info[4][0]) for info in infos]
-        if not addresses:
-            raise httpcore2.ConnectError(f"{host} has no address")
-        if not self._allow_private:
-            refused = [a for a in addresses if not public_address(a)]
-            if refused:
-                raise httpcore2.ConnectError(f"{host} resolves to a non-public address ({refused[0]})")
-        return await self._inner.connect_tcp(
-            addresses[0], port, timeout=timeout, local_address=local_address, socket_options=socket_options
-        )
-
-    async def connect_unix_socket(
-        self,
-        path: str,
-        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's interface
-        socket_options: Iterable[SOCKET_OPTION] | None = None,
-    ) -> AsyncNetworkStream:
-        raise httpcore2.ConnectError("no unix sockets")
-
-    async def sleep(self, seconds: float) -> None:
-        await self._inner.sleep(seconds)
-
-
-class _CheckedTransport(httpx2.AsyncHTTPTransport):
-    def __init__(self, *, allow_private: bool, ca_bundle: Path | None) -> None:
-        verify: ssl.SSLContext | bool = (
-            ssl.create_default_context(cafile=str(ca_bundle)) if ca_bundle else True
-        )
-        super().__init__(verify=verify, trust_env=False)
-        context = (
-            ssl.create_default_context(cafile=str(ca_bundle)) if ca_bundle else ssl.create_default_context()
-        )
-        self._pool = httpcore2.AsyncConnectionPool(
-            ssl_context=context, max_connections=20, network_backend=_CheckedBackend(allow_private)
-        )
 
 
 def _check_url(url: str) -> None:
@@ -180,16 +109,15 @@ class MetadataDocuments:
         self.cache_seconds = cache_seconds
         self._clock = clock
         self._cache: OrderedDict[str, tuple[float, OAuthClientInformationFull | CIMDError]] = OrderedDict()
-        transport = BoundedTransport(
-            _CheckedTransport(allow_private=allow_private, ca_bundle=ca_bundle),
-            answer_limit=max_bytes,
-            deadline=timeout,
-        )
-        self._http = httpx2.AsyncClient(
-            transport=transport,
-            timeout=httpx2.Timeout(timeout),
-            follow_redirects=False,
+        self._allow_private = allow_private
+        # No proxy from the environment: it would resolve the name itself, past the address check.
+        self._http = BoundedClient(
+            Bounds(answer_bytes=max_bytes, deadline=timeout, read_timeout=timeout, connect_timeout=timeout),
+            max_connections=20,
+            verify=ssl.create_default_context(cafile=str(ca_bundle)) if ca_bundle else True,
             headers={"Accept": "application/json", "Accept-Encoding": "identity"},
+            resolver=None if allow_private else PublicOnlyResolver(),
+            use_proxies=False,
         )
 
     async def aclose(self) -> None:
@@ -220,13 +148,15 @@ class MetadataDocuments:
     async def _fetch(self, url: str) -> OAuthClientInformationFull:
         _check_url(url)
         try:
+            if not self._allow_private:
+                check_literal(urlsplit(url).hostname or "")
             async with self._http.stream("GET", url) as response:
                 if response.is_redirect:
                     raise CIMDError("the metadata document URL redirects; redirects are not followed")
                 if response.status_code != 200:
                     raise CIMDError(f"the metadata document URL answered HTTP {response.status_code}")
-                body = await read_bounded(response, self.max_bytes)
-        except httpx2.HTTPError as exc:
+                body = await response.read()
+        except (OutboundError, AddressRefused) as exc:
             raise CIMDError(f"cannot fetch the client ID metadata document: {exc}") from None
         try:
             document = json.loads(body)

@@ -18,10 +18,9 @@ from typing import Any
 from xml.etree.ElementTree import Element, ParseError, XMLPullParser
 from xml.parsers import expat
 
-import httpx2
-
 from nextcloud_mcp_server.nextcloud.errors import InvalidResponse
-from nextcloud_mcp_server.nextcloud.http import XML_LIMITS, XmlLimits
+from nextcloud_mcp_server.nextcloud.http import XML_LIMITS, StreamedAnswer, XmlLimits
+from nextcloud_mcp_server.nextcloud.sabre import sabre_message
 
 __all__ = [
     "APPLE",
@@ -217,9 +216,9 @@ class MultistatusParser:
                 stack[-1].remove(element)  # forgotten once read: memory stays one entry deep
 
 
-async def parse_multistatus(response: httpx2.Response, host: str) -> AsyncIterator[DavResponse]:
+async def parse_multistatus(response: StreamedAnswer, host: str) -> AsyncIterator[DavResponse]:
     """Yield each `<d:response>` of a streamed 207 body as soon as it is complete."""
-    limits = response.request.extensions.get(XML_LIMITS)
+    limits = response.extras.get(XML_LIMITS)
     if not isinstance(limits, XmlLimits):
         limits = XmlLimits(8 * 1024 * 1024, 32 * 1024 * 1024, 64)
     parser = MultistatusParser(host, max_entry_bytes=limits.entry_bytes, max_depth=limits.depth)
@@ -238,28 +237,3 @@ async def parse_multistatus(response: httpx2.Response, host: str) -> AsyncIterat
         yield item
     if parser.root not in (f"{{{DAV}}}multistatus", None):
         raise UnsafeXML(host, f"expected a DAV multistatus, got {parser.root}")
-
-
-def sabre_message(body: str) -> str | None:
-    """The `<s:message>` of a Sabre/Nextcloud error body, if there is one (parsed safely)."""
-    if "<" not in body:
-        return None
-    messages: list[str] = []
-    capture: list[bool] = [False]
-    parser = expat.ParserCreate(namespace_separator=" ")
-    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
-
-    def refuse(*args: Any) -> None:
-        raise ValueError("DTD")
-
-    parser.StartDoctypeDeclHandler = refuse
-    parser.EntityDeclHandler = refuse
-    parser.StartElementHandler = lambda name, attrs: capture.__setitem__(0, name.endswith(" message"))
-    parser.EndElementHandler = lambda name: capture.__setitem__(0, False)
-    parser.CharacterDataHandler = lambda text: messages.append(text) if capture[0] else None
-    try:
-        parser.Parse(body.encode(), True)
-    except (expat.ExpatError, ValueError):
-        return None
-    text = "".join(messages).strip()
-    return text or None

@@ -7,6 +7,7 @@ NextcloudError                 host + a sentence a person can read; never a cred
 ├── NextcloudTimeout           no answer within the configured timeout
 ├── InvalidResponse            the answer could not be understood (malformed JSON or XML)
 └── NextcloudHTTPError         an HTTP status the caller did not expect (`status`, `body`)
+    ├── UntrustedDomain        400: the host name is not in Nextcloud's trusted_domains
     ├── Unauthorized           401: credentials missing, wrong or revoked
     ├── Forbidden              403
     ├── NotFound               404
@@ -17,6 +18,8 @@ NextcloudError                 host + a sentence a person can read; never a cred
 """
 
 from __future__ import annotations
+
+from nextcloud_mcp_server.nextcloud.sabre import sabre_message
 
 __all__ = [
     "BearerRefused",
@@ -33,6 +36,7 @@ __all__ = [
     "RateLimited",
     "ServerError",
     "Unauthorized",
+    "UntrustedDomain",
     "error_for_status",
 ]
 
@@ -75,6 +79,10 @@ class NextcloudHTTPError(NextcloudError):
 
 class Unauthorized(NextcloudHTTPError):
     """401."""
+
+
+class UntrustedDomain(NextcloudHTTPError):
+    """400 "Trusted domain error" (code 15): Nextcloud refuses requests for this host name."""
 
 
 class BearerRefused(NextcloudHTTPError):
@@ -121,10 +129,27 @@ _DEFAULT_MESSAGES = {
 }
 
 
+# How Nextcloud says that the host name of a request is not one of its trusted domains:
+# /status.php answers {"error": "Trusted domain error.", "code": 15}, other pages an HTML page.
+_UNTRUSTED_DOMAIN = ("Trusted domain error", "untrusted domain")
+
+
+def untrusted_domain_message(host: str) -> str:
+    name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+    return (
+        f"Nextcloud refuses requests for the host name {name} (it is not in its trusted_domains): an "
+        f"administrator adds {name} to 'trusted_domains' in config/config.php (occ config:system:set "
+        "trusted_domains 2 --value=" + name + "), or set NEXTCLOUD_HOST to an address Nextcloud trusts"
+    )
+
+
 def error_for_status(
     host: str, status: int, body: str = "", message: str | None = None
 ) -> NextcloudHTTPError:
-    """The typed error for an HTTP status, with a default sentence when `message` is None."""
+    """The typed error for an HTTP status, with a default sentence when `message` is None; what
+    Nextcloud itself said (a Sabre `<s:message>`) is added to it."""
+    if status == 400 and message is None and any(marker in body[:16384] for marker in _UNTRUSTED_DOMAIN):
+        return UntrustedDomain(host, untrusted_domain_message(host), status=status, body=body[:4096])
     cls: type[NextcloudHTTPError]
     if status == 401:
         cls = Unauthorized
@@ -142,7 +167,10 @@ def error_for_status(
         cls = ServerError
     else:
         cls = NextcloudHTTPError
-    text = message or _DEFAULT_MESSAGES.get(status) or f"unexpected HTTP status {status}"
+    text = message or _DEFAULT_MESSAGES.get(status) or f"refused with HTTP {status}"
     if cls is ServerError and message is None and status != 507:
         text = f"the server failed with HTTP {status}; try again later or check the Nextcloud log"
+    said = sabre_message(body[:16384]) if message is None and 400 <= status < 600 else None
+    if said:
+        text = f"{text}; Nextcloud says: {said[:300]}"
     return cls(host, text, status=status, body=body[:4096])

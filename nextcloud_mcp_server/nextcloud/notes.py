@@ -16,7 +16,6 @@ import unicodedata
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
-import httpx2
 from pydantic import TypeAdapter, ValidationError
 
 from nextcloud_mcp_server.nextcloud import etags
@@ -29,14 +28,16 @@ from nextcloud_mcp_server.nextcloud.errors import (
     PreconditionFailed,
     Unauthorized,
 )
-from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body, not_json
+from nextcloud_mcp_server.nextcloud.http import Answer, NextcloudHTTP, json_body, not_json
 from nextcloud_mcp_server.nextcloud.models import Note, NoteSettings
 from nextcloud_mcp_server.nextcloud.names import check_visible
 
 __all__ = [
+    "NOTES_APP_MISSING",
     "InvalidNoteInput",
     "NoteConflict",
     "NoteSearchHit",
+    "NotesAppMissing",
     "NotesClient",
     "check_category",
     "check_content",
@@ -159,7 +160,7 @@ class NotesClient:
         headers: dict[str, str] | None = None,
         json: Any = None,
         accept: frozenset[int] | set[int] = frozenset(),
-    ) -> httpx2.Response:
+    ) -> Answer:
         headers = {**_JSON, **(headers or {})}
         bearer_refused = self._http.notes_refuses_bearer or getattr(
             self._credential, "basic_for_notes", False
@@ -176,6 +177,13 @@ class NotesClient:
                 json=json,
                 accept=accept,
             )
+        except NotFound as exc:
+            # The Notes API answers a missing note in JSON; Nextcloud's own page (HTML, or empty
+            # when JSON was asked for) means there is no Notes app for this account (seen on
+            # Nextcloud 29 with the app disabled).
+            if not exc.body.lstrip().startswith(("{", "[")):
+                raise NotesAppMissing(self.host, NOTES_APP_MISSING, status=404, body=exc.body) from None
+            raise
         except Unauthorized as exc:
             # Nextcloud's CORS check answers 'CORS requires basic auth' whenever its Basic login
             # fails, e.g. for an app password deleted a moment ago (reproduced on Nextcloud 29):
@@ -210,7 +218,7 @@ class NotesClient:
         except ValidationError as exc:
             raise _malformed(self.host, exc) from None
 
-    def _note_list(self, response: httpx2.Response) -> list[Note]:
+    def _note_list(self, response: Answer) -> list[Note]:
         try:
             return _NOTE_LIST.validate_json(response.content)
         except ValidationError as exc:
@@ -398,5 +406,17 @@ def _malformed(host: str, error: ValidationError) -> InvalidResponse:
     return InvalidResponse(host, f"the Notes API answered a malformed note ({where}: {first['msg'][:200]})")
 
 
+NOTES_APP_MISSING = (
+    "the Notes app is not installed or not enabled for this account; an administrator enables it "
+    "in Nextcloud under Apps (or: occ app:enable notes)"
+)
+
+
+class NotesAppMissing(NotFound):
+    """404 from Nextcloud itself, not from the Notes API: the app is not there for this account."""
+
+
 def _no_such_note(host: str, note_id: int, exc: NotFound) -> NotFound:
+    if isinstance(exc, NotesAppMissing):
+        return exc
     return NotFound(host, f"note {note_id} does not exist", status=404, body=exc.body)

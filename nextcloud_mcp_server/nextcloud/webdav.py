@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from urllib.parse import quote
 
-import httpx2
-
 from nextcloud_mcp_server.nextcloud import etags, paths
 from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.dav_xml import (
@@ -35,6 +33,7 @@ from nextcloud_mcp_server.nextcloud.errors import (
 )
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.models import FileEntry
+from nextcloud_mcp_server.outbound.answers import Headers
 
 __all__ = ["FilePage", "SearchFilter", "WebDAVClient", "WriteResult"]
 
@@ -202,7 +201,7 @@ class WebDAVClient:
                     return FilePage(b"", offset, total, mime.strip(), charset, etag)
                 skip = offset if response.status_code == 200 else 0
                 wanted = length
-                async for chunk in response.aiter_bytes(CHUNK):
+                async for chunk in response.aiter_bytes():
                     if skip:
                         dropped = min(skip, len(chunk))
                         chunk, skip = chunk[dropped:], skip - dropped
@@ -253,7 +252,8 @@ class WebDAVClient:
             else:
                 message = f"{paths.display(path)} already exists; pass overwrite=true to replace it"
             raise PreconditionFailed(self.host, message, status=412, body=exc.body) from None
-        except Conflict as exc:
+        except (Conflict, NotFound) as exc:
+            # Sabre answers a missing parent with 409, Nextcloud with 404 ("could not be located")
             raise Conflict(
                 self.host,
                 f"the folder {paths.display(paths.parent(path))} does not exist (pass create_parents=true)",
@@ -404,7 +404,7 @@ def _compare(operator: str, prop: str, literal: str) -> str:
     return f"<d:{operator}><d:prop>{prop}</d:prop><d:literal>{xml_escape(literal)}</d:literal></d:{operator}>"
 
 
-def _total_size(headers: httpx2.Headers, status: int) -> int | None:
+def _total_size(headers: Headers, status: int) -> int | None:
     """File size from Content-Range (`bytes a-b/total`, `bytes */total`) or Content-Length."""
     get = headers.get
     content_range = get("content-range") or ""

@@ -4,9 +4,9 @@ valid for a fixed 300 s)."""
 from __future__ import annotations
 
 import time
+from contextlib import aclosing
 
-import httpx2
-
+from nextcloud_mcp_server.auth.oidc import idp_client
 from nextcloud_mcp_server.auth.verifier import BearerTokenVerifier
 from tests import http_mock
 from tests.auth.test_verifier import ISSUER, JWK, RESOURCE, mock_idp, settings
@@ -24,7 +24,7 @@ def _idp_that_revokes() -> dict[str, bool]:
     """Introspection answers `active` while the returned flag says so (revoked: set it False)."""
     state = {"active": True}
     http_mock.post(f"{ISSUER}/introspect").mock(
-        side_effect=lambda request: httpx2.Response(
+        side_effect=lambda request: http_mock.Response(
             200,
             json={"active": True, "sub": "alice", "aud": RESOURCE, "exp": int(time.time()) + 3600}
             if state["active"]
@@ -39,7 +39,7 @@ async def test_a_revoked_opaque_token_is_refused_after_the_configured_cache_time
     mock_idp([JWK])
     token = _idp_that_revokes()
     clock = Clock()
-    async with httpx2.AsyncClient() as http:
+    async with aclosing(idp_client(settings())) as http:
         verifier = BearerTokenVerifier(settings(), http, clock=clock)
         assert await verifier.verify_token("opaque") is not None
         token["active"] = False  # revoked at the issuer
@@ -51,7 +51,7 @@ async def test_a_revoked_opaque_token_is_refused_after_the_configured_cache_time
 async def test_with_no_cache_every_request_is_introspected() -> None:
     mock_idp([JWK])
     token = _idp_that_revokes()
-    async with httpx2.AsyncClient() as http:
+    async with aclosing(idp_client(settings())) as http:
         verifier = BearerTokenVerifier(settings(oidc_introspection_cache_seconds=0), http)
         assert await verifier.verify_token("opaque") is not None
         token["active"] = False

@@ -5,13 +5,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import httpx2
 import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
+from nextcloud_mcp_server.auth.oidc import idp_client
 from nextcloud_mcp_server.auth.verifier import BearerTokenVerifier
 from nextcloud_mcp_server.config import Settings, load_settings
+from nextcloud_mcp_server.outbound.client import BoundedClient
 from tests import http_mock
 
 ISSUER = "https://idp.example"
@@ -51,7 +52,7 @@ def token(kid: str = "k1", key: Any = KEY, **claims: Any) -> str:
 
 def mock_idp(jwks: list[dict[str, Any]]) -> http_mock.Route:
     http_mock.get(f"{ISSUER}/.well-known/openid-configuration").mock(
-        return_value=httpx2.Response(
+        return_value=http_mock.Response(
             200,
             json={
                 "issuer": ISSUER,
@@ -60,17 +61,18 @@ def mock_idp(jwks: list[dict[str, Any]]) -> http_mock.Route:
             },
         )
     )
-    return http_mock.get(f"{ISSUER}/jwks").mock(return_value=httpx2.Response(200, json={"keys": jwks}))
+    return http_mock.get(f"{ISSUER}/jwks").mock(return_value=http_mock.Response(200, json={"keys": jwks}))
 
 
 @pytest.fixture
-async def http() -> httpx2.AsyncClient:
-    async with httpx2.AsyncClient() as client:
-        yield client  # type: ignore[misc]
+async def http() -> BoundedClient:
+    client = idp_client(settings())
+    yield client  # type: ignore[misc]
+    await client.aclose()
 
 
 @http_mock.mock
-async def test_unknown_kids_cause_at_most_one_refetch_per_interval(http: httpx2.AsyncClient) -> None:
+async def test_unknown_kids_cause_at_most_one_refetch_per_interval(http: BoundedClient) -> None:
     """Forged tokens with unknown kids cannot make us hammer the IdP: within the interval after a
     fetch nothing is refetched; after it, one refetch, then quiet again."""
     jwks = mock_idp([JWK])
@@ -90,7 +92,7 @@ async def test_unknown_kids_cause_at_most_one_refetch_per_interval(http: httpx2.
 
 
 @http_mock.mock
-async def test_a_rotated_key_is_picked_up_after_the_interval(http: httpx2.AsyncClient) -> None:
+async def test_a_rotated_key_is_picked_up_after_the_interval(http: BoundedClient) -> None:
     """A new signing key published by the IdP is found by the refetch an unknown kid allows."""
     new_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     new_jwk = {
@@ -102,14 +104,14 @@ async def test_a_rotated_key_is_picked_up_after_the_interval(http: httpx2.AsyncC
     clock = [1000.0]
     verifier = BearerTokenVerifier(settings(), http, jwks_refetch_interval=60, clock=lambda: clock[0])
     assert await verifier.verify_token(token()) is not None
-    jwks.mock(return_value=httpx2.Response(200, json={"keys": [JWK, new_jwk]}))
+    jwks.mock(return_value=http_mock.Response(200, json={"keys": [JWK, new_jwk]}))
     assert await verifier.verify_token(token(kid="k2", key=new_key)) is None  # too soon to refetch
     clock[0] += 61
     assert await verifier.verify_token(token(kid="k2", key=new_key)) is not None
 
 
 @http_mock.mock
-async def test_a_key_of_the_wrong_type_for_the_algorithm_is_not_used(http: httpx2.AsyncClient) -> None:
+async def test_a_key_of_the_wrong_type_for_the_algorithm_is_not_used(http: BoundedClient) -> None:
     """An EC key published under the kid of an RS256 token does not verify it."""
     ec_key = ec.generate_private_key(ec.SECP256R1())
     ec_jwk = {**jwt.algorithms.ECAlgorithm.to_jwk(ec_key.public_key(), as_dict=True), "kid": "k1"}
@@ -120,12 +122,12 @@ async def test_a_key_of_the_wrong_type_for_the_algorithm_is_not_used(http: httpx
 
 @http_mock.mock
 async def test_introspection_results_are_cached_until_expiry_and_refusals_briefly(
-    http: httpx2.AsyncClient,
+    http: BoundedClient,
 ) -> None:
     mock_idp([JWK])
     now = int(time.time())
     introspect = http_mock.post(f"{ISSUER}/introspect").mock(
-        side_effect=lambda request: httpx2.Response(
+        side_effect=lambda request: http_mock.Response(
             200,
             json={"active": True, "sub": "alice", "aud": RESOURCE, "exp": now + 120, "scope": "notes:read"}
             if b"token=good" in request.content
@@ -146,10 +148,10 @@ async def test_introspection_results_are_cached_until_expiry_and_refusals_briefl
 
 
 @http_mock.mock
-async def test_introspection_for_another_audience_is_refused(http: httpx2.AsyncClient) -> None:
+async def test_introspection_for_another_audience_is_refused(http: BoundedClient) -> None:
     mock_idp([JWK])
     http_mock.post(f"{ISSUER}/introspect").mock(
-        return_value=httpx2.Response(
+        return_value=http_mock.Response(
             200, json={"active": True, "sub": "alice", "aud": "https://other.example"}
         )
     )
@@ -157,10 +159,10 @@ async def test_introspection_for_another_audience_is_refused(http: httpx2.AsyncC
 
 
 @http_mock.mock
-async def test_metadata_for_another_issuer_is_not_trusted(http: httpx2.AsyncClient) -> None:
+async def test_metadata_for_another_issuer_is_not_trusted(http: BoundedClient) -> None:
     """RFC 8414 §3.3: a discovery document naming another issuer is refused (no mix-up)."""
     http_mock.get(f"{ISSUER}/.well-known/openid-configuration").mock(
-        return_value=httpx2.Response(
+        return_value=http_mock.Response(
             200, json={"issuer": "https://evil.example", "jwks_uri": f"{ISSUER}/jwks"}
         )
     )

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import time
+from contextlib import aclosing
 
 import pytest
 
-from nextcloud_mcp_server.auth.oidc import OIDCUnavailable, ProviderMetadata
+from nextcloud_mcp_server.auth.oidc import OIDCUnavailable, ProviderMetadata, idp_client
 from nextcloud_mcp_server.config import load_settings
-from nextcloud_mcp_server.http_bounds import idp_client
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
 from nextcloud_mcp_server.nextcloud.dav_xml import UnsafeXML
 from nextcloud_mcp_server.nextcloud.errors import InvalidResponse, NextcloudTimeout
@@ -133,7 +133,7 @@ async def test_the_identity_providers_answers_are_bounded(answer: str) -> None:
     """Discovery that answers with a huge body: OIDCUnavailable, reading stopped at the limit."""
     async with hostile_server() as server:
         settings = idp_settings(f"{server.url}/{answer}")
-        async with idp_client(settings) as http:  # type: ignore[arg-type]
+        async with aclosing(idp_client(settings)) as http:  # type: ignore[arg-type]
             with pytest.raises(OIDCUnavailable, match="larger than 65536 bytes"):
                 await ProviderMetadata(f"{server.url}/{answer}", http).get()
     assert server.sent < SLACK
@@ -142,7 +142,7 @@ async def test_the_identity_providers_answers_are_bounded(answer: str) -> None:
 async def test_a_dripping_identity_provider_ends_at_its_deadline() -> None:
     async with hostile_server() as server:
         settings = idp_settings(f"{server.url}/drip", idp_request_deadline_seconds=1.0)
-        async with idp_client(settings) as http:  # type: ignore[arg-type]
+        async with aclosing(idp_client(settings)) as http:  # type: ignore[arg-type]
             with pytest.raises(OIDCUnavailable, match="within 1 s"):
                 await ProviderMetadata(f"{server.url}/drip", http).get()
 

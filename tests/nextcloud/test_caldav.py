@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-import httpx2
 import pytest
 
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
@@ -26,8 +25,8 @@ PRINCIPAL_HOME = (
 )
 
 
-def multistatus(name: str) -> httpx2.Response:
-    return httpx2.Response(207, text=load(name).body, headers={"Content-Type": "application/xml"})
+def multistatus(name: str) -> http_mock.Response:
+    return http_mock.Response(207, text=load(name).body, headers={"Content-Type": "application/xml"})
 
 
 @pytest.fixture
@@ -42,7 +41,7 @@ def mock_discovery() -> http_mock.Route:
         return_value=multistatus("caldav_principal")
     )
     http_mock.request("PROPFIND", f"{BASE}/remote.php/dav/principals/users/admin/").mock(
-        return_value=httpx2.Response(207, text=PRINCIPAL_HOME)
+        return_value=http_mock.Response(207, text=PRINCIPAL_HOME)
     )
     return http_mock.request("PROPFIND", f"{BASE}/remote.php/dav/calendars/admin/")
 
@@ -76,7 +75,7 @@ async def test_discovery_runs_once_per_user(caldav: CalDAVClient) -> None:
         return_value=multistatus("caldav_principal")
     )
     http_mock.request("PROPFIND", f"{BASE}/remote.php/dav/principals/users/admin/").mock(
-        return_value=httpx2.Response(207, text=PRINCIPAL_HOME)
+        return_value=http_mock.Response(207, text=PRINCIPAL_HOME)
     )
     http_mock.request("PROPFIND", f"{BASE}/remote.php/dav/calendars/admin/").mock(
         return_value=multistatus("caldav_propfind_home")
@@ -106,7 +105,7 @@ async def test_creating_an_existing_uid_is_refused_as_recorded(caldav: CalDAVCli
     """PUT with If-None-Match: * on an existing object: the recorded 412 becomes a clear error."""
     recorded = load("caldav_put_event_again_412")
     href = "/remote.php/dav/calendars/admin/personal/mcp-test-1795312893.ics"
-    route = http_mock.put(f"{BASE}{href}").mock(return_value=httpx2.Response(412, text=recorded.body))
+    route = http_mock.put(f"{BASE}{href}").mock(return_value=http_mock.Response(412, text=recorded.body))
     with pytest.raises(PreconditionFailed, match="an object with this uid already exists"):
         await caldav.put(href, recorded.request_body or "", create=True)
     assert route.calls[0].request.headers["If-None-Match"] == "*"
@@ -115,7 +114,7 @@ async def test_creating_an_existing_uid_is_refused_as_recorded(caldav: CalDAVCli
 @http_mock.mock
 async def test_a_stale_etag_on_update_is_a_conflict(caldav: CalDAVClient) -> None:
     href = "/remote.php/dav/calendars/admin/personal/x.ics"
-    route = http_mock.put(f"{BASE}{href}").mock(return_value=httpx2.Response(412))
+    route = http_mock.put(f"{BASE}{href}").mock(return_value=http_mock.Response(412))
     with pytest.raises(PreconditionFailed, match="nothing was overwritten"):
         await caldav.put(href, "BEGIN:VCALENDAR\r\nEND:VCALENDAR\r\n", etag="old")
     assert route.calls[0].request.headers["If-Match"] == '"old"'

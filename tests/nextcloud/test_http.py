@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 
-import httpx2
 import pytest
 
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential, BearerCredential
@@ -21,6 +20,7 @@ from nextcloud_mcp_server.nextcloud.errors import (
     Unauthorized,
 )
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
+from nextcloud_mcp_server.outbound.errors import AnswerStalled, ExchangeFailed
 from tests import http_mock
 
 BASE = "https://cloud.example.com"
@@ -55,7 +55,11 @@ async def test_get_is_retried_on_503_and_the_third_answer_is_returned(
 ) -> None:
     """Two 503s, then 200: the caller sees the 200; backoff grows and stays within its window."""
     route = http_mock.get(f"{BASE}/status.php").mock(
-        side_effect=[httpx2.Response(503), httpx2.Response(503), httpx2.Response(200, json={"ok": True})]
+        side_effect=[
+            http_mock.Response(503),
+            http_mock.Response(503),
+            http_mock.Response(200, json={"ok": True}),
+        ]
     )
     response = await http.request("GET", "/status.php", credential=None)
     assert response.json() == {"ok": True}
@@ -69,8 +73,8 @@ async def test_get_is_retried_on_503_and_the_third_answer_is_returned(
 async def test_a_locked_read_is_retried_and_a_locked_post_is_not(http: NextcloudHTTP, sleeps: Sleeps) -> None:
     """Nextcloud's Notes API answers concurrent requests of one user with 423 LockedException: a
     GET is sent again, a POST (which may have done its work) is not."""
-    locked = httpx2.Response(423, json={"errorType": "OCP\\Lock\\LockedException"})
-    reads = http_mock.get(f"{BASE}/notes").mock(side_effect=[locked, httpx2.Response(200, json=[])])
+    locked = http_mock.Response(423, json={"errorType": "OCP\\Lock\\LockedException"})
+    reads = http_mock.get(f"{BASE}/notes").mock(side_effect=[locked, http_mock.Response(200, json=[])])
     assert (await http.request("GET", "/notes", credential=ALICE)).json() == []
     assert reads.call_count == 2
     assert len(sleeps.delays) == 1
@@ -84,7 +88,7 @@ async def test_a_locked_read_is_retried_and_a_locked_post_is_not(http: Nextcloud
 async def test_retry_after_is_honoured_on_429(http: NextcloudHTTP, sleeps: Sleeps) -> None:
     """A 429 with `Retry-After: 3` waits at least three seconds before the retry."""
     http_mock.get(f"{BASE}/x").mock(
-        side_effect=[httpx2.Response(429, headers={"Retry-After": "3"}), httpx2.Response(200)]
+        side_effect=[http_mock.Response(429, headers={"Retry-After": "3"}), http_mock.Response(200)]
     )
     await http.request("GET", "/x", credential=None)
     assert sleeps.delays[0] >= 3
@@ -93,7 +97,7 @@ async def test_retry_after_is_honoured_on_429(http: NextcloudHTTP, sleeps: Sleep
 @http_mock.mock
 async def test_a_retry_after_beyond_the_limit_is_not_waited_for(http: NextcloudHTTP, sleeps: Sleeps) -> None:
     """Retry-After of an hour: no retry, a RateLimited error carrying the hint."""
-    http_mock.get(f"{BASE}/x").mock(return_value=httpx2.Response(429, headers={"Retry-After": "3600"}))
+    http_mock.get(f"{BASE}/x").mock(return_value=http_mock.Response(429, headers={"Retry-After": "3600"}))
     with pytest.raises(RateLimited) as caught:
         await http.request("GET", "/x", credential=None)
     assert caught.value.retry_after == 3600
@@ -103,7 +107,7 @@ async def test_a_retry_after_beyond_the_limit_is_not_waited_for(http: NextcloudH
 @http_mock.mock
 async def test_retries_run_out_and_the_last_status_is_raised(http: NextcloudHTTP, sleeps: Sleeps) -> None:
     """Three 503s with two retries allowed end in a ServerError naming the status."""
-    route = http_mock.get(f"{BASE}/x").mock(return_value=httpx2.Response(503))
+    route = http_mock.get(f"{BASE}/x").mock(return_value=http_mock.Response(503))
     with pytest.raises(ServerError, match="HTTP 503"):
         await http.request("GET", "/x", credential=None)
     assert route.call_count == 3
@@ -112,7 +116,7 @@ async def test_retries_run_out_and_the_last_status_is_raised(http: NextcloudHTTP
 @http_mock.mock
 async def test_post_is_never_retried(http: NextcloudHTTP, sleeps: Sleeps) -> None:
     """A POST answered 503 fails at once: it may have been applied, so it is not sent again."""
-    route = http_mock.post(f"{BASE}/notes").mock(return_value=httpx2.Response(503))
+    route = http_mock.post(f"{BASE}/notes").mock(return_value=http_mock.Response(503))
     with pytest.raises(ServerError):
         await http.request("POST", "/notes", credential=ALICE, json={})
     assert route.call_count == 1
@@ -123,7 +127,7 @@ async def test_post_is_never_retried(http: NextcloudHTTP, sleeps: Sleeps) -> Non
 async def test_a_reset_connection_is_retried_for_idempotent_requests(http: NextcloudHTTP) -> None:
     """A connection reset before the answer on a GET is retried once and succeeds."""
     route = http_mock.get(f"{BASE}/x").mock(
-        side_effect=[httpx2.RemoteProtocolError("Server disconnected"), httpx2.Response(200, text="ok")]
+        side_effect=[ExchangeFailed("the server closed the connection"), http_mock.Response(200, text="ok")]
     )
     assert (await http.request("GET", "/x", credential=None)).text == "ok"
     assert route.call_count == 2
@@ -132,7 +136,7 @@ async def test_a_reset_connection_is_retried_for_idempotent_requests(http: Nextc
 @http_mock.mock
 async def test_a_reset_connection_on_post_is_reported_not_retried(http: NextcloudHTTP) -> None:
     """The same reset on a POST becomes NextcloudUnreachable after one attempt."""
-    route = http_mock.post(f"{BASE}/x").mock(side_effect=httpx2.ReadError("reset"))
+    route = http_mock.post(f"{BASE}/x").mock(side_effect=ExchangeFailed("the connection was reset"))
     with pytest.raises(NextcloudUnreachable, match="cloud.example.com"):
         await http.request("POST", "/x", credential=None)
     assert route.call_count == 1
@@ -141,7 +145,7 @@ async def test_a_reset_connection_on_post_is_reported_not_retried(http: Nextclou
 @http_mock.mock
 async def test_timeout_becomes_nextcloud_timeout(http: NextcloudHTTP) -> None:
     """A read timeout is not retried and names the host."""
-    route = http_mock.get(f"{BASE}/x").mock(side_effect=httpx2.ReadTimeout("slow"))
+    route = http_mock.get(f"{BASE}/x").mock(side_effect=AnswerStalled("slow"))
     with pytest.raises(
         NextcloudTimeout, match="Nextcloud at cloud.example.com: no answer within the timeout"
     ):
@@ -149,20 +153,20 @@ async def test_timeout_becomes_nextcloud_timeout(http: NextcloudHTTP) -> None:
     assert route.call_count == 1
 
 
-async def test_connection_refused_is_named() -> None:
-    """The cause is found in the exception chain, whatever the transport's wording.
-    (httpx2.MockTransport here: the routes of http_mock replace the exception chain.)"""
-
-    def refuse(request: httpx2.Request) -> httpx2.Response:
-        try:
-            raise ConnectionRefusedError(111, "Connection refused")
-        except ConnectionRefusedError as exc:
-            raise httpx2.ConnectError("All connection attempts failed") from exc
-
-    http = NextcloudHTTP(BASE, transport=httpx2.MockTransport(refuse))
-    with pytest.raises(NextcloudUnreachable, match="Nextcloud at cloud.example.com: connection refused"):
-        await http.request("GET", "/x", credential=None)
-    await http.aclose()
+async def test_connection_refused_is_named(sleeps: Sleeps) -> None:
+    """A port nobody listens on: the cause is found in aiohttp's error, and the request, which
+    never left, was retried like any request that was never sent."""
+    listener = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    listener.close()
+    await listener.wait_closed()
+    http = NextcloudHTTP(f"http://127.0.0.1:{port}", max_retries=2, sleep=sleeps)
+    try:
+        with pytest.raises(NextcloudUnreachable, match=f"Nextcloud at 127.0.0.1:{port}: connection refused"):
+            await http.request("POST", "/x", credential=None, content=b"{}")
+    finally:
+        await http.aclose()
+    assert len(sleeps.delays) == 2
 
 
 @pytest.mark.parametrize(
@@ -180,7 +184,7 @@ async def test_statuses_map_to_typed_errors(
     http: NextcloudHTTP, status: int, error: type[Exception], text: str
 ) -> None:
     """Each status the API can answer becomes its own error type with a readable sentence."""
-    http_mock.get(f"{BASE}/x").mock(return_value=httpx2.Response(status, text="body"))
+    http_mock.get(f"{BASE}/x").mock(return_value=http_mock.Response(status, text="body"))
     with pytest.raises(error, match=text):
         await http.request("GET", "/x", credential=ALICE)
 
@@ -189,7 +193,7 @@ async def test_statuses_map_to_typed_errors(
 async def test_a_redirect_is_an_error_that_points_at_the_configuration(http: NextcloudHTTP) -> None:
     """A 302 (e.g. to a login page or another host) is not followed: the message says where to."""
     http_mock.get(f"{BASE}/x").mock(
-        return_value=httpx2.Response(302, headers={"Location": "https://other/login"})
+        return_value=http_mock.Response(302, headers={"Location": "https://other/login"})
     )
     with pytest.raises(
         Exception, match=r"redirected \(HTTP 302\) to https://other/login; set NEXTCLOUD_HOST"
@@ -201,7 +205,7 @@ async def test_a_redirect_is_an_error_that_points_at_the_configuration(http: Nex
 async def test_malformed_json_is_an_invalid_response(http: NextcloudHTTP) -> None:
     """An HTML page where JSON was promised becomes InvalidResponse naming the content type."""
     http_mock.get(f"{BASE}/x").mock(
-        return_value=httpx2.Response(200, text="<html>", headers={"Content-Type": "text/html"})
+        return_value=http_mock.Response(200, text="<html>", headers={"Content-Type": "text/html"})
     )
     response = await http.request("GET", "/x", credential=ALICE)
     with pytest.raises(InvalidResponse, match="expected JSON but got text/html"):
@@ -211,7 +215,7 @@ async def test_malformed_json_is_an_invalid_response(http: NextcloudHTTP) -> Non
 @http_mock.mock
 async def test_each_request_carries_its_own_users_credential(http: NextcloudHTTP) -> None:
     """One pool, two users: each request is sent with the credential it was made for."""
-    route = http_mock.get(f"{BASE}/x").mock(return_value=httpx2.Response(200))
+    route = http_mock.get(f"{BASE}/x").mock(return_value=http_mock.Response(200))
     await http.request("GET", "/x", credential=ALICE)
     await http.request("GET", "/x", credential=BearerCredential("tok-of-bob", "bob"))
     await http.request("GET", "/x", credential=None)
@@ -225,7 +229,7 @@ async def test_cookies_nextcloud_sets_are_never_sent_back(http: NextcloudHTTP) -
     user's session into the next user's request."""
     session = "ocabc123=s3ss10n; path=/; secure; HttpOnly; SameSite=Lax"
     route = http_mock.get(f"{BASE}/x").mock(
-        return_value=httpx2.Response(
+        return_value=http_mock.Response(
             200, headers=[("Set-Cookie", session), ("Set-Cookie", "nc_username=alice; path=/")]
         )
     )

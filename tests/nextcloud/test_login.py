@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs, urlsplit
 
-import httpx2
 import pytest
 
 from nextcloud_mcp_server.nextcloud.errors import InvalidResponse, ServerError
@@ -86,15 +85,15 @@ async def test_refusals_say_whether_the_token_itself_is_dead(
 @pytest.mark.parametrize(
     "answer",
     [
-        httpx2.Response(200, text="<html>maintenance</html>", headers={"content-type": "text/html"}),
-        httpx2.Response(200, json=["not", "an", "object"]),
-        httpx2.Response(200, json={"access_token": "a", "expires_in": 3600}),
+        http_mock.Response(200, text="<html>maintenance</html>", headers={"content-type": "text/html"}),
+        http_mock.Response(200, json=["not", "an", "object"]),
+        http_mock.Response(200, json={"access_token": "a", "expires_in": 3600}),
     ],
     ids=["html", "list", "no-refresh-token"],
 )
 @http_mock.mock
 async def test_a_malformed_token_answer_is_an_invalid_response(
-    http: NextcloudHTTP, answer: httpx2.Response
+    http: NextcloudHTTP, answer: http_mock.Response
 ) -> None:
     http_mock.post(TOKEN).mock(return_value=answer)
     with pytest.raises(InvalidResponse):
@@ -132,8 +131,8 @@ async def test_login_flow_urls_move_to_the_public_address_and_the_poll_stays_int
 async def test_polling_answers_nothing_until_granted_then_the_app_password(http: NextcloudHTTP) -> None:
     poll = http_mock.post(f"{BASE}/index.php/login/v2/poll")
     poll.side_effect = [
-        httpx2.Response(404, json=[]),
-        httpx2.Response(200, json={"server": BASE, "loginName": "alice@example.com", "appPassword": "pw"}),
+        http_mock.Response(404, json=[]),
+        http_mock.Response(200, json={"server": BASE, "loginName": "alice@example.com", "appPassword": "pw"}),
     ]
     flows = LoginFlowV2(http)
     flow = LoginFlow("https://x/login", "pt", "/index.php/login/v2/poll")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import httpx2
 import pytest
 
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential, BearerCredential
@@ -52,13 +51,13 @@ async def test_listing_follows_the_chunk_cursor_until_it_is_absent(http: Nextclo
     """Chunks are requested with the cursor of the previous answer; a repeated id is yielded once."""
     route = http_mock.get(f"{API}/notes").mock(
         side_effect=[
-            httpx2.Response(200, json=[note(1), note(2)], headers={"X-Notes-Chunk-Cursor": "c1"}),
-            httpx2.Response(200, json=[note(3), {"id": 1}]),
+            http_mock.Response(200, json=[note(1), note(2)], headers={"X-Notes-Chunk-Cursor": "c1"}),
+            http_mock.Response(200, json=[note(3), {"id": 1}]),
         ]
     )
     notes = await NotesClient(http, ALICE).list_notes(category="Work")
     assert [n.id for n in notes] == [1, 2, 3]
-    first, second = (call.request.url.params for call in route.calls)
+    first, second = (call.request.url.query for call in route.calls)
     assert (first.get("chunkCursor"), first["category"], first["exclude"]) == (None, "Work", "content")
     assert second["chunkCursor"] == "c1"
 
@@ -66,7 +65,7 @@ async def test_listing_follows_the_chunk_cursor_until_it_is_absent(http: Nextclo
 @http_mock.mock
 async def test_a_list_that_is_not_a_list_is_an_invalid_response(http: NextcloudHTTP) -> None:
     """A JSON object where a list of notes belongs is reported, not iterated."""
-    http_mock.get(f"{API}/notes").mock(return_value=httpx2.Response(200, json={"oops": True}))
+    http_mock.get(f"{API}/notes").mock(return_value=http_mock.Response(200, json={"oops": True}))
     with pytest.raises(InvalidResponse, match="list of notes"):
         await NotesClient(http, ALICE).list_notes()
 
@@ -88,7 +87,7 @@ async def test_a_listing_nextcloud_garbled_is_an_invalid_response_naming_the_fau
 ) -> None:
     """Not JSON, too deep, or a note without a note's fields: one clear error, not a crash."""
     http_mock.get(f"{API}/notes").mock(
-        return_value=httpx2.Response(200, content=body, headers={"Content-Type": "text/html"})
+        return_value=http_mock.Response(200, content=body, headers={"Content-Type": "text/html"})
     )
     with pytest.raises(InvalidResponse, match=said):
         await NotesClient(http, ALICE).list_notes()
@@ -97,7 +96,7 @@ async def test_a_listing_nextcloud_garbled_is_an_invalid_response_naming_the_fau
 @http_mock.mock
 async def test_the_last_second_iso_8601_can_show_is_still_a_note(http: NextcloudHTTP) -> None:
     http_mock.get(f"{API}/notes").mock(
-        return_value=httpx2.Response(200, json=[note(1, modified=0), note(2, modified=253_402_300_799)])
+        return_value=http_mock.Response(200, json=[note(1, modified=0), note(2, modified=253_402_300_799)])
     )
     notes = await NotesClient(http, ALICE).list_notes()
     assert [n.modified for n in notes] == [0, 253_402_300_799]
@@ -107,7 +106,7 @@ async def test_the_last_second_iso_8601_can_show_is_still_a_note(http: Nextcloud
 async def test_stale_etag_raises_conflict_carrying_the_recorded_current_note(http: NextcloudHTTP) -> None:
     """The 412 body recorded from a real Nextcloud becomes `NoteConflict.current`."""
     recorded = load("notes_update_ifmatch_stale")
-    route = http_mock.put(f"{API}/notes/77").mock(return_value=httpx2.Response(412, text=recorded.body))
+    route = http_mock.put(f"{API}/notes/77").mock(return_value=http_mock.Response(412, text=recorded.body))
     with pytest.raises(NoteConflict) as caught:
         await NotesClient(http, ALICE).update(
             77, etag="807d5e4428cd4bf785ce449e3bb1cb05", content="stale write"
@@ -121,11 +120,11 @@ async def test_stale_etag_raises_conflict_carrying_the_recorded_current_note(htt
 @http_mock.mock
 async def test_append_redoes_the_write_on_the_newer_version_after_a_conflict(http: NextcloudHTTP) -> None:
     """Someone else's edit between read and write is kept: the append is re-applied on top of it."""
-    http_mock.get(f"{API}/notes/5").mock(return_value=httpx2.Response(200, json=note(5, content="a")))
+    http_mock.get(f"{API}/notes/5").mock(return_value=http_mock.Response(200, json=note(5, content="a")))
     put = http_mock.put(f"{API}/notes/5").mock(
         side_effect=[
-            httpx2.Response(412, json=note(5, content="a\nb", etag="e5b")),
-            httpx2.Response(200, json=note(5, content="a\nb\nc", etag="e5c")),
+            http_mock.Response(412, json=note(5, content="a\nb", etag="e5b")),
+            http_mock.Response(200, json=note(5, content="a\nb\nc", etag="e5c")),
         ]
     )
     result = await NotesClient(http, ALICE).append(5, "c")
@@ -137,8 +136,8 @@ async def test_append_redoes_the_write_on_the_newer_version_after_a_conflict(htt
 @http_mock.mock
 async def test_append_over_the_size_limit_writes_nothing(http: NextcloudHTTP) -> None:
     """The limit applies to the note after appending; no PUT is sent when it would be exceeded."""
-    http_mock.get(f"{API}/notes/5").mock(return_value=httpx2.Response(200, json=note(5, content="x" * 10)))
-    put = http_mock.put(f"{API}/notes/5").mock(return_value=httpx2.Response(200, json=note(5)))
+    http_mock.get(f"{API}/notes/5").mock(return_value=http_mock.Response(200, json=note(5, content="x" * 10)))
+    put = http_mock.put(f"{API}/notes/5").mock(return_value=http_mock.Response(200, json=note(5)))
     with pytest.raises(InvalidNoteInput, match="over the limit of 12"):
         await NotesClient(http, ALICE).append(5, "yyy", max_bytes=12)
     assert put.call_count == 0
@@ -148,7 +147,7 @@ async def test_append_over_the_size_limit_writes_nothing(http: NextcloudHTTP) ->
 async def test_unknown_note_is_a_not_found_naming_the_id(http: NextcloudHTTP) -> None:
     """The recorded 404 body of a real Nextcloud becomes 'note N does not exist'."""
     recorded = load("notes_get_404")
-    http_mock.get(f"{API}/notes/999999").mock(return_value=httpx2.Response(404, text=recorded.body))
+    http_mock.get(f"{API}/notes/999999").mock(return_value=http_mock.Response(404, text=recorded.body))
     with pytest.raises(NotFound, match="note 999999 does not exist"):
         await NotesClient(http, ALICE).get(999999)
 
@@ -159,9 +158,9 @@ async def test_bearer_refused_by_the_notes_api_is_retried_as_basic(http: Nextclo
     recorded = load("oauth2_bearer_notes_list")
     route = http_mock.get(f"{API}/notes").mock(
         side_effect=[
-            httpx2.Response(401, text=recorded.body),
-            httpx2.Response(200, json=[]),
-            httpx2.Response(200, json=[]),
+            http_mock.Response(401, text=recorded.body),
+            http_mock.Response(200, json=[]),
+            http_mock.Response(200, json=[]),
         ]
     )
     client = NotesClient(http, BearerCredential("oauth-token-123", "alice"))
@@ -180,7 +179,10 @@ async def test_bearer_refused_both_ways_explains_the_nextcloud_limitation(http: 
     """When the Basic retry is refused too, the error says why and what to configure."""
     recorded = load("oauth2_bearer_notes_list")
     http_mock.get(f"{API}/notes").mock(
-        side_effect=[httpx2.Response(401, text=recorded.body), httpx2.Response(401, text='{"message":""}')]
+        side_effect=[
+            http_mock.Response(401, text=recorded.body),
+            http_mock.Response(401, text='{"message":""}'),
+        ]
     )
     with pytest.raises(
         BearerRefused, match="refuses OAuth Bearer tokens .* NEXTCLOUD_CONSENT_PROVIDER"
@@ -202,7 +204,7 @@ async def test_a_password_refused_with_the_cors_message_is_a_rejected_credential
     app password deleted a moment ago (seen at its token cache's expiry): that is `Unauthorized`,
     so offline access asks for consent again, not the Bearer limitation."""
     recorded = load("oauth2_bearer_notes_list")
-    route = http_mock.get(f"{API}/notes").mock(return_value=httpx2.Response(401, text=recorded.body))
+    route = http_mock.get(f"{API}/notes").mock(return_value=http_mock.Response(401, text=recorded.body))
     with pytest.raises(Unauthorized) as got:
         await NotesClient(http, credential).list_notes()
     assert not isinstance(got.value, BearerRefused)
@@ -213,7 +215,7 @@ async def test_a_password_refused_with_the_cors_message_is_a_rejected_credential
 @http_mock.mock
 async def test_a_plain_401_is_not_retried_for_basic_credentials(http: NextcloudHTTP) -> None:
     """Wrong Basic credentials fail once; there is nothing to fall back to."""
-    route = http_mock.get(f"{API}/notes").mock(return_value=httpx2.Response(401, text='{"message":""}'))
+    route = http_mock.get(f"{API}/notes").mock(return_value=http_mock.Response(401, text='{"message":""}'))
     with pytest.raises(Unauthorized, match="credentials were rejected"):
         await NotesClient(http, ALICE).list_notes()
     assert route.call_count == 1

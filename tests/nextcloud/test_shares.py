@@ -3,7 +3,6 @@ refused input sends nothing."""
 
 from __future__ import annotations
 
-import httpx2
 import pytest
 
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
@@ -24,9 +23,9 @@ async def client() -> SharesClient:
     await http.aclose()
 
 
-def _answer(name: str) -> httpx2.Response:
+def _answer(name: str) -> http_mock.Response:
     recording = load(name)
-    return httpx2.Response(
+    return http_mock.Response(
         recording.status, text=recording.body, headers={"content-type": "application/json"}
     )
 
@@ -44,7 +43,7 @@ async def test_a_link_share_never_carries_its_password_hash_or_token_out(client:
     """The recorded link answer has the password's hash in two fields; the Share only says
     that there is a password."""
     http_mock.get(f"{SHARES}/1").mock(
-        return_value=httpx2.Response(
+        return_value=http_mock.Response(
             200,
             json={
                 "ocs": {

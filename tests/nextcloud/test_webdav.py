@@ -5,7 +5,6 @@ from __future__ import annotations
 import email.utils
 from datetime import UTC, datetime
 
-import httpx2
 import pytest
 
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
@@ -30,7 +29,7 @@ async def webdav() -> WebDAVClient:
 async def test_a_server_ignoring_range_is_skipped_through_and_cut(webdav: WebDAVClient) -> None:
     """A 200 with the whole body: bytes before the offset are dropped, the page is cut."""
     route = http_mock.get(f"{FILES}/big.bin").mock(
-        return_value=httpx2.Response(
+        return_value=http_mock.Response(
             200, content=bytes(range(256)) * 4, headers={"Content-Type": "application/x"}
         )
     )
@@ -43,7 +42,7 @@ async def test_a_server_ignoring_range_is_skipped_through_and_cut(webdav: WebDAV
 @http_mock.mock
 async def test_a_range_answer_reports_the_total_size(webdav: WebDAVClient) -> None:
     http_mock.get(f"{FILES}/a.txt").mock(
-        return_value=httpx2.Response(
+        return_value=http_mock.Response(
             206,
             content=b"llo",
             headers={"Content-Range": "bytes 2-4/15", "Content-Type": "text/plain; charset=ISO-8859-1"},
@@ -56,7 +55,7 @@ async def test_a_range_answer_reports_the_total_size(webdav: WebDAVClient) -> No
 @http_mock.mock
 async def test_reading_past_the_end_is_an_empty_page(webdav: WebDAVClient) -> None:
     http_mock.get(f"{FILES}/a.txt").mock(
-        return_value=httpx2.Response(416, headers={"Content-Range": "bytes */15"})
+        return_value=http_mock.Response(416, headers={"Content-Range": "bytes */15"})
     )
     page = await webdav.read("a.txt", offset=100, length=10)
     assert (page.data, page.total) == (b"", 15)
@@ -65,7 +64,7 @@ async def test_reading_past_the_end_is_an_empty_page(webdav: WebDAVClient) -> No
 @http_mock.mock
 async def test_recorded_404_names_the_path(webdav: WebDAVClient) -> None:
     http_mock.get(f"{FILES}/mcp-test/nope.txt").mock(
-        return_value=httpx2.Response(404, text=load("webdav_get_404").body)
+        return_value=http_mock.Response(404, text=load("webdav_get_404").body)
     )
     with pytest.raises(NotFound, match="no file or folder at /mcp-test/nope.txt"):
         await webdav.read("mcp-test/nope.txt", length=10)
@@ -74,7 +73,7 @@ async def test_recorded_404_names_the_path(webdav: WebDAVClient) -> None:
 @http_mock.mock
 async def test_recorded_405_on_mkcol_means_it_already_exists(webdav: WebDAVClient) -> None:
     http_mock.request("MKCOL", f"{FILES}/mcp-test").mock(
-        return_value=httpx2.Response(405, text=load("webdav_mkcol_exists_405").body)
+        return_value=http_mock.Response(405, text=load("webdav_mkcol_exists_405").body)
     )
     with pytest.raises(Conflict, match="/mcp-test already exists"):
         await webdav.make_directory("mcp-test")
@@ -83,7 +82,7 @@ async def test_recorded_405_on_mkcol_means_it_already_exists(webdav: WebDAVClien
 @http_mock.mock
 async def test_recorded_412_on_move_says_the_target_exists(webdav: WebDAVClient) -> None:
     route = http_mock.request("MOVE", f"{FILES}/mcp-test/renamed.txt").mock(
-        return_value=httpx2.Response(412, text=load("webdav_move_no_overwrite_412").body)
+        return_value=http_mock.Response(412, text=load("webdav_move_no_overwrite_412").body)
     )
     with pytest.raises(PreconditionFailed, match="target exists: /mcp-test/hello-copy.txt"):
         await webdav.transfer("MOVE", "mcp-test/renamed.txt", "mcp-test/hello-copy.txt", overwrite=False)
@@ -104,7 +103,7 @@ async def test_moving_a_folder_into_itself_or_the_root_is_refused_before_sending
 @http_mock.mock
 async def test_search_sends_a_basicsearch_and_reads_the_recorded_answer(webdav: WebDAVClient) -> None:
     route = http_mock.request("SEARCH", f"{BASE}/remote.php/dav/").mock(
-        return_value=httpx2.Response(207, text=load("webdav_search").body)
+        return_value=http_mock.Response(207, text=load("webdav_search").body)
     )
     since = datetime(2026, 11, 1, tzinfo=UTC)
     found = await webdav.search(SearchFilter(name_pattern="*.txt", mime_type="text/*", modified_since=since))

@@ -29,7 +29,7 @@ from urllib.parse import unquote, urlsplit
 
 from a2wsgi import WSGIMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.types import Receive, Scope, Send
 
 from tests.nextcloud_double import contacts_dav, ocs_api, search_api
@@ -98,6 +98,8 @@ class NextcloudDouble:
         self.ocs_routes: dict[tuple[str, str], Handler] = {}
         self.login = LoginAPI(self.accounts)  # Nextcloud's OAuth2 app and Login Flow v2
         self.shares = SharesAPI(self.files_root, self.accounts)
+        # Host names answered (None: any); others get Nextcloud's "Trusted domain error".
+        self.trusted_domains: tuple[str, ...] | None = None
 
     def inject(self, method: str, path_prefix: str, *statuses: int) -> None:
         """Answer the next requests matching `method` and `path_prefix` with these statuses."""
@@ -162,7 +164,14 @@ class NextcloudDouble:
     ) -> None:
         path = scope["path"]
         response: Response | None = None
-        if path == "/status.php":
+        host = (request.headers.get("host") or "").rsplit(":", 1)[0]
+        if self.trusted_domains is not None and host not in self.trusted_domains:
+            # as the real Nextcloud answers (code 15); its other pages are an HTML page saying so
+            if path == "/status.php":
+                response = JSONResponse({"error": "Trusted domain error.", "code": 15}, status_code=400)
+            else:
+                response = HTMLResponse("<html><body>Access through untrusted domain</body></html>", 400)
+        elif path == "/status.php":
             response = ocs_api.status()
         elif path in ("/.well-known/caldav", "/.well-known/carddav"):
             response = RedirectResponse("/remote.php/dav/", status_code=301)
@@ -186,7 +195,8 @@ class NextcloudDouble:
 
     async def _notes(self, request: Request, caller: Caller | None) -> Response:
         if not self.notes_enabled:
-            return JSONResponse({"message": "app not enabled"}, status_code=404)
+            # Nextcloud's own page, not the Notes API's JSON (seen on the real Nextcloud 29)
+            return HTMLResponse("<!DOCTYPE html><html><head><title>Nextcloud</title></head></html>", 404)
         if request.headers.get("authorization", "").lower().startswith("bearer "):
             # Nextcloud 29's CORS middleware: Bearer tokens are refused on app APIs like Notes.
             return JSONResponse({"message": "CORS requires basic auth"}, status_code=401)
@@ -245,6 +255,10 @@ class NextcloudDouble:
             # (toolsets_delete_folder_ifmatch_412.txt); WsgiDAV would delete the folder.
             headers = [(b"content-type", b"application/xml; charset=utf-8")]
             await _send_whole(send, 412, headers, IF_MATCH_FAILED)
+        elif method == "PUT" and self._parent_missing(scope):
+            # Nextcloud answers a PUT into a missing folder with 404 (WsgiDAV: 409)
+            headers = [(b"content-type", b"application/xml; charset=utf-8")]
+            await _send_whole(send, 404, headers, PARENT_NOT_FOUND)
         elif (
             path.startswith(FILES_PREFIX + "/")
             and method in ("MOVE", "COPY")
@@ -276,6 +290,15 @@ class NextcloudDouble:
             await self._radicale(root, receive, send)
         else:
             await Response(status_code=404)(scope, receive, send)
+
+    def _parent_missing(self, scope: Scope) -> bool:
+        path: str = scope["path"]
+        if not path.startswith(FILES_PREFIX + "/"):
+            return False
+        parts = [unquote(p) for p in path[len(FILES_PREFIX) + 1 :].split("/") if p]
+        if len(parts) < 3 or any(p in (".", "..") for p in parts):
+            return False
+        return not self.files_root.joinpath(*parts[:-1]).is_dir()
 
     def _if_match_on_folder(self, scope: Scope) -> bool:
         path: str = scope["path"]
@@ -379,6 +402,13 @@ IF_MATCH_FAILED = (
     b"  <s:exception>Sabre\\DAV\\Exception\\PreconditionFailed</s:exception>\n"
     b"  <s:message>An If-Match header was specified, but none of the specified ETags matched.</s:message>\n"
     b"  <s:header>If-Match</s:header>\n</d:error>\n"
+)
+
+
+PARENT_NOT_FOUND = (
+    b'<?xml version="1.0" encoding="utf-8"?>\n<d:error xmlns:d="DAV:" xmlns:s="http://sabredav.org/ns">\n'
+    b"  <s:exception>Sabre\\DAV\\Exception\\NotFound</s:exception>\n"
+    b"  <s:message>File with name //a folder could not be located</s:message>\n</d:error>\n"
 )
 
 
