@@ -54,7 +54,9 @@ async def test_a_disabled_notes_app_is_named_by_the_tool(nextcloud: Nextcloud) -
 async def test_writing_into_a_missing_folder_names_create_parents(nextcloud: Nextcloud) -> None:
     with running_app(_settings(nextcloud)) as url:  # type: ignore[arg-type]
         async with http_session(url + "/mcp") as session:
-            refused = await session.call_tool("nc_webdav_write_file", {"path": "Nowhere/x.txt", "content": "x"})
+            refused = await session.call_tool(
+                "nc_webdav_write_file", {"path": "Nowhere/x.txt", "content": "x"}
+            )
             listing = await session.call_tool("nc_webdav_list_directory", {"path": ""})
     assert refused.is_error
     assert "the folder /Nowhere does not exist (pass create_parents=true)" in _text(refused)
