@@ -30,6 +30,7 @@ from nextcloud_mcp_server.auth.resource_server import (
     protected_resource_metadata,
 )
 from nextcloud_mcp_server.auth.scopes import advertised
+from nextcloud_mcp_server.client_address import ClientAddress
 from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.front import BodyLimit
 from nextcloud_mcp_server.health import health_routes
@@ -106,12 +107,13 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Starlet
 
         cross_origin = CROSS_ORIGIN_PATHS
     middleware = [
+        Middleware(ClientAddress, trusted=settings.trusted_proxies),  # before anything counts by address
         Middleware(
             HostOriginGuard,
             allowed_hosts=security.allowed_hosts,
             allowed_origins=security.allowed_origins,
             any_origin_paths=cross_origin,
-        )
+        ),
     ]
     if settings.oauth_enabled:
         resource = settings.mcp_public_url or ""

@@ -1,7 +1,7 @@
 """The authorization server's HTTP routes: the SDK's (/authorize, /token, /register, /revoke and
 RFC 8414 metadata) with what the SDK lacks added around them - the metadata advertises client ID
-metadata documents, RFC 9207 `iss` and the JWKS; /register is rate limited per source address;
-/.well-known/jwks.json publishes the signing keys."""
+metadata documents, RFC 9207 `iss` and the JWKS; /register is rate limited per client address
+(`client_address.py`); /.well-known/jwks.json publishes the signing keys."""
 
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from nextcloud_mcp_server.client_address import client_bucket
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.authz.service import AuthServer
@@ -55,8 +57,7 @@ class RateLimit:
         if scope["type"] != "http" or scope.get("method") not in self.methods:
             await self.app(scope, receive, send)
             return
-        client = scope.get("client")
-        address = client[0] if client else "unknown"
+        address = client_bucket(scope)
         now = self._clock()
         times = self._seen.setdefault(address, deque())
         self._seen.move_to_end(address)
