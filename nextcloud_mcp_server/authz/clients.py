@@ -8,17 +8,36 @@ import logging
 import time
 from collections.abc import Callable
 
-from mcp.shared.auth import OAuthClientInformationFull
+from mcp.shared.auth import InvalidRedirectUriError, OAuthClientInformationFull
+from pydantic import AnyUrl
 
 from nextcloud_mcp_server.authz.cimd import CIMDError, MetadataDocuments, is_metadata_url
+from nextcloud_mcp_server.authz.client_policy import redirect_uri_problem
 from nextcloud_mcp_server.authz.connection import Connection
 from nextcloud_mcp_server.storage.crypto import Cipher, DecryptionFailed
 
-__all__ = ["Clients"]
+__all__ = ["Clients", "PolicedClient"]
 
 logger = logging.getLogger(__name__)
 
 TOUCH_EVERY_SECONDS = 3600.0
+
+
+class PolicedClient(OAuthClientInformationFull):
+    """A client whose redirect URIs the SDK's handlers check against the policy as well
+    (`client_policy.py`): a URI stored before the policy existed is refused at /authorize, and
+    never used for an error redirect either."""
+
+    @classmethod
+    def of(cls, client: OAuthClientInformationFull) -> PolicedClient:
+        return cls.model_validate(client.model_dump(exclude_none=True))
+
+    def validate_redirect_uri(self, redirect_uri: AnyUrl | None) -> AnyUrl:
+        chosen = super().validate_redirect_uri(redirect_uri)
+        problem = redirect_uri_problem(str(chosen))
+        if problem is not None:
+            raise InvalidRedirectUriError(problem)
+        return chosen
 
 
 class Clients:
@@ -56,6 +75,12 @@ class Clients:
         )
 
     async def get(self, client_id: str) -> OAuthClientInformationFull | None:
+        """The client, as a `PolicedClient`: its redirect URIs are checked against the policy
+        whenever the SDK's handlers use one."""
+        found = await self._find(client_id)
+        return PolicedClient.of(found) if found is not None else None
+
+    async def _find(self, client_id: str) -> OAuthClientInformationFull | None:
         if client_id in self._configured:
             return self._configured[client_id]
         if is_metadata_url(client_id):
