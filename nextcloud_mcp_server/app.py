@@ -12,7 +12,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
-from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
@@ -23,6 +22,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
+from nextcloud_mcp_server.auth.bearer import AddressedBearerBackend, throttled
 from nextcloud_mcp_server.auth.resource_server import (
     RequireBearer,
     StepUpGate,
@@ -136,7 +136,9 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Starlet
             StepUpGate(endpoint, scopes_by_tool, meta_url, settings.oauth_scope_style), meta_url
         )
         middleware += [
-            Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(runtime.verifier)),
+            Middleware(
+                AuthenticationMiddleware, backend=AddressedBearerBackend(runtime.verifier), on_error=throttled
+            ),
             Middleware(AuthContextMiddleware),
         ]
         if settings.enable_offline_access:

@@ -109,6 +109,7 @@ class Settings(AuthServerSettings):
     idp_max_answer_bytes: int = Field(default=1024 * 1024, ge=16 * 1024)
     oidc_opaque_tokens: Literal["introspection", "nextcloud", "reject"] = "introspection"
     oidc_introspection_cache_seconds: float = Field(default=30.0, ge=0, le=300)
+    oidc_opaque_refusals_per_minute: int = Field(default=20, ge=1, le=100_000)
     mcp_public_url: str | None = None
     mcp_resource_audiences: str = ""
     oauth_scope_style: Literal["colon", "dot"] = "colon"
