@@ -133,7 +133,7 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Starlet
         ]
         scopes_by_tool = {t.name: t.scopes for t in tools}
         endpoint = RequireBearer(
-            StepUpGate(endpoint, scopes_by_tool, meta_url, settings.oauth_scope_style), meta_url
+            StepUpGate(endpoint, scopes_by_tool, meta_url, settings.oauth_scope_style), meta_url, scopes
         )
         middleware += [
             Middleware(

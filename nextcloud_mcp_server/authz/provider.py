@@ -39,7 +39,7 @@ REPLAYED = "!replayed"
 S256_CHALLENGE = re.compile(r"[A-Za-z0-9_-]{43}")
 MAX_STATE = 1024
 MAX_REDIRECT_URIS = 20
-MAX_CLIENT_BYTES = 16 * 1024
+MAX_CLIENT_BYTES = 8 * 1024  # what is stored; the request itself is bounded too (edges.py)
 
 
 class Provider:
@@ -169,6 +169,7 @@ class Provider:
         if cursor.rowcount != 1:  # replayed while we were issuing
             await self.tokens.revoke_family(family)
             raise TokenError("invalid_grant", "the authorization code was used twice")
+        await self.clients.used(client.client_id)
         return token
 
     # --- refresh and access tokens

@@ -61,6 +61,7 @@ class AuthServerSettings(BaseSettings):
     auth_server_dcr_enabled: bool = True
     auth_server_dcr_per_minute: int = Field(default=10, ge=1, le=10_000)
     auth_server_dcr_unused_days: float = Field(default=7.0, gt=0, le=365)
+    auth_server_dcr_max_unused: int = Field(default=1000, ge=10, le=1_000_000)
     auth_server_cimd_enabled: bool = True
     auth_server_cimd_allow_private: bool = False
     auth_server_cimd_ca_bundle: Path | None = None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from mcp.shared.auth import OAuthClientInformationFull
@@ -204,3 +205,13 @@ def test_the_consent_page_isolates_and_cleans_what_a_client_chose() -> None:
     assert "<bdi>alice</bdi>" in body
     assert "<bdi>client-x</bdi>" in body
     assert "<title>Allow Notes reppleh \u05e2\u05d1?</title>" in body
+
+
+def test_error_redirects_never_go_to_an_unregistered_uri(server: AuthzServer) -> None:
+    """The control for the stored-client case: a registered https client gets its error redirect."""
+    client = server.register(ALLOWED[1])
+    answer = server.authorize(client["client_id"], ALLOWED[1], Pkce.new(), scope="nothing:known")
+    assert answer.status_code == 302
+    assert answer.headers["location"].startswith("https://app.example/cb?kept=1&error=invalid_scope")
+    query = parse_qs(urlsplit(answer.headers["location"]).query)
+    assert query["iss"] == [server.settings.auth_server_issuer]
