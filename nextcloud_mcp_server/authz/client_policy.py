@@ -64,7 +64,8 @@ def _loopback(host: str) -> bool:
 
 
 def redirect_uri_problem(uri: str) -> str | None:
-    """None when `uri` may receive authorization answers, else a sentence saying why not."""
+    """None when `uri` may receive authorization answers, else a sentence saying why not. The
+    sentence never repeats the URI: at /authorize it is shown to the person in the browser."""
     if len(uri) > MAX_REDIRECT_URI:
         return f"a redirect URI may have at most {MAX_REDIRECT_URI} characters"
     hidden = _CONTROL.search(uri) or HIDDEN.search(uri)
@@ -72,10 +73,10 @@ def redirect_uri_problem(uri: str) -> str | None:
         code = f"U+{ord(hidden.group()):04X}"
         return f"a redirect URI must not contain {code} (a space, control or hidden character)"
     if "#" in uri:
-        return f"a redirect URI must not have a fragment: {uri}"
+        return "a redirect URI must not have a fragment"
     scheme, colon, _ = uri.partition(":")
     if not colon or not _SCHEME.fullmatch(scheme.lower()):
-        return f"a redirect URI must be an absolute URI: {uri}"
+        return "a redirect URI must be an absolute URI"
     scheme = scheme.lower()
     if scheme in REFUSED_SCHEMES:
         return f"a redirect URI must not use the {scheme}: scheme"
@@ -84,15 +85,15 @@ def redirect_uri_problem(uri: str) -> str | None:
         host = parts.hostname or ""
         parts.port  # noqa: B018 - raises ValueError for a port out of range
     except ValueError:
-        return f"a redirect URI must be a well-formed URI: {uri}"
+        return "a redirect URI must be a well-formed URI"
     if "@" in parts.netloc:
-        return f"a redirect URI must not carry user info: {uri}"
+        return "a redirect URI must not carry user info"
     if scheme == "https":
-        return None if host else f"an https redirect URI needs a host: {uri}"
+        return None if host else "an https redirect URI needs a host"
     if scheme == "http":
         if _loopback(host):
             return None
-        return f"an http redirect URI must be on loopback (localhost, 127.0.0.1, [::1]); use https: {uri}"
+        return "an http redirect URI must be on loopback (localhost, 127.0.0.1, [::1]); use https"
     return None  # a private-use scheme of an app on the person's device
 
 
@@ -120,7 +121,7 @@ def registration_problem(redirect_uris: Iterable[object], client_name: object) -
             return "redirect_uris must be a list of URIs"
         problem = redirect_uri_problem(str(uri))
         if problem is not None:
-            return problem
+            return f"{problem}: {str(uri)[:200]!r}"
     return name_problem(client_name)
 
 

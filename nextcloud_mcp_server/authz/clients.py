@@ -55,6 +55,11 @@ class PolicedClient(OAuthClientInformationFull):
         return cls.model_validate(client.model_dump(exclude_none=True))
 
     def validate_redirect_uri(self, redirect_uri: AnyUrl | None) -> AnyUrl:
+        # the policy first: a refused URI is never echoed in the SDK's "not registered" message,
+        # which a person's browser shows
+        problem = redirect_uri_problem(str(redirect_uri)) if redirect_uri is not None else None
+        if problem is not None:
+            raise InvalidRedirectUriError(problem)
         chosen = super().validate_redirect_uri(redirect_uri)
         problem = redirect_uri_problem(str(chosen))
         if problem is not None:

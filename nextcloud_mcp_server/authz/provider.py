@@ -78,7 +78,7 @@ class Provider:
         for uri in client_info.redirect_uris or []:
             problem = redirect_uri_problem(str(uri))
             if problem is not None:
-                raise RegistrationError("invalid_redirect_uri", problem)
+                raise RegistrationError("invalid_redirect_uri", f"{problem}: {str(uri)[:200]!r}")
         problem = name_problem(client_info.client_name)
         if problem is not None:
             raise RegistrationError("invalid_client_metadata", problem)
