@@ -49,6 +49,8 @@ REFUSED_SCHEMES = frozenset(
         "resource", "intent", "ftp", "ws", "wss", "mailto", "tel", "sms", "urn", "smb", "ldap",
     }
 )  # fmt: skip
+# Schemes a web site or browser extension registered with the browser: not an app's.
+WEB_HANDLER_PREFIXES = ("web+", "ext+")
 _SCHEME = re.compile(r"[a-z][a-z0-9+.-]{0,63}")
 _CONTROL = re.compile(r"[\x00-\x20\x7f-\x9f]")
 _NAME_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -78,7 +80,7 @@ def redirect_uri_problem(uri: str) -> str | None:
     if not colon or not _SCHEME.fullmatch(scheme.lower()):
         return "a redirect URI must be an absolute URI"
     scheme = scheme.lower()
-    if scheme in REFUSED_SCHEMES:
+    if scheme in REFUSED_SCHEMES or scheme.startswith(WEB_HANDLER_PREFIXES):
         return f"a redirect URI must not use the {scheme}: scheme"
     try:
         parts = urlsplit(uri)

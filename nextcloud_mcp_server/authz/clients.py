@@ -22,6 +22,7 @@ __all__ = ["Clients", "PolicedClient", "RegistrationsFull"]
 logger = logging.getLogger(__name__)
 
 TOUCH_EVERY_SECONDS = 3600.0
+WARN_EVERY_SECONDS = 3600.0
 
 
 # Insert only while fewer than the cap of registrations never used (atomic on SQLite; on
@@ -86,6 +87,7 @@ class Clients:
         self.documents = documents
         self.unused_seconds = unused_seconds
         self.max_unused = max_unused
+        self._full_warned_at = float("-inf")
         self._clock = clock
         self._configured = {str(c["client_id"]): self._from_configuration(c) for c in configured}
 
@@ -152,11 +154,13 @@ class Clients:
             async with self._db.execute(query) as found:
                 row = await found.fetchone()
             oldest = float(row[0]) if row is not None and row[0] is not None else now
-            logger.warning(
-                "dynamic client registration refused: %d unused registrations stored "
-                "(AUTH_SERVER_DCR_MAX_UNUSED); a registration flood?",
-                self.max_unused,
-            )
+            if now - self._full_warned_at > WARN_EVERY_SECONDS:  # a flood: say it once an hour
+                self._full_warned_at = now
+                logger.warning(
+                    "dynamic client registration refused: %d unused registrations stored "
+                    "(AUTH_SERVER_DCR_MAX_UNUSED); a registration flood?",
+                    self.max_unused,
+                )
             raise RegistrationsFull(self.max_unused, max(1, math.ceil(oldest + self.unused_seconds - now)))
 
     async def used(self, client_id: str) -> None:

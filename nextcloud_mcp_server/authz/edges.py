@@ -92,7 +92,7 @@ def check_resource(audiences: Sequence[str]) -> FormCheck:
     """/token: refuse a `resource` that names another server."""
 
     def check(fields: Fields) -> JSONResponse | Fields:
-        foreign = [value for name, value in fields if name == "resource" and value not in audiences]
+        foreign = [value for name, value in fields if name == "resource" and value and value not in audiences]
         if foreign:
             return oauth_error(
                 400,

@@ -39,6 +39,7 @@ REFUSED = [
     ("file:///etc/passwd", "file: scheme"),
     ("blob:https://app.example/1234", "blob: scheme"),
     ("about:blank", "about: scheme"),
+    ("web+mcp:callback", "web+mcp: scheme"),
     ("http://app.example/cb", "loopback"),
     ("http://10.0.0.5/cb", "loopback"),
     ("https://app.example/cb#frag", "fragment"),

@@ -80,6 +80,8 @@ def exchange(server: AuthzServer, **extra: str) -> Any:
 def test_a_code_exchange_for_another_resource_is_invalid_target(server: AuthzServer) -> None:
     foreign = exchange(server, resource=OTHER)
     ours = exchange(server, resource=server.mcp)
+    blank = exchange(server, resource="")  # as if absent: the code's own resource
+    assert blank.status_code == 200, blank.text
     assert foreign.status_code == 400
     assert foreign.json()["error"] == "invalid_target"
     assert "access_token" not in foreign.json()
