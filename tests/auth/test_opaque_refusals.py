@@ -7,11 +7,12 @@ from __future__ import annotations
 import secrets
 from collections.abc import AsyncIterator
 
-import httpx2
 import pytest
 
 from nextcloud_mcp_server.auth import verifier as verifier_module
+from nextcloud_mcp_server.auth.oidc import idp_client
 from nextcloud_mcp_server.auth.verifier import BearerTokenVerifier, TooManyRefusals
+from nextcloud_mcp_server.outbound.client import BoundedClient
 from tests.auth.test_verifier import settings
 
 VALID = {"token-of-alice": "alice", "token-of-bob": "bob"}
@@ -37,20 +38,19 @@ class Nextcloud:
 
 
 @pytest.fixture
-async def http() -> AsyncIterator[httpx2.AsyncClient]:
-    async with httpx2.AsyncClient() as client:
-        yield client
+async def http() -> AsyncIterator[BoundedClient]:
+    client = idp_client(settings())  # never used: Nextcloud is asked through `whoami`
+    yield client
+    await client.aclose()
 
 
-def make(
-    http: httpx2.AsyncClient, nextcloud: Nextcloud, clock: Clock, per_minute: int = 5
-) -> BearerTokenVerifier:
+def make(http: BoundedClient, nextcloud: Nextcloud, clock: Clock, per_minute: int = 5) -> BearerTokenVerifier:
     configured = settings(oidc_opaque_tokens="nextcloud", oidc_opaque_refusals_per_minute=per_minute)
     return BearerTokenVerifier(configured, http, nextcloud_whoami=nextcloud.whoami, clock=clock)
 
 
 async def test_a_flood_of_unknown_tokens_from_one_address_reaches_nextcloud_only_five_times(
-    http: httpx2.AsyncClient,
+    http: BoundedClient,
 ) -> None:
     nextcloud, clock = Nextcloud(), Clock()
     verifier = make(http, nextcloud, clock)
@@ -70,7 +70,7 @@ async def test_a_flood_of_unknown_tokens_from_one_address_reaches_nextcloud_only
     assert len(nextcloud.asked) == 7
 
 
-async def test_valid_tokens_do_not_use_up_the_budget(http: httpx2.AsyncClient) -> None:
+async def test_valid_tokens_do_not_use_up_the_budget(http: BoundedClient) -> None:
     nextcloud, clock = Nextcloud(), Clock()
     verifier = make(http, nextcloud, clock, per_minute=1)
     for _ in range(3):
@@ -80,7 +80,7 @@ async def test_valid_tokens_do_not_use_up_the_budget(http: httpx2.AsyncClient) -
     assert len(nextcloud.asked) == 6
 
 
-async def test_a_refused_token_is_remembered_by_its_digest_only(http: httpx2.AsyncClient) -> None:
+async def test_a_refused_token_is_remembered_by_its_digest_only(http: BoundedClient) -> None:
     nextcloud, clock = Nextcloud(), Clock()
     verifier = make(http, nextcloud, clock)
     for _ in range(10):
@@ -90,7 +90,7 @@ async def test_a_refused_token_is_remembered_by_its_digest_only(http: httpx2.Asy
 
 
 async def test_a_flood_of_refusals_does_not_push_accepted_tokens_out_of_the_cache(
-    http: httpx2.AsyncClient, monkeypatch: pytest.MonkeyPatch
+    http: BoundedClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(verifier_module, "MAX_CACHED", 10)
     nextcloud, clock = Nextcloud(), Clock()
@@ -103,7 +103,7 @@ async def test_a_flood_of_refusals_does_not_push_accepted_tokens_out_of_the_cach
     assert len(nextcloud.asked) == asked  # still cached
 
 
-async def test_without_an_address_nothing_is_throttled(http: httpx2.AsyncClient) -> None:
+async def test_without_an_address_nothing_is_throttled(http: BoundedClient) -> None:
     """The SDK's own backend passes no address: the old behaviour, unbounded."""
     nextcloud, clock = Nextcloud(), Clock()
     verifier = make(http, nextcloud, clock, per_minute=1)
