@@ -12,7 +12,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
-from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
@@ -23,6 +22,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
+from nextcloud_mcp_server.auth.bearer import AddressedBearerBackend, throttled
 from nextcloud_mcp_server.auth.resource_server import (
     RequireBearer,
     StepUpGate,
@@ -30,6 +30,7 @@ from nextcloud_mcp_server.auth.resource_server import (
     protected_resource_metadata,
 )
 from nextcloud_mcp_server.auth.scopes import advertised
+from nextcloud_mcp_server.client_address import ClientAddress
 from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.front import BodyLimit
 from nextcloud_mcp_server.health import health_routes
@@ -106,12 +107,13 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Starlet
 
         cross_origin = CROSS_ORIGIN_PATHS
     middleware = [
+        Middleware(ClientAddress, trusted=settings.trusted_proxies),  # before anything counts by address
         Middleware(
             HostOriginGuard,
             allowed_hosts=security.allowed_hosts,
             allowed_origins=security.allowed_origins,
             any_origin_paths=cross_origin,
-        )
+        ),
     ]
     if settings.oauth_enabled:
         resource = settings.mcp_public_url or ""
@@ -131,10 +133,12 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Starlet
         ]
         scopes_by_tool = {t.name: t.scopes for t in tools}
         endpoint = RequireBearer(
-            StepUpGate(endpoint, scopes_by_tool, meta_url, settings.oauth_scope_style), meta_url
+            StepUpGate(endpoint, scopes_by_tool, meta_url, settings.oauth_scope_style), meta_url, scopes
         )
         middleware += [
-            Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(runtime.verifier)),
+            Middleware(
+                AuthenticationMiddleware, backend=AddressedBearerBackend(runtime.verifier), on_error=throttled
+            ),
             Middleware(AuthContextMiddleware),
         ]
         if settings.enable_offline_access:

@@ -17,6 +17,7 @@ from pydantic import Field, SecretStr, ValidationError, field_validator, model_v
 from pydantic_settings import SettingsConfigDict
 
 from nextcloud_mcp_server.authz.settings import AuthServerSettings
+from nextcloud_mcp_server.client_address import TrustedProxies, parse_trusted_proxies
 
 __all__ = ["ConfigError", "Settings", "load_settings"]
 
@@ -91,6 +92,8 @@ class Settings(AuthServerSettings):
     mcp_max_sessions_per_user: int = Field(default=10, ge=1, le=100_000)
     mcp_session_opens_per_minute: int = Field(default=60, ge=1, le=60_000)
     mcp_session_idle_timeout_seconds: float = Field(default=1800.0, gt=0, le=86_400)
+    # reverse proxies whose X-Forwarded-For names the client (client_address.py); default: none
+    forwarded_allow_ips: str = ""
 
     # --- OAuth resource server (multi-user); setting OIDC_ISSUER turns it on
     oidc_issuer: str | None = None
@@ -106,6 +109,7 @@ class Settings(AuthServerSettings):
     idp_max_answer_bytes: int = Field(default=1024 * 1024, ge=16 * 1024)
     oidc_opaque_tokens: Literal["introspection", "nextcloud", "reject"] = "introspection"
     oidc_introspection_cache_seconds: float = Field(default=30.0, ge=0, le=300)
+    oidc_opaque_refusals_per_minute: int = Field(default=20, ge=1, le=100_000)
     mcp_public_url: str | None = None
     mcp_resource_audiences: str = ""
     oauth_scope_style: Literal["colon", "dot"] = "colon"
@@ -276,6 +280,12 @@ class Settings(AuthServerSettings):
         """Typed into a form (Claude Desktop's is free text), `Read` or ` write` is that level."""
         return value.strip().lower() if isinstance(value, str) else value
 
+    @field_validator("forwarded_allow_ips")
+    @classmethod
+    def _proxies(cls, value: str) -> str:
+        parse_trusted_proxies(value)
+        return value
+
     @field_validator("mcp_allowed_hosts")
     @classmethod
     def _hosts(cls, value: str) -> str:
@@ -290,6 +300,10 @@ class Settings(AuthServerSettings):
     def allowed_hosts(self) -> list[str]:
         """Host names (optionally with :port) that clients may use to reach the HTTP transport."""
         return [h.strip().lower() for h in self.mcp_allowed_hosts.split(",") if h.strip()]
+
+    @property
+    def trusted_proxies(self) -> TrustedProxies:
+        return TrustedProxies(parse_trusted_proxies(self.forwarded_allow_ips))
 
     @property
     def nextcloud_hostname(self) -> str:

@@ -20,9 +20,14 @@ from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
 from nextcloud_mcp_server.nextcloud.models import ServerStatus
 from nextcloud_mcp_server.nextcloud.ocs import OCSClient
 
-__all__ = ["Check", "format_report", "run_checks"]
+__all__ = ["TLS_OFF", "Check", "format_report", "run_checks"]
 
 Status = Literal["ok", "warn", "fail", "skip"]
+TLS_OFF = (
+    "NEXTCLOUD_VERIFY_TLS=false: Nextcloud's certificate is not checked, so anyone on the path can "
+    "read and change every request, passwords and tokens included. Set NEXTCLOUD_CA_BUNDLE to the "
+    "CA that signed it instead"
+)
 
 _PRINCIPAL_QUERY = (
     '<?xml version="1.0"?><d:propfind xmlns:d="DAV:">'
@@ -56,6 +61,8 @@ async def run_checks(
     that advances by a set amount per request, so the verdict never depends on machine speed;
     `trace_configs` let them see each request)."""
     results: list[Check] = []
+    if not settings.nextcloud_verify_tls:
+        results.append(Check("tls", "warn", TLS_OFF))
     options = settings.nextcloud_http_options()
     options.update(timeout=min(settings.nextcloud_timeout_seconds, 15.0), max_retries=0)
     http = NextcloudHTTP(settings.nextcloud_host or "", **options, trace_configs=trace_configs)

@@ -167,6 +167,9 @@ def uvicorn_options(settings: Settings) -> dict[str, Any]:
         "http": guarded_protocol(settings),
         "loop": event_loop(),
         "limit_concurrency": settings.mcp_max_connections,
+        # X-Forwarded-* are read by client_address.py only, from FORWARDED_ALLOW_IPS: uvicorn's
+        # own handling would trust them from 127.0.0.1 (or its FORWARDED_ALLOW_IPS) by default
+        "proxy_headers": False,
         "timeout_keep_alive": 5,
     }
 

@@ -46,6 +46,11 @@ class Runtime:
         credentials: CredentialResolver | None = None,
     ) -> None:
         self.settings = settings
+        if not settings.nextcloud_verify_tls:
+            logger.warning(
+                "NEXTCLOUD_VERIFY_TLS=false: Nextcloud's TLS certificate is not checked; anyone on the "
+                "path can read and change every request, credentials included. Use NEXTCLOUD_CA_BUNDLE"
+            )
         self._http: NextcloudHTTP | None = None
         self._idp_http: BoundedClient | None = None
         self._verifier: BearerTokenVerifier | None = None

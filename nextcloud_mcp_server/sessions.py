@@ -28,6 +28,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from nextcloud_mcp_server.auth.caller import caller_from_scope
+from nextcloud_mcp_server.client_address import client_bucket
 
 __all__ = ["SessionLimiter", "owner_of"]
 
@@ -46,8 +47,7 @@ def owner_of(scope: Scope) -> str:
     caller = caller_from_scope(scope)
     if caller is not None:
         return f"sub:{caller.issuer} {caller.subject}"
-    client = scope.get("client")
-    return f"addr:{client[0] if client else 'unknown'}"
+    return f"addr:{client_bucket(scope)}"
 
 
 def _open_sessions(manager: StreamableHTTPSessionManager) -> dict[str, Any]:

@@ -20,6 +20,7 @@ import httpx
 
 from nextcloud_mcp_server.app import create_app
 from nextcloud_mcp_server.config import Settings, load_settings
+from nextcloud_mcp_server.front import uvicorn_options
 from nextcloud_mcp_server.runtime import Runtime
 from nextcloud_mcp_server.storage.crypto import generate_key
 from tests.nextcloud_double.server import serve_in_thread
@@ -143,5 +144,6 @@ def authz_server(nextcloud_url: str, store_path: Path, **overrides: Any) -> Iter
     }
     settings = load_settings(env_file=None, **wanted)
     runtime = LoopRuntime(settings)
-    with serve_in_thread(create_app(settings, runtime=runtime), port=port):
+    # uvicorn as `run` configures it: the front's protocol and its proxy-header handling
+    with serve_in_thread(create_app(settings, runtime=runtime), port=port, **uvicorn_options(settings)):
         yield AuthzServer(base, settings, runtime)

@@ -28,6 +28,7 @@ from nextcloud_mcp_server.auth.consent_providers import ConsentFailed
 from nextcloud_mcp_server.auth.errors import OIDCUnavailable
 from nextcloud_mcp_server.auth.oidc_client import CALLBACK_PATH
 from nextcloud_mcp_server.auth.provisioning import AUTHORIZE_PATH
+from nextcloud_mcp_server.nextcloud.names import HIDDEN
 from nextcloud_mcp_server.storage.crypto import DecryptionFailed
 from nextcloud_mcp_server.storage.records import ConsentError
 
@@ -82,6 +83,9 @@ def document(
 ) -> HTMLResponse:
     """A page of ours around `body`, which is HTML the caller escaped. `refresh` (seconds, URL)
     reloads it without script."""
+    # nothing on a page of ours may reorder or hide what it says (a client's name, a message from
+    # Nextcloud or the identity provider): such characters are dropped wherever they came from
+    title, body = HIDDEN.sub("", title), HIDDEN.sub("", body)
     meta = ""
     if refresh is not None:
         meta = f"<meta http-equiv=refresh content='{refresh[0]}; url={html.escape(refresh[1])}'>"

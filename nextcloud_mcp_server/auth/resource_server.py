@@ -3,7 +3,8 @@
 - Protected resource metadata (RFC 9728) at `/.well-known/oauth-protected-resource` and at the
   path-inserted form for the MCP endpoint, with the scopes the tools declare.
 - `RequireBearer`: no valid token -> 401 with `WWW-Authenticate: Bearer error="invalid_token",
-  resource_metadata="..."` (RFC 6750 §3, RFC 9728 §5.1).
+  scope="...", resource_metadata="..."` (RFC 6750 §3, RFC 9728 §5.1): the scopes the tools use,
+  which the MCP authorization specification has clients ask for first.
 - `StepUpGate`: a `tools/call` for a tool whose scopes the token lacks -> 403
   `insufficient_scope` with `scope="<held> <needed>"`, so OAuth clients can re-authorize.
 - `tool_list_filter`: `tools/list` shows only the tools the token's scopes allow.
@@ -71,14 +72,17 @@ def www_authenticate(
 class RequireBearer:
     """Lets a request through only with a valid bearer token."""
 
-    def __init__(self, app: ASGIApp, resource_metadata: str) -> None:
+    def __init__(self, app: ASGIApp, resource_metadata: str, scopes: list[str] | None = None) -> None:
         self.app = app
         self.resource_metadata = resource_metadata
+        self.scope = " ".join(scopes) if scopes else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and caller_from_scope(scope) is None:
             described = "a valid bearer token for this server is required"
-            header = www_authenticate("invalid_token", self.resource_metadata, description=described)
+            header = www_authenticate(
+                "invalid_token", self.resource_metadata, scope=self.scope, description=described
+            )
             body = {"error": "invalid_token", "error_description": described}
             await JSONResponse(body, status_code=401, headers={"WWW-Authenticate": header})(
                 scope, receive, send

@@ -8,14 +8,21 @@ Four steps, each refusing on its own (the reason is logged, never the token):
 3. validate claims: issuer, expiry, not-before, issued-at, and **our own audience only**;
 4. map the caller to a Nextcloud user (a configurable claim).
 Scopes are checked per tool elsewhere (`auth/scopes.py`, `auth/resource_server.py`).
+
+An opaque token costs a request to the issuer or to Nextcloud (through the pool real users share),
+so unknown ones are bounded per client address: at most OIDC_OPAQUE_REFUSALS_PER_MINUTE refused
+in a minute, then `TooManyRefusals` (429) without asking anyone. A refused token's SHA-256 digest
+is remembered for a short while, apart from the accepted ones so a flood cannot push those out;
+the token itself is never kept.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
@@ -28,7 +35,7 @@ from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.outbound.client import BoundedClient
 from nextcloud_mcp_server.outbound.errors import OutboundError
 
-__all__ = ["BearerTokenVerifier", "TokenRejected"]
+__all__ = ["BearerTokenVerifier", "TokenRejected", "TooManyRefusals"]
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +55,15 @@ class OwnIssuer(Protocol):
 
 class TokenRejected(Exception):
     """Why a token was refused (for the log; the client only sees 401 invalid_token)."""
+
+
+class TooManyRefusals(Exception):
+    """This address presented more unknown opaque tokens than OIDC_OPAQUE_REFUSALS_PER_MINUTE;
+    `retry_after` seconds until the next one is checked."""
+
+    def __init__(self, retry_after: int) -> None:
+        super().__init__(f"too many unknown bearer tokens from this address; try again in {retry_after} s")
+        self.retry_after = retry_after
 
 
 def _digest(token: str) -> str:
@@ -76,6 +92,34 @@ class _TTLCache:
             self._items.popitem(last=False)
 
 
+class _RefusalBudget:
+    """Per address: the checks of unknown opaque tokens in the last minute that were not accepted.
+    A check counts from its start (a burst cannot outrun the count) and is given back if the token
+    turns out valid."""
+
+    def __init__(self, per_minute: int, clock: Callable[[], float]) -> None:
+        self.per_minute = per_minute
+        self._clock = clock
+        self._seen: OrderedDict[str, deque[float]] = OrderedDict()
+
+    def take(self, address: str) -> None:
+        now = self._clock()
+        times = self._seen.setdefault(address, deque())
+        self._seen.move_to_end(address)
+        while times and times[0] <= now - 60:
+            times.popleft()
+        if len(times) >= self.per_minute:
+            raise TooManyRefusals(max(1, math.ceil(times[0] + 60 - now)))
+        times.append(now)
+        while len(self._seen) > MAX_CACHED:
+            self._seen.popitem(last=False)
+
+    def give_back(self, address: str) -> None:
+        times = self._seen.get(address)
+        if times:
+            times.pop()
+
+
 class BearerTokenVerifier:
     """Verifies access tokens presented to this MCP server."""
 
@@ -100,6 +144,8 @@ class BearerTokenVerifier:
         self.jwks = JWKSCache(self._jwks_uri, http, refetch_interval=jwks_refetch_interval, clock=clock)
         self._whoami = nextcloud_whoami
         self._cache = _TTLCache(clock)
+        self._refused = _TTLCache(clock)  # refusals apart: a flood of them evicts no accepted token
+        self._budget = _RefusalBudget(settings.oidc_opaque_refusals_per_minute, clock)
 
     async def _jwks_uri(self) -> str:
         uri = self.settings.oidc_jwks_uri or await self.metadata.endpoint("jwks_uri")
@@ -107,11 +153,13 @@ class BearerTokenVerifier:
             raise OIDCUnavailable("the identity provider publishes no jwks_uri; set OIDC_JWKS_URI")
         return uri
 
-    async def verify_token(self, token: str) -> AccessToken | None:
+    async def verify_token(self, token: str, address: str | None = None) -> AccessToken | None:
+        """The token's access, or None. With the client's `address`, unknown opaque tokens are
+        bounded per address (raises `TooManyRefusals`)."""
         try:
             if token.count(".") == 2:
                 return await self._verify_jwt(token)
-            return await self._verify_opaque(token)
+            return await self._verify_opaque(token, address)
         except TokenRejected as exc:
             logger.info("bearer token refused: %s", exc)
         except OIDCUnavailable as exc:
@@ -180,7 +228,7 @@ class BearerTokenVerifier:
 
     # --- opaque tokens
 
-    async def _verify_opaque(self, token: str) -> AccessToken:
+    async def _verify_opaque(self, token: str, address: str | None) -> AccessToken:
         mode = self.settings.oidc_opaque_tokens
         if self._own is not None:
             raise TokenRejected("opaque tokens are not accepted: this server issues JWTs")
@@ -188,17 +236,25 @@ class BearerTokenVerifier:
             raise TokenRejected("opaque tokens are not accepted (OIDC_OPAQUE_TOKENS=reject)")
         key = f"{mode}:{_digest(token)}"
         hit, cached = self._cache.get(key)
-        if hit:
-            if cached is None:
-                raise TokenRejected("token refused recently (cached)")
+        if hit and cached is not None:
             return cached
+        if self._refused.get(key)[0]:
+            raise TokenRejected("token refused recently (cached)")
+        if address is not None:
+            self._budget.take(address)
         try:
             access = await (
                 self._introspect(token) if mode == "introspection" else self._ask_nextcloud(token)
             )
         except TokenRejected:
-            self._cache.put(key, None, NEGATIVE_CACHE_SECONDS)
+            self._refused.put(key, None, NEGATIVE_CACHE_SECONDS)
             raise
+        except BaseException:
+            if address is not None:
+                self._budget.give_back(address)  # the issuer's trouble, not the caller's token
+            raise
+        if address is not None:
+            self._budget.give_back(address)
         # A token revoked at the issuer stays accepted for at most this long.
         ceiling = (
             self.settings.oidc_introspection_cache_seconds

@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 from mcp.shared.auth import OAuthClientInformationFull
 from pydantic import ValidationError
 
+from nextcloud_mcp_server.authz.client_policy import registration_problem
 from nextcloud_mcp_server.outbound.addresses import PublicOnlyResolver, check_literal, public_address
 from nextcloud_mcp_server.outbound.client import BoundedClient, Bounds
 from nextcloud_mcp_server.outbound.errors import AddressRefused, OutboundError
@@ -73,6 +74,9 @@ def _client(url: str, document: Any, scopes: list[str]) -> OAuthClientInformatio
     name = document.get("client_name")
     if name is not None and (not isinstance(name, str) or len(name) > 200):
         raise CIMDError("client_name must be text of at most 200 characters")
+    refused = registration_problem(uris, name)  # the one redirect URI and name policy (ADR 0034)
+    if refused is not None:
+        raise CIMDError(refused)
     wanted = document.get("scope")
     scope = " ".join(scopes) if wanted is None else " ".join(s for s in str(wanted).split() if s in scopes)
     try:

@@ -5,20 +5,67 @@ AUTH_SERVER_DCR_UNUSED_DAYS), and client ID metadata documents (a URL as client_
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Callable
 
-from mcp.shared.auth import OAuthClientInformationFull
+from mcp.shared.auth import InvalidRedirectUriError, OAuthClientInformationFull
+from pydantic import AnyUrl
 
 from nextcloud_mcp_server.authz.cimd import CIMDError, MetadataDocuments, is_metadata_url
+from nextcloud_mcp_server.authz.client_policy import redirect_uri_problem
 from nextcloud_mcp_server.authz.connection import Connection
 from nextcloud_mcp_server.storage.crypto import Cipher, DecryptionFailed
 
-__all__ = ["Clients"]
+__all__ = ["Clients", "PolicedClient", "RegistrationsFull"]
 
 logger = logging.getLogger(__name__)
 
 TOUCH_EVERY_SECONDS = 3600.0
+WARN_EVERY_SECONDS = 3600.0
+
+
+# Insert only while fewer than the cap of registrations never used (atomic on SQLite; on
+# PostgreSQL concurrent registrations may overshoot by the few that race).
+_REGISTER = (
+    "INSERT INTO authz_clients (client_id, info, created_at, last_used_at) SELECT ?, ?, ?, ? "
+    "WHERE (SELECT COUNT(*) FROM authz_clients WHERE used_at IS NULL) < ?"
+)
+
+
+class RegistrationsFull(Exception):
+    """As many unused registrations are stored as AUTH_SERVER_DCR_MAX_UNUSED allows; str() says so
+    and `retry_after` is when the oldest of them expires (seconds)."""
+
+    def __init__(self, limit: int, retry_after: int) -> None:
+        super().__init__(
+            f"this server keeps at most {limit} client registrations that were never used "
+            "(AUTH_SERVER_DCR_MAX_UNUSED) and has that many; try again later, or register by client "
+            "ID metadata document"
+        )
+        self.retry_after = retry_after
+
+
+class PolicedClient(OAuthClientInformationFull):
+    """A client whose redirect URIs the SDK's handlers check against the policy as well
+    (`client_policy.py`): a URI stored before the policy existed is refused at /authorize, and
+    never used for an error redirect either."""
+
+    @classmethod
+    def of(cls, client: OAuthClientInformationFull) -> PolicedClient:
+        return cls.model_validate(client.model_dump(exclude_none=True))
+
+    def validate_redirect_uri(self, redirect_uri: AnyUrl | None) -> AnyUrl:
+        # the policy first: a refused URI is never echoed in the SDK's "not registered" message,
+        # which a person's browser shows
+        problem = redirect_uri_problem(str(redirect_uri)) if redirect_uri is not None else None
+        if problem is not None:
+            raise InvalidRedirectUriError(problem)
+        chosen = super().validate_redirect_uri(redirect_uri)
+        problem = redirect_uri_problem(str(chosen))
+        if problem is not None:
+            raise InvalidRedirectUriError(problem)
+        return chosen
 
 
 class Clients:
@@ -31,6 +78,7 @@ class Clients:
         scopes: list[str],
         documents: MetadataDocuments | None,
         unused_seconds: float,
+        max_unused: int = 1000,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._db = db
@@ -38,6 +86,8 @@ class Clients:
         self.scopes = scopes
         self.documents = documents
         self.unused_seconds = unused_seconds
+        self.max_unused = max_unused
+        self._full_warned_at = float("-inf")
         self._clock = clock
         self._configured = {str(c["client_id"]): self._from_configuration(c) for c in configured}
 
@@ -56,6 +106,12 @@ class Clients:
         )
 
     async def get(self, client_id: str) -> OAuthClientInformationFull | None:
+        """The client, as a `PolicedClient`: its redirect URIs are checked against the policy
+        whenever the SDK's handlers use one."""
+        found = await self._find(client_id)
+        return PolicedClient.of(found) if found is not None else None
+
+    async def _find(self, client_id: str) -> OAuthClientInformationFull | None:
         if client_id in self._configured:
             return self._configured[client_id]
         if is_metadata_url(client_id):
@@ -91,9 +147,27 @@ class Clients:
             field="info",
         )
         now = self._clock()
+        cursor = await self._db.execute(_REGISTER, (client.client_id, sealed, now, now, self.max_unused))
+        await self._db.commit()
+        if cursor.rowcount != 1:
+            query = "SELECT MIN(last_used_at) FROM authz_clients WHERE used_at IS NULL"
+            async with self._db.execute(query) as found:
+                row = await found.fetchone()
+            oldest = float(row[0]) if row is not None and row[0] is not None else now
+            if now - self._full_warned_at > WARN_EVERY_SECONDS:  # a flood: say it once an hour
+                self._full_warned_at = now
+                logger.warning(
+                    "dynamic client registration refused: %d unused registrations stored "
+                    "(AUTH_SERVER_DCR_MAX_UNUSED); a registration flood?",
+                    self.max_unused,
+                )
+            raise RegistrationsFull(self.max_unused, max(1, math.ceil(oldest + self.unused_seconds - now)))
+
+    async def used(self, client_id: str) -> None:
+        """The client got a token: it no longer counts as an unused registration."""
         await self._db.execute(
-            "INSERT INTO authz_clients (client_id, info, created_at, last_used_at) VALUES (?, ?, ?, ?)",
-            (client.client_id, sealed, now, now),
+            "UPDATE authz_clients SET used_at = ? WHERE client_id = ? AND used_at IS NULL",
+            (self._clock(), client_id),
         )
         await self._db.commit()
 

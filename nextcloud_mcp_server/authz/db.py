@@ -76,6 +76,12 @@ AUTHZ_MIGRATIONS: list[str] = [
         retired_at REAL
     )
     """,
+    # 2: when a dynamically registered client first got a token (NULL: never) - the cap on unused
+    # registrations counts the others (AUTH_SERVER_DCR_MAX_UNUSED)
+    """
+    ALTER TABLE authz_clients ADD COLUMN used_at REAL;
+    UPDATE authz_clients SET used_at = last_used_at WHERE last_used_at > created_at
+    """,
 ]
 
 

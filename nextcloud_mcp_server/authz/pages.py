@@ -1,6 +1,7 @@
 """The pages a person sees while an MCP client is authorized: the consent page, the Login Flow
 hand-off page and the error pages. No script anywhere; every text from outside (client name,
-redirect URI, account) is escaped; the headers are the shared strict ones (`auth/consent.py`).
+redirect URI, account) is escaped, isolated (`<bdi>`) and stripped of characters that reorder or
+hide text; the headers are the shared strict ones (`auth/consent.py`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from starlette.responses import HTMLResponse
 
 from nextcloud_mcp_server.auth.consent import document, page, security_headers
 from nextcloud_mcp_server.auth.scopes import normalize
+from nextcloud_mcp_server.authz.client_policy import shown
 
 __all__ = [
     "SCOPE_WORDS",
@@ -75,6 +77,12 @@ def form_action(redirect_uri: str) -> str:
     return f"'self' {scheme}://{host}" if host is not None else f"'self' {scheme}:"
 
 
+def _isolated(text: str) -> str:
+    """Text from outside, escaped, without characters that reorder or hide text, and isolated
+    (`<bdi>`): right-to-left text in a client's name cannot reorder the sentence around it."""
+    return f"<bdi>{html.escape(shown(text))}</bdi>"
+
+
 def error_page(title: str, message: str, *, status: int = 400) -> HTMLResponse:
     return page(title, message, ok=False, status=status)
 
@@ -91,15 +99,15 @@ def consent_page(
     account: str,
 ) -> HTMLResponse:
     """Approve or decline: names the client, where it sends the answer, what it may do, and as whom."""
-    name = html.escape(client_name or client_id)
-    items = "".join(f"<li>{html.escape(words)}</li>" for words in scope_words(scopes))
+    name = _isolated(client_name or client_id)
+    items = "".join(f"<li>{_isolated(words)}</li>" for words in scope_words(scopes))
     body = (
         f"<h1>Allow {name} to use your Nextcloud?</h1>"
-        f"<p>You are signed in to Nextcloud as <strong>{html.escape(account)}</strong>.</p>"
+        f"<p>You are signed in to Nextcloud as <strong>{_isolated(account)}</strong>.</p>"
         f"<p><strong>{name}</strong> asks to act for you. It may:</p><ul>{items}</ul>"
         f"<p class=note>After your answer, your browser goes to "
-        f"<strong>{html.escape(redirect_host(redirect_uri))}</strong>. The app chose its own name; "
-        f"its client ID is <code>{html.escape(client_id)}</code>. Approve only if you started this "
+        f"<strong>{_isolated(redirect_host(redirect_uri))}</strong>. The app chose its own name; "
+        f"its client ID is <code>{_isolated(client_id)}</code>. Approve only if you started this "
         f"from that app.</p>"
         f"<form method=post action='{html.escape(action)}'>"
         f"<input type=hidden name=request value='{html.escape(request_id)}'>"

@@ -26,6 +26,7 @@ from mcp.server.auth.provider import (
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 from nextcloud_mcp_server.auth.scopes import normalize
+from nextcloud_mcp_server.authz.client_policy import name_problem, redirect_uri_problem
 from nextcloud_mcp_server.authz.clients import Clients
 from nextcloud_mcp_server.authz.connection import Connection
 from nextcloud_mcp_server.authz.db import digest
@@ -38,7 +39,7 @@ REPLAYED = "!replayed"
 S256_CHALLENGE = re.compile(r"[A-Za-z0-9_-]{43}")
 MAX_STATE = 1024
 MAX_REDIRECT_URIS = 20
-MAX_CLIENT_BYTES = 16 * 1024
+MAX_CLIENT_BYTES = 8 * 1024  # what is stored; the request itself is bounded too (edges.py)
 
 
 class Provider:
@@ -74,6 +75,13 @@ class Provider:
         # Open registration: bound what one registration may store.
         if len(client_info.redirect_uris or []) > MAX_REDIRECT_URIS:
             raise RegistrationError("invalid_redirect_uri", f"at most {MAX_REDIRECT_URIS} redirect URIs")
+        for uri in client_info.redirect_uris or []:
+            problem = redirect_uri_problem(str(uri))
+            if problem is not None:
+                raise RegistrationError("invalid_redirect_uri", f"{problem}: {str(uri)[:200]!r}")
+        problem = name_problem(client_info.client_name)
+        if problem is not None:
+            raise RegistrationError("invalid_client_metadata", problem)
         if len(client_info.model_dump_json(exclude_none=True)) > MAX_CLIENT_BYTES:
             raise RegistrationError(
                 "invalid_client_metadata", f"client metadata over {MAX_CLIENT_BYTES} bytes"
@@ -161,6 +169,7 @@ class Provider:
         if cursor.rowcount != 1:  # replayed while we were issuing
             await self.tokens.revoke_family(family)
             raise TokenError("invalid_grant", "the authorization code was used twice")
+        await self.clients.used(client.client_id)
         return token
 
     # --- refresh and access tokens

@@ -28,6 +28,7 @@ __all__ = [
     "NewRequest",
     "RequestUnusable",
     "StoredAuthorizationRequests",
+    "client_redirect",
 ]
 
 SIGNIN_PATH = "/oauth/signin"  # the sign-in hand-off; provider.authorize() redirects the browser here
@@ -59,6 +60,13 @@ class NewRequest:
     resource: str
     code_challenge: str
     state: str | None
+
+
+def client_redirect(redirect_uri: str, issuer: str, **params: str | None) -> str:
+    """The client's redirect URI with the answer's parameters: every answer that goes back to the
+    client (code, decline, error) names the issuer (RFC 9207), so a client talking to several
+    authorization servers can tell whose answer it got."""
+    return construct_redirect_uri(redirect_uri, **params, iss=issuer)
 
 
 class RequestUnusable(Exception):
@@ -196,14 +204,14 @@ class StoredAuthorizationRequests:
         )  # fmt: skip
         await self._db.commit()
         state = str(row[11]) if row[11] is not None else None
-        return construct_redirect_uri(str(row[3]), code=code, state=state, iss=self.issuer)
+        return client_redirect(str(row[3]), self.issuer, code=code, state=state)
 
     async def decline(self, request_id: str) -> str:
         row = await self._finish(request_id, "declined", needs_user=False)
         state = str(row[11]) if row[11] is not None else None
-        return construct_redirect_uri(
-            str(row[3]), error="access_denied", error_description="The person declined.", state=state,
-            iss=self.issuer,
+        return client_redirect(
+            str(row[3]), self.issuer, error="access_denied", error_description="The person declined.",
+            state=state,
         )  # fmt: skip
 
     async def expire(self) -> None:

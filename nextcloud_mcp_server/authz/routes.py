@@ -1,7 +1,9 @@
 """The authorization server's HTTP routes: the SDK's (/authorize, /token, /register, /revoke and
 RFC 8414 metadata) with what the SDK lacks added around them - the metadata advertises client ID
-metadata documents, RFC 9207 `iss` and the JWKS; /register is rate limited per source address;
-/.well-known/jwks.json publishes the signing keys."""
+metadata documents, RFC 9207 `iss` and the JWKS; /register and /authorize are rate limited per
+client address (`client_address.py`); bounded bodies, `resource` at /token, `iss` on every
+redirect back to the client and revocation by public clients (`edges.py`); /.well-known/jwks.json
+publishes the signing keys."""
 
 from __future__ import annotations
 
@@ -18,6 +20,18 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from nextcloud_mcp_server.authz.edges import (
+    MAX_FORM_BYTES,
+    MAX_REGISTRATION_BYTES,
+    BoundedBody,
+    IssuerOnRedirects,
+    check_resource,
+    oauth_error,
+    public_revocation,
+)
+from nextcloud_mcp_server.authz.requests import SIGNIN_PATH
+from nextcloud_mcp_server.client_address import client_bucket
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.authz.service import AuthServer
@@ -42,11 +56,13 @@ class RateLimit:
         app: ASGIApp,
         per_minute: int,
         *,
+        what: str,
         methods: tuple[str, ...] = ("POST",),
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.app = app
         self.per_minute = per_minute
+        self.what = what  # "registrations", "authorization requests": what the refusal names
         self.methods = methods
         self._clock = clock
         self._seen: OrderedDict[str, deque[float]] = OrderedDict()
@@ -55,8 +71,7 @@ class RateLimit:
         if scope["type"] != "http" or scope.get("method") not in self.methods:
             await self.app(scope, receive, send)
             return
-        client = scope.get("client")
-        address = client[0] if client else "unknown"
+        address = client_bucket(scope)
         now = self._clock()
         times = self._seen.setdefault(address, deque())
         self._seen.move_to_end(address)
@@ -64,20 +79,14 @@ class RateLimit:
             times.popleft()
         if len(times) >= self.per_minute:
             wait = max(1, math.ceil(times[0] + 60 - now))
-            response = JSONResponse(
-                {
-                    "error": "too_many_requests",
-                    "error_description": "too many registrations; try again later",
-                },
-                status_code=429,
-                # CORS here too: browser-based clients must be able to read the answer.
-                headers={
-                    "Retry-After": str(wait),
-                    "Access-Control-Allow-Origin": "*",
-                    "Access-Control-Expose-Headers": "Retry-After",
-                },
+            described = (
+                f"too many {self.what} from your address (at most {self.per_minute} a minute); "
+                f"try again in {wait} s"
             )
-            await response(scope, receive, send)
+            # CORS here too (oauth_error): browser-based clients must be able to read the answer.
+            await oauth_error(429, "too_many_requests", described, {"Retry-After": str(wait)})(
+                scope, receive, send
+            )
             return
         times.append(now)
         while len(self._seen) > MAX_ADDRESSES:
@@ -112,6 +121,7 @@ def auth_server_routes(server: AuthServer, scopes: list[str]) -> list[Route]:
     def jwks_endpoint(request: Request) -> Response:
         return JSONResponse(server.keys.jwks(), headers={"Cache-Control": "public, max-age=300"})
 
+    signin = f"{settings.public_origin}{SIGNIN_PATH}?"
     result: list[Route] = []
     for route in routes:
         if route.path == METADATA_PATH:
@@ -121,14 +131,21 @@ def auth_server_routes(server: AuthServer, scopes: list[str]) -> list[Route]:
                 methods=["GET", "OPTIONS"],
             )
         elif route.path == "/authorize":
-            limited = RateLimit(route.app, AUTHORIZE_PER_MINUTE, methods=("GET", "POST"))
+            answer = IssuerOnRedirects(BoundedBody(route.app, MAX_FORM_BYTES), server.issuer, signin)
+            limited = RateLimit(
+                answer, AUTHORIZE_PER_MINUTE, what="authorization requests", methods=("GET", "POST")
+            )
             route = Route("/authorize", limited, methods=["GET", "POST"])
         elif route.path == "/register":
-            route = Route(
-                "/register",
-                RateLimit(route.app, settings.auth_server_dcr_per_minute),
-                methods=["POST", "OPTIONS"],
-            )
+            bounded = BoundedBody(route.app, MAX_REGISTRATION_BYTES, form=False)
+            limited = RateLimit(bounded, settings.auth_server_dcr_per_minute, what="registrations")
+            route = Route("/register", limited, methods=["POST", "OPTIONS"])
+        elif route.path == "/token":
+            checked = BoundedBody(route.app, MAX_FORM_BYTES, check=check_resource(settings.audiences))
+            route = Route("/token", checked, methods=["POST", "OPTIONS"])
+        elif route.path == "/revoke":
+            checked = BoundedBody(route.app, MAX_FORM_BYTES, check=public_revocation)
+            route = Route("/revoke", checked, methods=["POST", "OPTIONS"])
         result.append(route)
     result.append(
         Route(JWKS_PATH, cors_middleware(jwks_endpoint, ["GET", "OPTIONS"]), methods=["GET", "OPTIONS"])

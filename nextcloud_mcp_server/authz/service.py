@@ -101,7 +101,8 @@ class AuthServer:
             )  # fmt: skip
         clients = Clients(
             db, self.cipher, configured=s.configured_clients(), scopes=self.scopes, documents=self._documents,
-            unused_seconds=s.auth_server_dcr_unused_days * DAY, clock=clock,
+            unused_seconds=s.auth_server_dcr_unused_days * DAY, max_unused=s.auth_server_dcr_max_unused,
+            clock=clock,
         )  # fmt: skip
         requests = StoredAuthorizationRequests(
             db, self.issuer, ttl=s.auth_server_request_ttl_seconds, clock=clock

@@ -19,6 +19,8 @@ from urllib.parse import urlsplit
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings
 
+from nextcloud_mcp_server.authz.client_policy import registration_problem
+
 __all__ = ["AuthServerSettings", "SigninProvider"]
 
 SigninProvider = Literal["nextcloud-oauth2", "login-flow-v2"]
@@ -37,10 +39,9 @@ def _clients(value: str) -> list[dict[str, object]]:
         uris = entry.get("redirect_uris")
         if not isinstance(uris, list) or not uris or not all(isinstance(u, str) for u in uris):
             raise ValueError(f'needs "redirect_uris" (a list of URLs) for client {entry["client_id"]}')
-        for uri in uris:
-            parts = urlsplit(uri)
-            if not parts.scheme or parts.fragment:
-                raise ValueError(f"has a redirect URI that is not an absolute URL without fragment: {uri}")
+        problem = registration_problem(uris, entry.get("client_name"))
+        if problem is not None:
+            raise ValueError(f"client {entry['client_id']}: {problem}")
         secret = entry.get("client_secret")
         if secret is not None and (not isinstance(secret, str) or len(secret) < 16):
             raise ValueError(f"client {entry['client_id']}: client_secret must be text of 16+ characters")
@@ -60,6 +61,7 @@ class AuthServerSettings(BaseSettings):
     auth_server_dcr_enabled: bool = True
     auth_server_dcr_per_minute: int = Field(default=10, ge=1, le=10_000)
     auth_server_dcr_unused_days: float = Field(default=7.0, gt=0, le=365)
+    auth_server_dcr_max_unused: int = Field(default=1000, ge=10, le=1_000_000)
     auth_server_cimd_enabled: bool = True
     auth_server_cimd_allow_private: bool = False
     auth_server_cimd_ca_bundle: Path | None = None

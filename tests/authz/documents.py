@@ -1,5 +1,6 @@
 """A local HTTPS server (certificate from a throwaway CA) serving client ID metadata documents,
-good and hostile: too big, never answering, naming another client_id, redirecting."""
+good and hostile: too big, never answering, naming another client_id, redirecting, sending answers
+to `javascript:`, a name that reverses text."""
 
 from __future__ import annotations
 
@@ -96,6 +97,10 @@ def document_host(
             return Response("<html>hello</html>", media_type="text/html")
         if name == "secret.json":
             return JSONResponse(document(name, token_endpoint_auth_method="client_secret_post"))
+        if name == "javascript.json":
+            return JSONResponse(document(name, redirect_uris=["javascript:alert(document.cookie)"]))
+        if name == "bidi-name.json":
+            return JSONResponse(document(name, client_name="Notes \u202ereppleh"))
         if name == "silent.json":
             await asyncio.Event().wait()  # never answers: only the fetch deadline ends this
         return Response(status_code=404)

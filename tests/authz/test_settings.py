@@ -150,7 +150,10 @@ def test_loopback_http_is_a_valid_issuer_for_tests() -> None:
         ('{"client_id": "a"}', "AUTH_SERVER_CLIENTS must be a JSON list of at most 100 clients"),
         ('[{"redirect_uris": ["https://a/cb"]}]', 'AUTH_SERVER_CLIENTS needs a "client_id" text'),
         ('[{"client_id": "a", "redirect_uris": []}]', 'AUTH_SERVER_CLIENTS needs "redirect_uris"'),
-        ('[{"client_id": "a", "redirect_uris": ["/cb"]}]', "AUTH_SERVER_CLIENTS has a redirect URI"),
+        (
+            '[{"client_id": "a", "redirect_uris": ["/cb"]}]',
+            "AUTH_SERVER_CLIENTS client a: a redirect URI must be an absolute URI",
+        ),
         (
             '[{"client_id": "a", "redirect_uris": ["https://a/cb"], "client_secret": "short"}]',
             "AUTH_SERVER_CLIENTS client a: client_secret must be",

@@ -221,8 +221,8 @@ async def test_sign_in_then_approve_stores_the_grant_and_answers_the_client(serv
     assert "<script>" not in page.text
     assert "Read your notes" in page.text
     assert "Add, change and delete events and tasks" in page.text
-    assert "<strong>alice</strong>" in page.text
-    assert "<strong>client.example</strong>" in page.text
+    assert "<strong><bdi>alice</bdi></strong>" in page.text  # isolated (ADR 0034)
+    assert "<strong><bdi>client.example</bdi></strong>" in page.text
     csp = page.headers["content-security-policy"]
     assert "form-action 'self' https://client.example;" in csp
     assert "frame-ancestors 'none'" in csp
