@@ -148,7 +148,7 @@ class CardDAVClient(DavHomeClient):
         if create:
             headers["If-None-Match"] = "*"
         elif etag:
-            headers["If-Match"] = f'"{plain_etag(etag)}"'
+            headers["If-Match"] = etags.quoted(etag)
         try:
             response = await self._http.request(
                 "PUT", self._path(href), credential=self._credential, headers=headers, content=vcard.encode()
@@ -168,7 +168,7 @@ class CardDAVClient(DavHomeClient):
                 "DELETE",
                 self._path(href),
                 credential=self._credential,
-                headers={"If-Match": f'"{plain_etag(etag)}"'},
+                headers={"If-Match": etags.quoted(etag)},
             )
         except PreconditionFailed as exc:
             raise PreconditionFailed(
