@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from nextcloud_mcp_server.auth.scopes import CONTACTS_READ, CONTACTS_WRITE, require_scopes
 from nextcloud_mcp_server.nextcloud import vcard
@@ -48,8 +48,23 @@ class AddressBookList(BaseModel):
 
 
 class Labeled(BaseModel):
-    value: str = Field(max_length=vcard.MAX_VALUE)
+    value: str
     types: list[str] = Field(default_factory=list, description="e.g. ['work'], ['cell'], ['home']")
+
+
+TypeName = Annotated[str, Field(pattern=vcard.TYPE_PATTERN, description="One word: work, home, cell, ...")]
+
+
+class LabeledInput(BaseModel):
+    """An email address or phone number to write: one line, and types that are plain words (a
+    line break in a type once became a property of its own in the card)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    value: str = Field(min_length=1, max_length=vcard.MAX_VALUE)
+    types: list[TypeName] = Field(
+        default_factory=list, max_length=vcard.MAX_TYPES, description="e.g. ['work'], ['cell'], ['home']"
+    )
 
 
 class ContactInfo(BaseModel):
@@ -189,8 +204,8 @@ def _changes(
     full_name: str | None,
     given_name: str | None,
     family_name: str | None,
-    emails: list[Labeled] | None,
-    phones: list[Labeled] | None,
+    emails: list[LabeledInput] | None,
+    phones: list[LabeledInput] | None,
     organisation: str | None,
     title: str | None,
     groups: list[str] | None,
@@ -213,7 +228,7 @@ def _changes(
     )
 
 
-ListOf = Annotated[list[Labeled] | None, Field(max_length=vcard.MAX_ITEMS)]
+ListOf = Annotated[list[LabeledInput] | None, Field(max_length=vcard.MAX_ITEMS)]
 Groups = Annotated[list[str] | None, Field(max_length=vcard.MAX_ITEMS, description="Groups (categories)")]
 
 
@@ -233,7 +248,9 @@ async def nc_contacts_create_contact(
     birthday: Annotated[str | None, Field(description="YYYY-MM-DD")] = None,
     address_book: BookId = None,
 ) -> ContactInfo:
-    """Create a contact (vCard 3.0) in an address book, 'contacts' by default."""
+    """Create a contact (vCard 3.0) in an address book, 'contacts' by default. Without
+    given_name and family_name, the full name is split as address books do: the last word (with
+    a particle such as 'van' before it) is the family name, the rest the given name."""
     changes = _changes(
         full_name, given_name, family_name, emails, phones, organisation, title, groups, note, birthday
     )
@@ -255,8 +272,13 @@ async def nc_contacts_update_contact(
     full_name: str | None = None,
     given_name: str | None = None,
     family_name: str | None = None,
-    emails: Annotated[list[Labeled] | None, Field(description="Replaces all emails; [] removes them")] = None,
-    phones: Annotated[list[Labeled] | None, Field(description="Replaces all phone numbers")] = None,
+    emails: Annotated[
+        list[LabeledInput] | None,
+        Field(max_length=vcard.MAX_ITEMS, description="Replaces all emails; [] removes them"),
+    ] = None,
+    phones: Annotated[
+        list[LabeledInput] | None, Field(max_length=vcard.MAX_ITEMS, description="Replaces all phone numbers")
+    ] = None,
     organisation: str | None = None,
     title: str | None = None,
     groups: Groups = None,
