@@ -14,6 +14,7 @@ from nextcloud_mcp_server.auth.scopes import CALENDAR_READ, CALENDAR_WRITE, requ
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, PreconditionFailed, ServerError
 from nextcloud_mcp_server.nextcloud.models import Calendar, CalendarObject
 from nextcloud_mcp_server.tools._approval import require_approval, shrinks
+from nextcloud_mcp_server.tools._arguments import StrictArguments
 from nextcloud_mcp_server.tools._calendar_common import (
     CalendarId,
     TimezoneName,
@@ -51,12 +52,14 @@ class CalendarList(BaseModel):
     calendars: list[CalendarInfo]
 
 
-class AttendeeInput(BaseModel):
+class AttendeeInput(StrictArguments):
     email: str
     name: str | None = None
 
 
-class AttendeeInfo(AttendeeInput):
+class AttendeeInfo(BaseModel):
+    email: str
+    name: str | None = None
     status: str | None = Field(default=None, description="NEEDS-ACTION, ACCEPTED, DECLINED, TENTATIVE")
 
 

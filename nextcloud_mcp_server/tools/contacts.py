@@ -7,13 +7,14 @@ from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import CONTACTS_READ, CONTACTS_WRITE, require_scopes
 from nextcloud_mcp_server.nextcloud import vcard
 from nextcloud_mcp_server.nextcloud.carddav import MAX_QUERY, AddressBook, Card, CardDAVClient
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, PreconditionFailed
 from nextcloud_mcp_server.tools._approval import refuse_changed, require_approval, shrinks
+from nextcloud_mcp_server.tools._arguments import StrictArguments
 from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._registry import Toolset
 from nextcloud_mcp_server.tools._results import answer, stale_version
@@ -55,11 +56,9 @@ class Labeled(BaseModel):
 TypeName = Annotated[str, Field(pattern=vcard.TYPE_PATTERN, description="One word: work, home, cell, ...")]
 
 
-class LabeledInput(BaseModel):
+class LabeledInput(StrictArguments):
     """An email address or phone number to write: one line, and types that are plain words (a
     line break in a type once became a property of its own in the card)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     value: str = Field(min_length=1, max_length=vcard.MAX_VALUE)
     types: list[TypeName] = Field(
