@@ -35,10 +35,11 @@ def checked(value: str, name: str = "etag") -> str:
     spaces ignored). Anything else (empty, a list, quotes or commas inside, control characters,
     non-ASCII) is refused: it would never name one version."""
     text = value.strip(" \t")
-    inner = text.removeprefix("W/")
+    weak = text.startswith("W/")
+    inner = text[2:] if weak else text
     if len(inner) >= 2 and inner[0] == inner[-1] == '"':
         inner = inner[1:-1]
-    elif inner is not text:
+    elif weak:
         inner = ""  # W/ without a quoted tag
     if not inner or len(inner) > MAX_ETAG or not _OPAQUE.fullmatch(inner):
         raise InvalidInput(
