@@ -14,6 +14,7 @@ import pytest
 from tests.backends import Nextcloud
 from tests.integration.test_calendar_tools import mkcalendar
 from tests.mcp_clients import Human, http_session, running_app, structured
+from tests.strict_clients import refusal_details
 
 pytestmark = pytest.mark.integration
 
@@ -168,8 +169,7 @@ async def test_emptying_a_task_or_a_contact_asks_only_about_the_current_version(
     human = Human()
     stale = await _call(nextcloud, human, target.tool, _args(target, nextcloud, "0123456789abcdef"))
     assert stale.is_error
-    assert stale.structured_content is not None
-    assert stale.structured_content["error"] == "conflict"
+    assert refusal_details(stale)["error"] == "conflict"
     assert human.questions == []
     assert target.state(nextcloud) == before
     changed = structured(await _call(nextcloud, human, target.tool, _args(target, nextcloud, f'W/"{etag}"')))
