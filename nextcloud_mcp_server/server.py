@@ -19,6 +19,7 @@ from nextcloud_mcp_server import __version__
 from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.runtime import Runtime
 from nextcloud_mcp_server.tools import enabled_tools
+from nextcloud_mcp_server.tools._arguments import UNKNOWN_KEYS, strict
 from nextcloud_mcp_server.tools._output_schema import plain, untitled
 
 __all__ = ["INSTRUCTIONS", "SERVER_NAME", "build_server"]
@@ -40,6 +41,8 @@ def readable(name: str, error: ValidationError) -> str:
         where = ".".join(str(part) for part in item["loc"]) or "arguments"
         if item["type"] == "missing":
             problems.append(f"'{where}' is required")
+        elif item["type"] == UNKNOWN_KEYS:  # names the known keys: all of them, not cut
+            problems.append(f"'{where}': {item['msg']}" if item["loc"] else item["msg"])
         else:
             problems.append(f"'{where}': {item['msg'][:200]}")
     more = f" (and {error.error_count() - 5} more)" if error.error_count() > 5 else ""
@@ -81,6 +84,7 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
             annotations=spec.annotations,
             meta=spec.meta,
         )
+        strict(tool)  # unknown keys are refused, not ignored
         # what tools/list shows (arguments are validated by the pydantic model of the signature)
         tool.parameters = untitled(tool.parameters)
         if tool.fn_metadata.output_schema is not None:

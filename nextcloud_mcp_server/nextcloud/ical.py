@@ -19,6 +19,7 @@ import icalendar
 import recurring_ical_events
 from dateutil import rrule as dateutil_rrule
 
+from nextcloud_mcp_server.nextcloud import rrule_cost
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
 from nextcloud_mcp_server.nextcloud.names import check_visible
 
@@ -152,11 +153,12 @@ def _check_rrule(rule: str, start: Moment) -> icalendar.vRecur:
         dateutil_rrule.rrulestr(text, dtstart=as_datetime(start, UTC))
     except (ValueError, TypeError):
         raise InvalidInput(f"'{rule}' is not a valid RRULE (e.g. FREQ=WEEKLY;BYDAY=MO;COUNT=10)") from None
-    freq = str((recur.get("FREQ") or [""])[0]).upper()
-    if freq in ("SECONDLY", "MINUTELY") and not recur.get("COUNT") and not recur.get("UNTIL"):
+    daily = rrule_cost.per_day(recur)
+    if daily > rrule_cost.MAX_ENDLESS_PER_DAY and not recur.get("COUNT") and not recur.get("UNTIL"):
         raise InvalidInput(
-            f"a rule repeating FREQ={freq} needs an end (COUNT=n or UNTIL=...): "
-            "without one it repeats endlessly and no calendar can list it"
+            f"a rule repeating up to {daily:,.0f} times a day (more than {rrule_cost.MAX_ENDLESS_PER_DAY}, "
+            "hourly) needs an end (COUNT=n or UNTIL=...): without one it repeats endlessly and no "
+            "calendar can list it"
         )
     return recur
 

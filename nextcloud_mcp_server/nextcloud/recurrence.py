@@ -26,6 +26,7 @@ from typing import Any
 import icalendar
 import recurring_ical_events
 
+from nextcloud_mcp_server.nextcloud import rrule_cost
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
 from nextcloud_mcp_server.nextcloud.ical import as_datetime, load
 
@@ -46,16 +47,6 @@ DEADLINE_SECONDS = 5.0
 CONCURRENT = 2  # expansions running at once in the process; the others wait (within their deadline)
 _running = threading.BoundedSemaphore(CONCURRENT)
 
-_PERIOD = {
-    "SECONDLY": 1,
-    "MINUTELY": 60,
-    "HOURLY": 3600,
-    "DAILY": 86400,
-    "WEEKLY": 7 * 86400,
-    "MONTHLY": 28 * 86400,  # the shortest month: never underestimates the periods
-    "YEARLY": 365 * 86400,
-}
-_RANK = {name: rank for rank, name in enumerate(_PERIOD)}
 Occurrences = list[tuple[icalendar.cal.Component, bool]]
 
 
@@ -72,41 +63,24 @@ class Expanded:
     notes: list[str] = field(default_factory=list)
 
 
-def _first(recur: Any, name: str) -> Any:
-    values = recur.get(name)
-    return values[0] if values else None
-
-
 def rule_steps(recur: Any, dtstart: date | datetime, horizon: datetime) -> int:
     """An upper bound on the candidates dateutil generates for `recur` from `dtstart` up to
     `horizon` (it always starts at DTSTART, whatever range is asked for)."""
-    freq = str(_first(recur, "FREQ") or "").upper()
-    if freq not in _PERIOD:
+    freq = rrule_cost.frequency(recur)
+    if freq is None:
         return 0
     start = as_datetime(dtstart, UTC)
-    until = _first(recur, "UNTIL")
+    until = rrule_cost.first(recur, "UNTIL")
     if until is not None:
         horizon = min(horizon, as_datetime(until, UTC))
     if horizon <= start:
         return 1
-    interval = max(1, int(_first(recur, "INTERVAL") or 1))
-    periods = int((horizon - start).total_seconds() // (_PERIOD[freq] * interval)) + 1
-    filters = [k for k in recur if k.startswith("BY")]
-    count = _first(recur, "COUNT")
-    if count is not None and not filters:
+    step = rrule_cost.PERIOD[freq] * rrule_cost.interval(recur)
+    periods = int((horizon - start).total_seconds() // step) + 1
+    count = rrule_cost.first(recur, "COUNT")
+    if count is not None and not any(k.startswith("BY") for k in recur):
         periods = min(periods, int(count))
-    rank, per_period = _RANK[freq], 1
-    for name, finer_than in (("BYSECOND", 0), ("BYMINUTE", 1), ("BYHOUR", 2)):
-        if rank > finer_than and recur.get(name):
-            per_period *= len(recur[name])
-    day_filters = any(recur.get(k) for k in ("BYDAY", "BYMONTHDAY", "BYYEARDAY", "BYWEEKNO"))
-    if freq == "WEEKLY" and day_filters:
-        per_period *= 7
-    elif freq == "MONTHLY" and day_filters:
-        per_period *= 31
-    elif freq == "YEARLY":
-        per_period *= 366 if day_filters else len(recur.get("BYMONTH") or [1])
-    return periods * per_period
+    return periods * rrule_cost.per_period(recur)
 
 
 def _name(component: icalendar.cal.Component) -> str:

@@ -11,10 +11,10 @@ from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import CALENDAR_READ, CALENDAR_WRITE, require_scopes
-from nextcloud_mcp_server.nextcloud import etags
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, PreconditionFailed, ServerError
 from nextcloud_mcp_server.nextcloud.models import Calendar, CalendarObject
-from nextcloud_mcp_server.tools._approval import approve_removal, require_approval, shrinks
+from nextcloud_mcp_server.tools._approval import require_approval, shrinks
+from nextcloud_mcp_server.tools._arguments import StrictArguments
 from nextcloud_mcp_server.tools._calendar_common import (
     CalendarId,
     TimezoneName,
@@ -29,6 +29,7 @@ from nextcloud_mcp_server.tools._calendar_common import (
 )
 from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._results import answer, stale_version
+from nextcloud_mcp_server.tools._versions import approve_update, given_etag, removal_question
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.caldav import CalDAVClient
@@ -51,12 +52,14 @@ class CalendarList(BaseModel):
     calendars: list[CalendarInfo]
 
 
-class AttendeeInput(BaseModel):
+class AttendeeInput(StrictArguments):
     email: str
     name: str | None = None
 
 
-class AttendeeInfo(AttendeeInput):
+class AttendeeInfo(BaseModel):
+    email: str
+    name: str | None = None
     status: str | None = Field(default=None, description="NEEDS-ACTION, ACCEPTED, DECLINED, TENTATIVE")
 
 
@@ -273,9 +276,8 @@ async def nc_calendar_create_event(
     return _event_info(view, cal.id, etag or "")
 
 
-async def _approve_removals(ctx: Context[Any, Any], obj: CalendarObject, changes: Any, cal_id: str) -> None:
-    """Cancelling an event or removing what it says (ADR 0019) asks like a delete."""
-    view = ical().event_view(ical().master(ical().load(obj.ics), "VEVENT"), recurring=False)
+def _removals(view: dict[str, Any], changes: Any, cal_id: str) -> str | None:
+    """What cancelling an event or removing what it says (ADR 0019) would take, as a question."""
     removed = []
     if (changes.status or "").upper() == "CANCELLED" and (view["status"] or "").upper() != "CANCELLED":
         removed.append("cancel it")
@@ -286,12 +288,8 @@ async def _approve_removals(ctx: Context[Any, Any], obj: CalendarObject, changes
         removed.append("end its recurrence (every later occurrence goes)")
     if changes.attendees == [] and view["attendees"]:
         removed.append(f"remove its {len(view['attendees'])} attendee(s)")
-    if removed:
-        target = f'the event "{view["summary"]}"'
-        question = f"Change {target} {spoken_span(view)} in calendar '{cal_id}': {', '.join(removed)}?"
-        await approve_removal(
-            ctx, tool="nc_calendar_update_event", target=target, question=question, version=obj.etag
-        )
+    where = f" {spoken_span(view)} in calendar '{cal_id}'"
+    return removal_question(f'the event "{view["summary"]}"', removed, where)
 
 
 @toolset.tool(title="Update an event", idempotent=True)
@@ -319,14 +317,16 @@ async def nc_calendar_update_event(
     the current event is returned with the error. Cancelling it, ending its recurrence, removing
     its attendees or emptying its text asks the user first (and is refused at permission level
     write)."""
+    etag = given_etag(etag)
+    if status is not None and status.upper() not in ("CONFIRMED", "TENTATIVE", "CANCELLED"):
+        raise InvalidInput("status must be CONFIRMED, TENTATIVE or CANCELLED")
     tz = time_zone(ctx, timezone)
     module = ical()
     cal_id, obj = await _find_event(ctx, calendar, uid)
+    old = module.event_view(module.master(module.load(obj.ics), "VEVENT"), recurring=False)
     new_start: date | datetime | None = None
     new_end: date | datetime | None = None
     if start is not None or end is not None or all_day is not None:
-        current = module.master(module.load(obj.ics), "VEVENT")
-        old = module.event_view(current, recurring=False)
         is_all_day = all_day if all_day is not None else old["all_day"]
         if old["all_day"] and all_day is False and start is None:
             raise InvalidInput("give a start time to turn an all-day event into a timed one")
@@ -338,8 +338,6 @@ async def nc_calendar_update_event(
             new_start, new_end = _span(old["start"], end, is_all_day, tz)
         else:
             new_start, new_end = _span(old["start"], None, is_all_day, tz)
-    if status is not None and status.upper() not in ("CONFIRMED", "TENTATIVE", "CANCELLED"):
-        raise InvalidInput("status must be CONFIRMED, TENTATIVE or CANCELLED")
     changes = module.EventChanges(
         summary=summary,
         start=new_start,
@@ -352,11 +350,18 @@ async def nc_calendar_update_event(
         status=status,
     )
     ics = module.patch_event(obj.ics, changes)
-    if obj.etag == etags.plain(etag):
-        await _approve_removals(ctx, obj, changes, cal_id)
     caldav = (await nextcloud_for(ctx)).caldav
     try:
-        new_etag = await caldav.put(obj.href, ics, etag=etag)
+        version = await approve_update(
+            ctx,
+            tool="nc_calendar_update_event",
+            target=f'the event "{old["summary"]}"',
+            host=caldav.host,
+            given=etag,
+            current=obj.etag,
+            question=_removals(old, changes, cal_id),
+        )
+        new_etag = await version.write(ctx, lambda if_match: caldav.put(obj.href, ics, etag=if_match))
     except PreconditionFailed as exc:
         current_obj = await caldav.get(obj.href)
         component = module.master(module.load(current_obj.ics), "VEVENT")
@@ -379,8 +384,9 @@ async def nc_calendar_delete_event(
     """Delete an event by its calendar and uid (all occurrences of a recurring one). The user is
     asked to approve first (unless the server is set up not to ask). Pass its etag to delete only
     the version you have seen."""
+    etag = given_etag(etag) if etag is not None else None
     cal_id, obj = await _find_event(ctx, calendar, uid)
-    if etag is not None and etags.plain(etag) != obj.etag:
+    if etag is not None and etag != obj.etag:
         host = (await nextcloud_for(ctx)).http.host
         raise PreconditionFailed(host, "the event changed since that etag; nothing was deleted", status=412)
     component = ical().master(ical().load(obj.ics), "VEVENT")

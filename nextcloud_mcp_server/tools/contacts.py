@@ -11,12 +11,14 @@ from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import CONTACTS_READ, CONTACTS_WRITE, require_scopes
 from nextcloud_mcp_server.nextcloud import vcard
-from nextcloud_mcp_server.nextcloud.carddav import MAX_QUERY, AddressBook, Card, CardDAVClient, plain_etag
+from nextcloud_mcp_server.nextcloud.carddav import MAX_QUERY, AddressBook, Card, CardDAVClient
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, PreconditionFailed
-from nextcloud_mcp_server.tools._approval import refuse_changed, require_approval
+from nextcloud_mcp_server.tools._approval import refuse_changed, require_approval, shrinks
+from nextcloud_mcp_server.tools._arguments import StrictArguments
 from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._registry import Toolset
 from nextcloud_mcp_server.tools._results import answer, stale_version
+from nextcloud_mcp_server.tools._versions import approve_update, given_etag, removal_question
 
 __all__ = ["toolset"]
 
@@ -47,8 +49,21 @@ class AddressBookList(BaseModel):
 
 
 class Labeled(BaseModel):
-    value: str = Field(max_length=vcard.MAX_VALUE)
+    value: str
     types: list[str] = Field(default_factory=list, description="e.g. ['work'], ['cell'], ['home']")
+
+
+TypeName = Annotated[str, Field(pattern=vcard.TYPE_PATTERN, description="One word: work, home, cell, ...")]
+
+
+class LabeledInput(StrictArguments):
+    """An email address or phone number to write: one line, and types that are plain words (a
+    line break in a type once became a property of its own in the card)."""
+
+    value: str = Field(min_length=1, max_length=vcard.MAX_VALUE)
+    types: list[TypeName] = Field(
+        default_factory=list, max_length=vcard.MAX_TYPES, description="e.g. ['work'], ['cell'], ['home']"
+    )
 
 
 class ContactInfo(BaseModel):
@@ -188,8 +203,8 @@ def _changes(
     full_name: str | None,
     given_name: str | None,
     family_name: str | None,
-    emails: list[Labeled] | None,
-    phones: list[Labeled] | None,
+    emails: list[LabeledInput] | None,
+    phones: list[LabeledInput] | None,
     organisation: str | None,
     title: str | None,
     groups: list[str] | None,
@@ -212,7 +227,7 @@ def _changes(
     )
 
 
-ListOf = Annotated[list[Labeled] | None, Field(max_length=vcard.MAX_ITEMS)]
+ListOf = Annotated[list[LabeledInput] | None, Field(max_length=vcard.MAX_ITEMS)]
 Groups = Annotated[list[str] | None, Field(max_length=vcard.MAX_ITEMS, description="Groups (categories)")]
 
 
@@ -232,7 +247,9 @@ async def nc_contacts_create_contact(
     birthday: Annotated[str | None, Field(description="YYYY-MM-DD")] = None,
     address_book: BookId = None,
 ) -> ContactInfo:
-    """Create a contact (vCard 3.0) in an address book, 'contacts' by default."""
+    """Create a contact (vCard 3.0) in an address book, 'contacts' by default. Without
+    given_name and family_name, the full name is split as address books do: the last word (with
+    a particle such as 'van' before it) is the family name, the rest the given name."""
     changes = _changes(
         full_name, given_name, family_name, emails, phones, organisation, title, groups, note, birthday
     )
@@ -249,15 +266,18 @@ async def nc_contacts_create_contact(
 @require_scopes(CONTACTS_WRITE)
 async def nc_contacts_update_contact(
     uid: Uid,
-    etag: Annotated[
-        str, Field(min_length=1, description="The etag from nc_contacts_get_contact or a search")
-    ],
+    etag: Annotated[str, Field(description="The etag from nc_contacts_get_contact or a search")],
     ctx: Context[Any, Any],
     full_name: str | None = None,
     given_name: str | None = None,
     family_name: str | None = None,
-    emails: Annotated[list[Labeled] | None, Field(description="Replaces all emails; [] removes them")] = None,
-    phones: Annotated[list[Labeled] | None, Field(description="Replaces all phone numbers")] = None,
+    emails: Annotated[
+        list[LabeledInput] | None,
+        Field(max_length=vcard.MAX_ITEMS, description="Replaces all emails; [] removes them"),
+    ] = None,
+    phones: Annotated[
+        list[LabeledInput] | None, Field(max_length=vcard.MAX_ITEMS, description="Replaces all phone numbers")
+    ] = None,
     organisation: str | None = None,
     title: str | None = None,
     groups: Groups = None,
@@ -267,7 +287,10 @@ async def nc_contacts_update_contact(
 ) -> Annotated[CallToolResult, ContactInfo]:
     """Change a contact. Only the fields you pass change; everything else in the card - photo,
     addresses, custom fields from other apps - stays exactly as it was. If the contact changed
-    since you read its etag, nothing is overwritten and the current contact is returned."""
+    since you read its etag, nothing is overwritten and the current contact is returned.
+    Removing all its emails, phone numbers or groups, or emptying a field, asks the user first
+    (and is refused at permission level write)."""
+    etag = given_etag(etag)
     changes = _changes(
         full_name, given_name, family_name, emails, phones, organisation, title, groups, note, birthday
     )
@@ -275,8 +298,19 @@ async def nc_contacts_update_contact(
     book = await _book(carddav, address_book, write=True)
     card = await carddav.find(book, uid)
     text = vcard.patch(card.vcard, changes)
+    shown = vcard.read(card.vcard)
+    target = f'the contact "{shown.full_name}"'
     try:
-        new_etag = await carddav.put(card.href, text, etag=etag)
+        version = await approve_update(
+            ctx,
+            tool="nc_contacts_update_contact",
+            target=target,
+            host=carddav.host,
+            given=etag,
+            current=card.etag,
+            question=removal_question(target, _removals(shown, changes), f" in address book '{book.name}'"),
+        )
+        new_etag = await version.write(ctx, lambda if_match: carddav.put(card.href, text, etag=if_match))
     except PreconditionFailed as exc:
         current = _info(await carddav.get(card.href), book)
         return stale_version(exc, "contact", "current_contact", current)
@@ -284,6 +318,27 @@ async def nc_contacts_update_contact(
         new_etag = (await carddav.get(card.href)).etag
     info = _info(Card(href=card.href, etag=new_etag, vcard=text), book)
     return answer(info)
+
+
+_TEXTS = {"organisation": "organisation", "title": "title", "note": "note"}
+_NAMES = {"given_name": "given name", "family_name": "family name", "birthday": "birthday"}
+_LISTS = {"emails": "email addresses", "phones": "phone numbers", "groups": "groups"}
+
+
+def _removals(shown: vcard.ContactView, changes: vcard.ContactChanges) -> list[str]:
+    """What a change takes from a contact (ADR 0019): a field emptied (or a text cut to less than
+    half), or every email address, phone number or group."""
+    removed = []
+    for name, label in (_TEXTS | _NAMES).items():
+        new, old = getattr(changes, name), getattr(shown, name)
+        if new is not None and old and not new.strip():
+            removed.append(f"remove its {label}")
+        elif name in _TEXTS and shrinks(old, new):
+            removed.append(f"cut its {label}")
+    for name, label in _LISTS.items():
+        if getattr(changes, name) == [] and getattr(shown, name):
+            removed.append(f"remove its {len(getattr(shown, name))} {label}")
+    return removed
 
 
 @toolset.tool(title="Delete a contact", destructive=True, idempotent=True)
@@ -296,10 +351,11 @@ async def nc_contacts_delete_contact(
 ) -> DeletedContact:
     """Delete a contact. The user is asked to approve first (unless the server is set up not to
     ask). Pass its etag to delete only the version you have seen."""
+    etag = given_etag(etag) if etag is not None else None
     carddav = (await nextcloud_for(ctx)).carddav
     book = await _book(carddav, address_book, write=True)
     card = await carddav.find(book, uid)
-    if etag is not None and plain_etag(etag) != card.etag:
+    if etag is not None and etag != card.etag:
         raise PreconditionFailed(
             carddav.host, "the contact changed since that etag; nothing was deleted", status=412
         )

@@ -14,7 +14,7 @@ from mcp.types import BlobResourceContents, CallToolResult, ContentBlock, Embedd
 from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import FILES_READ, FILES_WRITE, require_scopes
-from nextcloud_mcp_server.nextcloud import etags, paths
+from nextcloud_mcp_server.nextcloud import paths
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, PreconditionFailed
 from nextcloud_mcp_server.nextcloud.models import FileEntry
 from nextcloud_mcp_server.tools._approval import refuse_changed
@@ -26,6 +26,7 @@ from nextcloud_mcp_server.tools._file_approval import (
     still_unchanged,
 )
 from nextcloud_mcp_server.tools._registry import Toolset
+from nextcloud_mcp_server.tools._versions import given_etag
 
 __all__ = ["toolset"]
 
@@ -283,17 +284,19 @@ async def nc_webdav_write_file(
     to ask). Text is stored as UTF-8."""
     cleaned = paths.clean(path)
     tool = "nc_webdav_write_file"
+    given = given_etag(if_match, "if_match") if if_match is not None else None
     data, mime = _payload(cleaned, content, encoding, content_type)
     files = await (await nextcloud_for(ctx)).files()
     asked = False
-    if (overwrite or if_match) and runtime_of(ctx).settings.confirm_destructive:
+    if_match = None  # only ever Nextcloud's own ETag of the version compared (and shown)
+    if given or (overwrite and runtime_of(ctx).settings.confirm_destructive):
         existing = await stat_or_none(files, cleaned)
         if existing is not None and existing.kind == "directory":
             raise InvalidInput(f"{paths.display(cleaned)} is a folder; a file cannot replace it")
         if existing is None:
-            overwrite, if_match = False, None  # nothing to replace: create, never replace unseen
+            overwrite = False  # nothing to replace: create, never replace unseen
         else:
-            if if_match and etags.plain(if_match) != existing.etag:
+            if given and given != existing.etag:
                 raise PreconditionFailed(
                     files.host,
                     f"{paths.display(cleaned)} changed since its etag was read; nothing was written",
@@ -301,7 +304,7 @@ async def nc_webdav_write_file(
                 )
             verb = "Replace {target} with new content (" + human_size(len(data)) + ")"
             asked = await approve_file_action(ctx, files, existing, tool, verb)
-            if_match = existing.etag or if_match
+            if_match = existing.etag
     try:
         result = await files.write(
             cleaned,

@@ -12,7 +12,7 @@ from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import NOTES_READ, NOTES_WRITE, require_scopes
-from nextcloud_mcp_server.nextcloud import etags
+from nextcloud_mcp_server.nextcloud.errors import PreconditionFailed
 from nextcloud_mcp_server.nextcloud.models import Note
 from nextcloud_mcp_server.nextcloud.notes import (
     InvalidNoteInput,
@@ -21,10 +21,11 @@ from nextcloud_mcp_server.nextcloud.notes import (
     check_content,
     check_title,
 )
-from nextcloud_mcp_server.tools._approval import approve_removal, refuse_changed, require_approval, shrinks
+from nextcloud_mcp_server.tools._approval import refuse_changed, require_approval, shrinks
 from nextcloud_mcp_server.tools._context import nextcloud_for, runtime_of
 from nextcloud_mcp_server.tools._registry import Toolset
 from nextcloud_mcp_server.tools._results import answer, stale_version
+from nextcloud_mcp_server.tools._versions import approve_update, given_etag
 
 __all__ = ["toolset"]
 
@@ -164,26 +165,40 @@ async def nc_notes_update_note(
     if the note changed since, nothing is overwritten and the current note is returned with
     the error, so you can merge and retry with its new etag. Emptying a note or cutting it to
     less than half asks the user first (and is refused at permission level write)."""
+    etag = given_etag(etag)
     if title is None and content is None and category is None:
         raise InvalidNoteInput("give at least one of title, content or category")
     title = check_title(title) if title is not None else None
     content = check_content(content, _max_bytes(ctx)) if content is not None else None
     category = check_category(category) if category is not None else None
     nc = await nextcloud_for(ctx)
-    if content is not None:
-        existing = await nc.notes.get(note_id)
-        if existing.etag == etags.plain(etag) and shrinks(existing.content, content):
-            left = f"{len(content)} characters" if content.strip() else "nothing"
-            target = f'the note "{existing.title}"'
-            size = len(existing.content or "")
-            question = f"Replace the content of {target} ({size} characters) with {left}?"
-            await approve_removal(
-                ctx, tool="nc_notes_update_note", target=target, question=question, version=existing.etag
-            )
+    existing = await nc.notes.get(note_id)
+    target = f'the note "{existing.title}"'
+    question = None
+    if shrinks(existing.content, content):
+        left = f"{len(content or '')} characters" if (content or "").strip() else "nothing"
+        size = len(existing.content or "")
+        question = f"Replace the content of {target} ({size} characters) with {left}?"
     try:
-        note = await nc.notes.update(note_id, etag=etag, title=title, content=content, category=category)
+        version = await approve_update(
+            ctx,
+            tool="nc_notes_update_note",
+            target=target,
+            host=nc.notes.host,
+            given=etag,
+            current=existing.etag,
+            question=question,
+        )
+        note = await version.write(
+            ctx,
+            lambda if_match: nc.notes.update(
+                note_id, etag=if_match, title=title, content=content, category=category
+            ),
+        )
     except NoteConflict as conflict:
         return stale_version(conflict, "note", "current_note", _detail(conflict.current))
+    except PreconditionFailed as changed:
+        return stale_version(changed, "note", "current_note", _detail(existing))
     return answer(_stored(_detail(note), title))
 
 

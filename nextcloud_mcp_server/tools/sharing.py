@@ -1,9 +1,9 @@
 """Sharing toolset: who sees your files, and giving or taking access (OCS Share API).
 
 Exposing data is as consequential as deleting it (ADR 23): creating a share, widening one (more
-rights, a later or no expiry, no password) and removing one ask the human first, naming the path,
-who gets access, with which rights and until when; these tools are annotated destructive, so they
-are offered only at the `destructive` permission level.
+rights, a later or no expiry), changing a link's password (set, changed or removed) and removing
+one ask the human first, naming the path, who gets access, with which rights and until when;
+these tools are annotated destructive, so they are offered only at the `destructive` level.
 """
 
 from __future__ import annotations
@@ -156,16 +156,21 @@ async def nc_share_create(
 
 
 def _widens(share: Share, permissions: int | None, password: str | None, expires: str | None) -> list[str]:
-    """What a change would give beyond what the share gives now."""
+    """What a change would give beyond what the share gives now, or whom it would lock out."""
     wider = []
     if permissions is not None and permissions & ~share.permissions & ~_SHARE_BIT:
-        wider.append("more rights")
+        wider.append("more rights than now")
     if expires == "" and share.expiration:
         wider.append("no end date")
     elif expires and share.expiration and expires > share.expiration:
-        wider.append("a later end date")
+        wider.append("a later end date than now")
     if password == "" and share.has_password:
         wider.append("no password")
+    elif password and share.has_password:
+        # whoever the new password is given to gets in; everyone who has the old one is locked out
+        wider.append("a new password: whoever is told it gets in, everyone with the old one is locked out")
+    elif password:
+        wider.append("a password where there was none: everyone who has the link is locked out until told it")
     return wider
 
 
@@ -180,7 +185,8 @@ async def nc_share_update(
     note: Annotated[str | None, Field(max_length=1000)] = None,
 ) -> ShareInfo:
     """Change the rights, password, expiry or note of a share. Giving more (more rights, a later
-    or no expiry, no password) asks the user first; narrowing does not."""
+    or no expiry) and any change of a link's password (set, changed or removed: it decides who
+    can open the link) ask the user first; fewer rights, an earlier expiry or a note do not."""
     shares = (await nextcloud_for(ctx)).shares
     share = await shares.get(share_id)
     expires = check_expiry(expire_date) if expire_date else expire_date
@@ -195,7 +201,7 @@ async def nc_share_update(
         after_password = share.has_password if password is None else bool(password)
         question = (
             f"Give {_who(share.kind, share.share_with, share.share_with_name, after_password)} access "
-            f"to {share.path} {_spoken(after_permissions, after_expiry)} ({', '.join(wider)} than now)?"
+            f"to {share.path} {_spoken(after_permissions, after_expiry)} ({'; '.join(wider)})?"
         )
         asked = await require_approval(
             ctx, tool="nc_share_update", target=what, question=question, version=share.fingerprint

@@ -10,9 +10,8 @@ from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import CALENDAR_READ, CALENDAR_WRITE, require_scopes
-from nextcloud_mcp_server.nextcloud import etags
 from nextcloud_mcp_server.nextcloud.errors import PreconditionFailed
-from nextcloud_mcp_server.tools._approval import require_approval
+from nextcloud_mcp_server.tools._approval import require_approval, shrinks
 from nextcloud_mcp_server.tools._calendar_common import (
     CalendarId,
     TimezoneName,
@@ -25,6 +24,7 @@ from nextcloud_mcp_server.tools._calendar_common import (
 )
 from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._results import answer, stale_version
+from nextcloud_mcp_server.tools._versions import approve_update, given_etag, removal_question
 
 __all__ = ["toolset"]
 
@@ -160,7 +160,9 @@ async def nc_calendar_update_todo(
 ) -> Annotated[CallToolResult, TodoInfo]:
     """Change a task, complete it or reopen it. Only the fields you pass change; the rest is
     kept. If the task changed since you read its etag, nothing is overwritten and the current
-    task is returned with the error."""
+    task is returned with the error. Emptying its title or description, or removing all its
+    categories, asks the user first (and is refused at permission level write)."""
+    etag = given_etag(etag)
     module = ical()
     tz = time_zone(ctx, timezone)
     caldav = (await nextcloud_for(ctx)).caldav
@@ -177,14 +179,37 @@ async def nc_calendar_update_todo(
         categories=categories,
     )
     ics = module.patch_todo(obj.ics, changes)
+    shown = _info(obj.ics, cal.id, obj.etag)
+    target = f'the task "{shown.summary}"'
     try:
-        new_etag = await caldav.put(obj.href, ics, etag=etag)
+        version = await approve_update(
+            ctx,
+            tool="nc_calendar_update_todo",
+            target=target,
+            host=caldav.host,
+            given=etag,
+            current=obj.etag,
+            question=removal_question(target, _removals(shown, changes), f" in '{cal.id}'"),
+        )
+        new_etag = await version.write(ctx, lambda if_match: caldav.put(obj.href, ics, etag=if_match))
     except PreconditionFailed as exc:
         current_obj = await caldav.get(obj.href)
         current = _info(current_obj.ics, cal.id, current_obj.etag)
         return stale_version(exc, "task", "current_todo", current)
     info = _info(ics, cal.id, new_etag or "")
     return answer(info)
+
+
+def _removals(shown: TodoInfo, changes: Any) -> list[str]:
+    """What a change takes from a task (ADR 0019): its title or description, or all categories."""
+    removed = []
+    for name in ("summary", "description"):
+        new = getattr(changes, name)
+        if shrinks(getattr(shown, name), new):
+            removed.append(f"remove its {name}" if not new.strip() else f"cut its {name}")
+    if changes.categories == [] and shown.categories:
+        removed.append(f"remove its categories ({', '.join(shown.categories)})")
+    return removed
 
 
 @toolset.tool(title="Delete a task", destructive=True, idempotent=True)
@@ -198,10 +223,11 @@ async def nc_calendar_delete_todo(
     """Delete a task by its uid (from nc_calendar_list_todos). The user is asked to approve first
     (unless the server is set up not to ask). Pass its etag to delete only the version you have
     seen."""
+    etag = given_etag(etag) if etag is not None else None
     nc = await nextcloud_for(ctx)
     cal = await nc.caldav.calendar(calendar)
     obj = await nc.caldav.find(cal, uid, "VTODO")
-    if etag is not None and etags.plain(etag) != obj.etag:
+    if etag is not None and etag != obj.etag:
         raise PreconditionFailed(
             nc.http.host, "the task changed since that etag; nothing was deleted", status=412
         )

@@ -120,3 +120,59 @@ async def test_a_huge_search_query_is_refused_and_never_echoed(nextcloud: Nextcl
     found = structured(long)
     assert found["query"] == ("lentils " * 20)[:80] + "…"
     assert len(found["hits"]) == 1
+
+
+async def test_an_unknown_key_is_refused_naming_the_known_ones_and_nothing_is_written(
+    nextcloud: Nextcloud,
+) -> None:
+    """`type` for `types` inside an object, `contnet` for `content` at the top level (issue 33):
+    once ignored silently, so the type or the content was lost; now refused, with the keys that
+    exist, before anything is written."""
+    nested, top = await _calls(
+        nextcloud,
+        (
+            "nc_contacts_create_contact",
+            {"full_name": "Kim Lee", "emails": [{"value": "kim@example.org", "type": ["work"]}]},
+        ),
+        ("nc_notes_create_note", {"title": "Shopping", "contnet": "milk"}),
+    )
+    assert _text(nested) == (
+        "Error executing tool nc_contacts_create_contact: invalid arguments: 'emails.0': unknown key "
+        "'type'; the known ones are: types, value; nothing was done"
+    )
+    assert _text(top) == (
+        "Error executing tool nc_notes_create_note: invalid arguments: unknown key 'contnet'; the "
+        "known ones are: category, content, title; nothing was done"
+    )
+    assert nested.is_error
+    assert top.is_error
+    assert nextcloud.notes() == []
+    [search] = await _calls(nextcloud, ("nc_contacts_search", {"query": "Kim"}))
+    assert structured(search)["contacts"] == []
+
+
+async def test_every_object_in_every_input_schema_refuses_keys_it_does_not_declare(
+    nextcloud: Nextcloud,
+) -> None:
+    """What tools/list shows says so too: `additionalProperties: false` on the arguments and on
+    every object inside them, for every tool a client can see (a map, such as the search's
+    cursors by provider, declares the type of its values instead)."""
+    with running_app(nextcloud.settings()) as base:
+        async with http_session(f"{base}/mcp") as session:
+            tools = (await session.list_tools()).tools
+    open_objects = []
+
+    def walk(node: Any, where: str) -> None:
+        if isinstance(node, dict):
+            if node.get("type") == "object" and node.get("additionalProperties", True) is True:
+                open_objects.append(where)
+            for key, value in node.items():
+                walk(value, f"{where}/{key}")
+        elif isinstance(node, list):
+            for index, value in enumerate(node):
+                walk(value, f"{where}/{index}")
+
+    for tool in tools:
+        walk(tool.input_schema, tool.name)
+    assert len(tools) > 30
+    assert open_objects == []

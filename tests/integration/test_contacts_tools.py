@@ -4,6 +4,8 @@ approval), vCard 4.0 and broken cards from other apps."""
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
 from tests.backends import Nextcloud
@@ -154,3 +156,88 @@ async def test_vcard_4_and_broken_cards_from_other_apps_are_read_and_a_4_0_photo
     assert "FN:山田 健二" in after
     if nextcloud.kind == "real":
         assert PNG in photo
+
+
+async def test_a_line_break_in_a_type_or_a_value_is_refused_and_writes_nothing(nextcloud: Nextcloud) -> None:
+    """`TEL;TYPE="CELL<LF>EMAIL:ATTACKER@X"` was stored as written, and both our reader and
+    Nextcloud's index saw an extra EMAIL; now such input is refused before anything is written,
+    on create and on update."""
+    etag = nextcloud.put_card(
+        nextcloud.admin,
+        "kim.vcf",
+        "BEGIN:VCARD\nVERSION:3.0\nUID:kim-1\nFN:Kim Lee\nN:Lee;Kim;;;\nEND:VCARD\n",
+    )
+    before = nextcloud.card(nextcloud.admin, "kim.vcf")
+    injected = [{"value": "+49 30 1234567", "types": ["CELL\nEMAIL:ATTACKER@EXAMPLE.ORG"]}]
+    in_value = [{"value": "eve@example.org\nEMAIL:attacker@example.org"}]
+    with running_app(nextcloud.settings()) as base:
+        async with http_session(f"{base}/mcp") as session:
+            refused = [
+                await session.call_tool("nc_contacts_create_contact", {"full_name": "Eve Example", **args})
+                for args in ({"phones": injected}, {"emails": in_value})
+            ]
+            refused.append(
+                await session.call_tool(
+                    "nc_contacts_update_contact", {"uid": "kim-1", "etag": etag, "phones": injected}
+                )
+            )
+            found = structured(await session.call_tool("nc_contacts_search", {"query": "attacker"}))
+            eve = structured(await session.call_tool("nc_contacts_search", {"query": "Eve"}))
+    for result in refused:
+        assert result.is_error
+        assert "nothing was" in result.content[0].text  # type: ignore[union-attr]
+    assert found["contacts"] == []
+    assert eve["contacts"] == []
+    assert nextcloud.card(nextcloud.admin, "kim.vcf") == before
+
+
+async def test_a_card_over_one_mib_is_read_whole_and_an_update_keeps_its_name_and_photo(
+    nextcloud: Nextcloud,
+) -> None:
+    """Nextcloud accepts cards up to 5 MiB; one of 2 MiB (a large photo) once read as 'too
+    large', and changing its family name dropped its given name."""
+    photo = base64.b64encode(bytes(range(256)) * (6 * 1024)).decode()  # 1.5 MiB of data, 2 MiB as base64
+    card = (
+        "BEGIN:VCARD\r\nVERSION:3.0\r\nUID:big-1\r\nFN:Kim Lee\r\nN:Lee;Kim;Jae;Dr.;\r\n"
+        f"PHOTO;ENCODING=b;TYPE=JPEG:{photo}\r\nEND:VCARD\r\n"
+    )
+    nextcloud.put_card(nextcloud.admin, "big-1.vcf", card)
+    with running_app(nextcloud.settings()) as base:
+        async with http_session(f"{base}/mcp") as session:
+            kim = structured(await session.call_tool("nc_contacts_get_contact", {"uid": "big-1"}))
+            updated = structured(
+                await session.call_tool(
+                    "nc_contacts_update_contact", {"uid": "big-1", "etag": kim["etag"], "family_name": "Park"}
+                )
+            )
+    assert (kim["full_name"], kim["given_name"], kim["family_name"], kim["has_photo"]) == (
+        "Kim Lee",
+        "Kim",
+        "Lee",
+        True,
+    )
+    assert (updated["given_name"], updated["family_name"]) == ("Kim", "Park")
+    after = nextcloud.card(nextcloud.admin, "big-1.vcf")
+    assert after is not None
+    assert "N:Park;Kim;Jae;Dr.;" in after.splitlines()
+    assert photo in after.replace("\r\n ", "").replace("\n ", "")
+
+
+@pytest.mark.parametrize(
+    ("full_name", "given", "family"),
+    [("Bob Kiwi", "Bob", "Kiwi"), ("Vincent van Gogh", "Vincent", "van Gogh"), ("Cher", "Cher", "")],
+)
+async def test_a_contact_created_with_only_a_full_name_gets_given_and_family_names(
+    nextcloud: Nextcloud, full_name: str, given: str, family: str
+) -> None:
+    """Split as address books do (issue 33): the last word, with a particle before it, is the
+    family name; one word is a given name. It used to become N:;Bob Kiwi;;;."""
+    with running_app(nextcloud.settings()) as base:
+        async with http_session(f"{base}/mcp") as session:
+            created = structured(
+                await session.call_tool("nc_contacts_create_contact", {"full_name": full_name})
+            )
+    assert (created["given_name"], created["family_name"]) == (given, family)
+    stored = nextcloud.card(nextcloud.admin, f"{created['uid']}.vcf")
+    assert stored is not None
+    assert f"N:{family};{given};;;" in stored.splitlines()

@@ -118,6 +118,46 @@ async def test_an_endless_secondly_or_minutely_rule_is_refused(nextcloud: Nextcl
     assert nextcloud.calendar_objects(nextcloud.admin) == before
 
 
+_EVERY = ",".join(str(n) for n in range(60))
+_HOURS = ",".join(str(n) for n in range(24))
+
+
+@pytest.mark.parametrize("tool", ["nc_calendar_create_event", "nc_calendar_update_event"])
+async def test_an_endless_rule_is_bounded_by_how_often_it_repeats_not_by_its_freq_name(
+    nextcloud: Nextcloud, tool: str
+) -> None:
+    """Every second spelled FREQ=HOURLY with BY lists (issue 31, item 14), every minute spelled
+    DAILY, is refused without an end like FREQ=SECONDLY; an endless rule as dense as an hourly
+    one is accepted whatever it is called, and a dense rule with an end too."""
+    etag = nextcloud.put_calendar_object(
+        nextcloud.admin, "fine", _event("fine", "20261123T100000Z", "FREQ=DAILY;COUNT=3", "Fine")
+    )
+    before = nextcloud.calendar_objects(nextcloud.admin)
+    args: dict[str, Any] = {"summary": "Spam", "start": "2026-11-23T10:00", "timezone": "UTC"}
+    updating = tool == "nc_calendar_update_event"
+    if updating:
+        args = {"calendar": "personal", "uid": "fine", "etag": etag}
+    refused, accepted = [], []
+    with running_app(nextcloud.settings()) as base:
+        async with http_session(f"{base}/mcp") as session:
+            for rule in (
+                f"FREQ=HOURLY;BYMINUTE={_EVERY};BYSECOND={_EVERY}",
+                f"FREQ=DAILY;BYHOUR={_HOURS};BYMINUTE={_EVERY}",
+                f"FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR;BYHOUR={_HOURS};BYMINUTE=0,30",
+            ):
+                refused.append(await session.call_tool(tool, {**args, "recurrence": rule}))
+            assert nextcloud.calendar_objects(nextcloud.admin) == before
+            for rule in ("FREQ=MINUTELY;INTERVAL=60", f"FREQ=HOURLY;BYMINUTE={_EVERY};COUNT=100"):
+                done = structured(await session.call_tool(tool, {**args, "recurrence": rule}))
+                accepted.append(done["recurrence"])
+                if updating:
+                    args["etag"] = done["etag"]
+    for result in refused:
+        assert result.is_error
+        assert "needs an end (COUNT=n or UNTIL=...)" in _text(result)
+    assert accepted == ["FREQ=MINUTELY;INTERVAL=60", f"FREQ=HOURLY;COUNT=100;BYMINUTE={_EVERY}"]
+
+
 @pytest.fixture
 def blocked_expansion(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[threading.Event, list[str]]]:
     """Expansion that waits until the test lets it go, recording the thread it runs in."""

@@ -132,3 +132,37 @@ async def test_refused_share_input_changes_nothing(nextcloud: Nextcloud) -> None
     assert missing.is_error
     assert "/Nope" in missing.content[0].text
     assert nextcloud.shares(nextcloud.admin) == []
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "said"),
+    [
+        ("Corr3ct-Horse-7", "Other-Horse-8", "a new password"),
+        (None, "Corr3ct-Horse-7", "a password where there was none"),
+        ("Corr3ct-Horse-7", "", "no password"),
+    ],
+    ids=["changed", "set", "removed"],
+)
+async def test_changing_setting_or_removing_a_link_password_asks_and_a_decline_keeps_it(
+    nextcloud: Nextcloud, first: str | None, then: str, said: str
+) -> None:
+    """A new password hands the link to whoever is told it and locks out everyone holding the
+    old one; a first password locks out everyone holding the link: each asks, like removing one."""
+    nextcloud.make_folder(nextcloud.admin, "Taxes")
+    link = {"path": "Taxes", "kind": "link", **({"password": first} if first else {})}
+    with running_app(nextcloud.settings(confirm_destructive=False)) as base:
+        async with http_session(f"{base}/mcp") as session:
+            created = structured(await session.call_tool("nc_share_create", link))
+    [before] = nextcloud.shares(nextcloud.admin)
+    human = Human(approve=False)
+    with running_app(nextcloud.settings()) as base:
+        async with http_session(f"{base}/mcp", elicitation_callback=human.answer) as session:
+            args = {"share_id": created["id"], "password": then}
+            declined = await session.call_tool("nc_share_update", args)
+    assert declined.is_error
+    assert "declined" in declined.content[0].text  # type: ignore[union-attr]
+    [question] = human.questions
+    assert question.startswith("Give anyone with the link")
+    assert said in question
+    [after] = nextcloud.shares(nextcloud.admin)
+    assert after["password"] == before["password"]

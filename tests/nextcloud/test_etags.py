@@ -10,6 +10,7 @@ from nextcloud_mcp_server.nextcloud import etags
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
 from nextcloud_mcp_server.nextcloud.caldav import CalDAVClient
 from nextcloud_mcp_server.nextcloud.discovery import Discovered
+from nextcloud_mcp_server.nextcloud.errors import InvalidInput
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.webdav import WebDAVClient
 from tests import http_mock
@@ -23,6 +24,38 @@ FILE = f"{BASE}/remote.php/dav/files/admin/a.txt"
 def test_every_form_of_an_etag_becomes_one_plain_and_one_strong_form(sent: str) -> None:
     """Weak, quoted and bare ETags all compare equal and are sent back strong."""
     assert (etags.plain(sent), etags.quoted(sent)) == ("abc", '"abc"')
+
+
+@pytest.mark.parametrize("given", ["abc", '"abc"', 'W/"abc"', ' "abc" '])
+def test_one_etag_given_from_outside_is_taken_in_any_spelling(given: str) -> None:
+    """What a model copies from a listing, quoted or weak, names the same version."""
+    assert etags.checked(given) == "abc"
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        "",
+        '""',
+        "W/",
+        'W/""',
+        'x", "abc',
+        'abc", "x',
+        "abc,x",
+        "a b",
+        "abc\r\nX-A: 1",
+        "abc\x00",
+        "äbc",
+        "a" * 201,
+    ],
+)
+def test_an_etag_that_is_empty_a_list_or_not_one_tag_is_refused_and_never_quoted(given: str) -> None:
+    """An empty If-Match is no condition at all and a list matches any of its entries, so neither
+    may come from outside, nor ever be sent."""
+    with pytest.raises(InvalidInput, match="one ETag"):
+        etags.checked(given)
+    with pytest.raises(InvalidInput):
+        etags.quoted(given)
 
 
 @pytest.fixture

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
 from nextcloud_mcp_server.nextcloud import vcard
@@ -73,3 +75,78 @@ def test_refused_input_and_unreadable_cards_change_nothing() -> None:
         vcard.patch("garbage", vcard.ContactChanges(title="x"))
     with pytest.raises(InvalidInput):
         vcard.build("u", vcard.ContactChanges(full_name="A", note="x" * (vcard.MAX_VALUE + 1)))
+
+
+@pytest.mark.parametrize(
+    ("full_name", "split"),
+    [
+        ("Bob Kiwi", ("Bob", "Kiwi")),
+        ("Anna Maria Schmidt", ("Anna Maria", "Schmidt")),
+        ("Ludwig van Beethoven", ("Ludwig", "van Beethoven")),
+        ("Maria de la Cruz", ("Maria", "de la Cruz")),
+        ("Van Morrison", ("Van", "Morrison")),
+        ("Cher", ("Cher", "")),
+    ],
+)
+def test_a_full_name_alone_is_split_as_address_books_do(full_name: str, split: tuple[str, str]) -> None:
+    assert vcard.split_name(full_name) == split
+    view = vcard.read(vcard.build("u", vcard.ContactChanges(full_name=full_name)))
+    assert (view.given_name, view.family_name) == split
+
+
+def test_changing_one_part_of_a_name_keeps_the_others() -> None:
+    """Additional names, prefix and suffix are not the tool's to drop."""
+    card = (
+        "BEGIN:VCARD\r\nVERSION:3.0\r\nUID:k\r\nFN:Dr. Kim Jae Lee\r\nN:Lee;Kim;Jae;Dr.;PhD\r\nEND:VCARD\r\n"
+    )
+    out = vcard.patch(card, vcard.ContactChanges(family_name="Park"))
+    assert "N:Park;Kim;Jae;Dr.;PhD" in _unfolded(out)
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        vcard.ContactChanges(phones=[vcard.LabeledValue("1", ["CELL\nEMAIL:attacker@example.org"])]),
+        vcard.ContactChanges(phones=[vcard.LabeledValue("1", ['CELL"'])]),
+        vcard.ContactChanges(emails=[vcard.LabeledValue("a@example.org\r\nEMAIL:attacker@example.org")]),
+        vcard.ContactChanges(organisation="Acme\u0085Inc"),
+        vcard.ContactChanges(note="one\rtwo"),
+    ],
+)
+def test_control_characters_and_odd_types_are_refused_on_build_and_patch(
+    changes: vcard.ContactChanges,
+) -> None:
+    """Nothing a caller gives can end a content line or a parameter: refused, never written."""
+    with pytest.raises(InvalidInput):
+        vcard.patch(V4, changes)
+    with pytest.raises(InvalidInput):
+        vcard.build("u", vcard.ContactChanges(**{**vars(changes), "full_name": "Eve"}))
+
+
+def test_a_card_as_large_as_nextcloud_accepts_is_read_and_updated_whole() -> None:
+    """5 MiB (Nextcloud's default card_size_limit) of folded photo: read, and changed keeping
+    the photo and the given name."""
+    photo = base64.b64encode(bytes(range(256)) * (15 * 1024)).decode()
+    folded = "\r\n ".join(photo[i : i + 74] for i in range(0, len(photo), 74))
+    card = (
+        "BEGIN:VCARD\r\nVERSION:3.0\r\nUID:b\r\nFN:Kim Lee\r\nN:Lee;Kim;;;\r\n"
+        f"PHOTO;ENCODING=b:{folded}\r\nEND:VCARD\r\n"
+    )
+    assert len(card.encode()) > 5 * 1024 * 1024
+    view = vcard.read(card)
+    assert (view.full_name, view.given_name, view.has_photo, view.problems) == ("Kim Lee", "Kim", True, [])
+    out = vcard.patch(card, vcard.ContactChanges(family_name="Park"))
+    assert "N:Park;Kim;;;" in _unfolded(out)
+    assert f"PHOTO;ENCODING=b:{photo}" in _unfolded(out)
+
+
+def test_a_card_too_large_to_read_is_not_updated() -> None:
+    """Above the reading limit an update is refused, rather than written from a partial view
+    (it once dropped the given name)."""
+    huge = (
+        "BEGIN:VCARD\nVERSION:3.0\nUID:h\nFN:Kim Lee\nN:Lee;Kim;;;\nNOTE:"
+        + "x" * vcard.MAX_CARD_BYTES
+        + "\nEND:VCARD\n"
+    )
+    with pytest.raises(InvalidInput, match="Nextcloud Contacts"):
+        vcard.patch(huge, vcard.ContactChanges(family_name="Park"))

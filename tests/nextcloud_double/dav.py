@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 from pathlib import Path
@@ -105,4 +106,34 @@ def make_radicale(root: Path, accounts: Accounts) -> Any:
         "nextcloud-double",
         privileged=True,
     )
-    return radicale.Application(config)
+    return _IfMatchList(radicale.Application(config))
+
+
+class _IfMatchList:
+    """Sabre, Nextcloud's DAV server, takes a list of ETags in If-Match and acts when any of them
+    is the current one (RFC 9110 13.1.1); Radicale compares the whole header with its ETag. A
+    list is resolved here by asking Radicale for the current ETag first."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        header = environ.get("HTTP_IF_MATCH", "")
+        if "," in header and environ["REQUEST_METHOD"] in ("PUT", "DELETE"):
+            tags = [tag.strip() for tag in header.split(",") if tag.strip()]
+            current = self._current_etag(environ)
+            environ = dict(environ, HTTP_IF_MATCH=current if current in tags else tags[0])
+        return self.app(environ, start_response)
+
+    def _current_etag(self, environ: dict[str, Any]) -> str | None:
+        found: list[str] = []
+
+        def start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> None:
+            found.extend(value for name, value in headers if name.lower() == "etag")
+
+        probe = {k: v for k, v in environ.items() if k not in ("CONTENT_LENGTH", "CONTENT_TYPE")}
+        probe.update(REQUEST_METHOD="GET", HTTP_IF_MATCH="", CONTENT_LENGTH="0")
+        probe["wsgi.input"] = io.BytesIO(b"")
+        for _ in self.app(probe, start):
+            pass
+        return found[0] if found else None

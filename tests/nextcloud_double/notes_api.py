@@ -179,7 +179,8 @@ def _etag_header(value: str) -> str:
 
 
 def _matches(header: str | None, etag: str) -> bool:
-    return header is not None and header.strip().strip('"') == etag
+    """If-None-Match against one ETag; If-Match also takes a list (`"a", "b"`), as Notes does."""
+    return header is not None and etag in {tag.strip().strip('"') for tag in header.split(",")}
 
 
 async def notes_endpoint(request: Request, store: NotesStore, user: str) -> Response:
