@@ -249,6 +249,16 @@ async def _serve_stdio(settings: Settings, runtime: Runtime) -> None:
 
     server = build_server(settings, runtime)
     _settle_heap()
+    if sys.stdin.isatty():  # a person in a terminal (`make run`), not an MCP client
+        print(
+            f"nextcloud-mcp-bridge {__version__}: serving {settings.nextcloud_host} as "
+            f"'{settings.nextcloud_username}' over stdio. It waits for an MCP client (Claude Desktop, "
+            "an IDE, the MCP Inspector) that starts it and speaks JSON-RPC on stdin; typed here, "
+            'nothing happens. `make check` tests the configuration; `make run ARGS="--transport '
+            'http"` serves http://127.0.0.1:8000/mcp instead. Ctrl-C or Ctrl-D stops it.',
+            file=sys.stderr,
+            flush=True,
+        )
     async with runtime:
         await server.run_stdio_async()
 

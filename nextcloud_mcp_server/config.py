@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import Field, PrivateAttr, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import SettingsConfigDict
 
 from nextcloud_mcp_server.authz.settings import AuthServerSettings
 from nextcloud_mcp_server.client_address import TrustedProxies, parse_trusted_proxies
+from nextcloud_mcp_server.nextcloud.pages import address_of_page
 
 __all__ = ["ConfigError", "Settings", "load_settings"]
 
@@ -56,6 +57,7 @@ class Settings(AuthServerSettings):
 
     # --- Nextcloud
     nextcloud_host: str | None = None
+    _host_note: str | None = PrivateAttr(default=None)
     nextcloud_username: str | None = None
     nextcloud_password: SecretStr | None = None
     nextcloud_password_file: Path | None = None
@@ -156,7 +158,28 @@ class Settings(AuthServerSettings):
     def _host_is_url(cls, value: str | None) -> str | None:
         if value is None or not value.strip():
             return None
+        if address_of_page(value) is not None:
+            return value.strip()  # a page of Nextcloud: its address is taken below
         return _http_url(value)
+
+    @model_validator(mode="after")
+    def _host_from_a_page(self) -> Settings:
+        """A URL copied from the browser (`.../index.php/apps/files/?dir=/`) works, with a warning
+        that says which address to set."""
+        address = address_of_page(self.nextcloud_host or "")
+        if address is not None:
+            page = (self.nextcloud_host or "").split("?", 1)[0].split("#", 1)[0]
+            self._host_note = (
+                f"NEXTCLOUD_HOST {page} is a page of Nextcloud, not its address; using {address}. "
+                f"Set NEXTCLOUD_HOST={address}"
+            )
+            self.nextcloud_host = _http_url(address)
+        return self
+
+    @property
+    def host_note(self) -> str | None:
+        """What was said of NEXTCLOUD_HOST when it named a page of Nextcloud (None otherwise)."""
+        return self._host_note
 
     @field_validator(
         "oidc_issuer",

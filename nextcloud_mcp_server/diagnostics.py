@@ -1,10 +1,15 @@
 """`nextcloud-mcp-bridge check`: is the configured Nextcloud usable, and if not, why?
 
 Each check prints one line; the first failure that makes later checks meaningless stops the run.
+`StartupCheck` runs the essential ones when the server starts, in the background: it logs the
+outcome, and the first tool call that fails after a failed check carries the check's words.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -20,7 +25,10 @@ from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
 from nextcloud_mcp_server.nextcloud.models import ServerStatus
 from nextcloud_mcp_server.nextcloud.ocs import OCSClient
 
-__all__ = ["TLS_OFF", "Check", "format_report", "run_checks"]
+__all__ = ["TLS_OFF", "Check", "StartupCheck", "format_report", "run_checks"]
+
+logger = logging.getLogger(__name__)
+STARTUP_CHECK_SECONDS = 10.0
 
 Status = Literal["ok", "warn", "fail", "skip"]
 TLS_OFF = (
@@ -54,15 +62,19 @@ async def run_checks(
     *,
     trace_configs: Sequence[aiohttp.TraceConfig] = (),
     clock: Clock = time.perf_counter,
+    essential: bool = False,
 ) -> list[Check]:
     """Run the checks in order; later checks are skipped once one they depend on failed.
 
     `clock` times the requests that tell a login password from an app password (tests pass one
     that advances by a set amount per request, so the verdict never depends on machine speed;
-    `trace_configs` let them see each request)."""
+    `trace_configs` let them see each request). `essential`: only what every tool needs (the
+    server is reachable; in single-user mode, the credentials), as the server checks at start."""
     results: list[Check] = []
     if not settings.nextcloud_verify_tls:
         results.append(Check("tls", "warn", TLS_OFF))
+    if settings.host_note:
+        results.append(Check("address", "warn", settings.host_note))
     options = settings.nextcloud_http_options()
     options.update(timeout=min(settings.nextcloud_timeout_seconds, 15.0), max_retries=0)
     http = NextcloudHTTP(settings.nextcloud_host or "", **options, trace_configs=trace_configs)
@@ -71,9 +83,13 @@ async def run_checks(
         settings.nextcloud_password.get_secret_value() if settings.nextcloud_password else "",
     )
     try:
-        await _checks(http, credential, results, clock)
+        await _checks(
+            http, credential, results, clock, essential=essential, with_credentials=not settings.oauth_enabled
+        )
     finally:
         await http.aclose()
+    if essential:
+        return results
     names = [c.name for c in results]
     for later in ("reachable", "credentials", "notes app", "webdav", "caldav"):
         if later not in names:
@@ -96,7 +112,13 @@ def _is_status(body: object) -> bool:
 
 
 async def _checks(
-    http: NextcloudHTTP, credential: BasicCredential, results: list[Check], clock: Clock
+    http: NextcloudHTTP,
+    credential: BasicCredential,
+    results: list[Check],
+    clock: Clock,
+    *,
+    essential: bool = False,
+    with_credentials: bool = True,
 ) -> None:
     ocs = OCSClient(http, credential)
 
@@ -127,6 +149,8 @@ async def _checks(
         return
     version = status.versionstring or status.version
     results.append(Check("reachable", "ok", f"{status.productname} {version} answered in {_ms(plain)}"))
+    if essential and not with_credentials:
+        return
 
     try:
         user = await ocs.current_user()
@@ -147,6 +171,8 @@ async def _checks(
         results.append(Check("credentials", "fail", str(exc)))
         return
     results.append(Check("credentials", "ok", f"logged in as '{user.id}' ({user.display_name or user.id})"))
+    if essential:
+        return
     # A login password makes Nextcloud verify a password hash on every request (0.5-1.3 s seen on
     # a real server); an app password answers in tens of milliseconds.
     if authenticated > max(0.25, 5 * plain):
@@ -213,3 +239,60 @@ def format_report(settings: Settings, results: list[Check]) -> str:
     else:
         lines.append("Result: ready" + (f" ({warned} warning(s))" if warned else ""))
     return "\n".join(lines)
+
+
+class StartupCheck:
+    """The essential checks, run once in the background when the server starts (bounded, so the
+    MCP handshake never waits for them)."""
+
+    def __init__(self, settings: Settings, *, seconds: float = STARTUP_CHECK_SECONDS) -> None:
+        self.settings = settings
+        self.seconds = seconds
+        self.problem: str | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        if self.settings.host_note:
+            logger.warning("%s", self.settings.host_note)
+        if self.settings.nextcloud_host and self._task is None:
+            self._task = asyncio.create_task(self._run(), name="nextcloud-startup-check")
+
+    async def _run(self) -> None:
+        host = self.settings.nextcloud_host
+        try:
+            async with asyncio.timeout(self.seconds):
+                results = await run_checks(self.settings, essential=True)
+        except TimeoutError:
+            self.problem = (
+                f"Nextcloud at {host} gave no answer within {self.seconds:g} s when this server started"
+            )
+            logger.warning("Nextcloud check at start: %s", self.problem)
+            return
+        failed = next((c for c in results if c.status == "fail"), None)
+        if failed is not None:
+            self.problem = failed.detail
+            logger.warning(
+                "Nextcloud check at start failed: %s (run `nextcloud-mcp-bridge check`)", failed.detail
+            )
+        else:
+            passed = "; ".join(c.detail for c in results if c.status == "ok")
+            logger.info("Nextcloud check at start: %s", passed)
+
+    async def words_for_a_failure(self) -> str | None:
+        """What the check found wrong, once: for the first tool call that fails afterwards (a
+        check still running is waited for, within its own bound)."""
+        if self._task is not None and not self._task.done():
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._task)
+        problem, self.problem = self.problem, None
+        return problem
+
+    def nextcloud_answered(self) -> None:
+        """A call succeeded: whatever the check found at start is over."""
+        self.problem = None
+
+    async def aclose(self) -> None:
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task

@@ -17,6 +17,7 @@ from nextcloud_mcp_server.auth.consent_outcome import FailureNotes
 from nextcloud_mcp_server.auth.credentials import CredentialResolver, PassThroughCredential, StaticCredential
 from nextcloud_mcp_server.auth.provisioning import ElicitationSessions, Provisioning
 from nextcloud_mcp_server.config import ConfigError, Settings
+from nextcloud_mcp_server.diagnostics import StartupCheck
 from nextcloud_mcp_server.nextcloud.discovery import DiscoveryCache
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ class Runtime:
         self._idp_http: BoundedClient | None = None
         self._verifier: BearerTokenVerifier | None = None
         self._housekeeping: asyncio.Task[None] | None = None
+        self.startup_check = StartupCheck(settings)
         self.discovery = DiscoveryCache()
         self.elicitation_sessions = ElicitationSessions()
         self.store: StoreBackend | None = None
@@ -186,6 +188,7 @@ class Runtime:
             return None
 
     async def __aenter__(self) -> Runtime:
+        self.startup_check.start()
         if self.store is not None:
             await self.store.open()
             if self.auth_server is not None:
@@ -224,6 +227,7 @@ class Runtime:
         await self.aclose()
 
     async def aclose(self) -> None:
+        await self.startup_check.aclose()
         if self._housekeeping is not None:
             self._housekeeping.cancel()
             self._housekeeping = None

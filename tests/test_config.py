@@ -167,3 +167,38 @@ def test_an_unknown_permission_level_is_still_refused_by_name() -> None:
     assert caught.value.problems == [
         "NEXTCLOUD_MCP_PERMISSIONS must be one of 'read', 'write' or 'destructive'"
     ]
+
+
+@pytest.mark.parametrize(
+    ("given", "address"),
+    [
+        ("https://cloud.example.com/index.php/apps/files/?dir=/&fileid=5", "https://cloud.example.com"),
+        ("https://cloud.example.com/index.php", "https://cloud.example.com"),
+        ("https://example.com/nextcloud/apps/files/", "https://example.com/nextcloud"),
+        ("https://example.com/nextcloud/index.php/apps/notes/#/note/3", "https://example.com/nextcloud"),
+        ("https://cloud.example.com/remote.php/dav/files/alice/", "https://cloud.example.com"),
+        ("https://cloud.example.com/login?redirect_url=/apps/files", "https://cloud.example.com"),
+    ],
+)
+def test_an_address_copied_from_the_browser_becomes_nextclouds_with_a_note(given: str, address: str) -> None:
+    """Issue 33: a URL copied from the address bar gave 401 or 'not a Nextcloud'."""
+    settings = load_settings(env_file=None, nextcloud_host=given)
+    assert settings.nextcloud_host == address
+    assert settings.host_note is not None
+    assert f"Set NEXTCLOUD_HOST={address}" in settings.host_note
+    assert "?" not in settings.host_note
+    assert "#" not in settings.host_note
+
+
+@pytest.mark.parametrize(
+    "given", ["https://cloud.example.com", "https://example.com/nextcloud/", "http://10.0.0.2:8080"]
+)
+def test_an_address_is_kept_as_it_is(given: str) -> None:
+    settings = load_settings(env_file=None, nextcloud_host=given)
+    assert settings.nextcloud_host == given.rstrip("/")
+    assert settings.host_note is None
+
+
+def test_a_query_on_an_address_that_is_no_page_is_still_refused() -> None:
+    with pytest.raises(ConfigError, match="NEXTCLOUD_HOST must be an http"):
+        load_settings(env_file=None, nextcloud_host="https://cloud.example.com/?x=1")

@@ -12,12 +12,20 @@ if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.client import NextcloudClient
     from nextcloud_mcp_server.runtime import Runtime
 
-__all__ = ["nextcloud_for", "runtime_of"]
+__all__ = ["nextcloud_for", "runtime_in", "runtime_of"]
 
 
 def runtime_of(ctx: Context[Any, Any]) -> Runtime:
     """The `Runtime` the server's lifespan yielded."""
     return cast("Runtime", ctx.request_context.lifespan_context)
+
+
+def runtime_in(arguments: dict[str, Any]) -> Runtime | None:
+    """The runtime of the request whose `Context` is among a tool's keyword arguments."""
+    for value in arguments.values():
+        if isinstance(value, Context):
+            return runtime_of(value)
+    return None
 
 
 async def nextcloud_for(ctx: Context[Any, Any]) -> NextcloudClient:

@@ -32,6 +32,7 @@ from nextcloud_mcp_server.auth.scopes import declared_scopes
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NextcloudError
 from nextcloud_mcp_server.storage.errors import DecryptionFailed
 from nextcloud_mcp_server.tools._approval import ApprovalInterrupt
+from nextcloud_mcp_server.tools._context import runtime_in
 from nextcloud_mcp_server.tools._results import answer, for_every_client
 
 __all__ = ["SCOPES_META_KEY", "ToolSpec", "Toolset"]
@@ -127,12 +128,21 @@ def _readable_errors(fn: F) -> F:
     async def call(*args: Any, **kwargs: Any) -> Any:
         try:
             result = await fn(*args, **kwargs)
+            runtime = runtime_in(kwargs)
+            if runtime is not None:
+                runtime.startup_check.nextcloud_answered()
             if isinstance(result, CallToolResult):
                 return for_every_client(result)
             if isinstance(result, BaseModel) and not isinstance(result, Result):
                 return answer(result)  # a tool's own model
             return result
         except NextcloudError as exc:
+            runtime = runtime_in(kwargs)
+            found = await runtime.startup_check.words_for_a_failure() if runtime is not None else None
+            if found:
+                raise ToolError(
+                    f"{found} (found when this server started; this call: {exc.message})"
+                ) from exc
             raise ToolError(str(exc)) from exc
         except InvalidInput as exc:
             raise ToolError(f"invalid input: {exc}; nothing was changed") from exc
