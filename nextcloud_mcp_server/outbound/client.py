@@ -23,6 +23,7 @@ Every failure is an `OutboundError` (errors.py); callers map them to their own w
 from __future__ import annotations
 
 import base64
+import io
 import re
 import ssl
 import urllib.request
@@ -60,9 +61,10 @@ _KEEP_ALIVE_TIMEOUT = re.compile(r"(?:^|[,\s])timeout\s*=\s*([0-9]{1,6})(?:$|[,\
 MAX_HEADER_LINE = 16 * 1024
 MAX_HEADERS = 128
 MIN_KEEPALIVE = 0.5
+LARGE_BODY = 256 * 1024
 UNSET: Any = object()
 
-Body = bytes | AsyncIterator[bytes] | None
+Body = bytes | AsyncIterator[bytes] | io.BytesIO | None
 
 
 @dataclass(frozen=True)
@@ -266,6 +268,8 @@ class BoundedClient:
         timeout = aiohttp.ClientTimeout(
             total=deadline, connect=self.bounds.connect_timeout, sock_read=self.bounds.read_timeout
         )
+        if isinstance(data, bytes) and len(data) > LARGE_BODY:
+            data = io.BytesIO(data)  # sent in parts (aiohttp warns of large bytes); a new one per try
         try:
             response = await self._open_session().request(
                 method,

@@ -261,3 +261,33 @@ async def test_https_to_a_plain_http_port_says_to_try_http() -> None:
         await http.aclose()
         listener.close()
         await listener.wait_closed()
+
+
+async def test_a_large_body_is_sent_whole_with_its_length() -> None:
+    """A note or a card near Nextcloud's limits (a few MiB) as one bytes body: sent in parts with
+    its Content-Length (aiohttp warns about large bytes bodies, and warnings are errors here)."""
+    received: list[bytes] = []
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = int(
+            next(h for h in head.lower().split(b"\r\n") if h.startswith(b"content-length:")).split(b":")[1]
+        )
+        received.append(await reader.readexactly(length))
+        writer.write(ok())
+        await writer.drain()
+        writer.close()
+
+    listener = await asyncio.start_server(handle, "127.0.0.1", 0)
+    client = BoundedClient(BOUNDS)
+    body = bytes(range(256)) * (12 * 1024)  # 3 MiB
+    try:
+        answer = await client.request(
+            "PUT", f"http://127.0.0.1:{listener.sockets[0].getsockname()[1]}/n", data=body
+        )
+    finally:
+        await client.aclose()
+        listener.close()
+        await listener.wait_closed()
+    assert answer.status_code == 200
+    assert received == [body]
