@@ -166,6 +166,12 @@ def real_nextcloud(real_nextcloud_instance: Instance) -> Nextcloud:
     return _real(real_nextcloud_instance)
 
 
+@pytest.fixture
+def real_nextcloud_34(real_nextcloud_34_instance: Instance) -> Nextcloud:
+    """Only the real Nextcloud 34, reset: its pages driven over HTTP (`tests/nextcloud_pages.py`)."""
+    return _real(real_nextcloud_34_instance)
+
+
 @pytest.fixture(params=["real", "real34"])
 def each_real_nextcloud(request: pytest.FixtureRequest) -> Nextcloud:
     """Each real Nextcloud in turn, reset to its seed state: for what only a real one shows."""
