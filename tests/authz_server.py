@@ -20,9 +20,10 @@ import httpx
 
 from nextcloud_mcp_server.app import create_app
 from nextcloud_mcp_server.config import Settings, load_settings
-from nextcloud_mcp_server.front import uvicorn_options
 from nextcloud_mcp_server.runtime import Runtime
 from nextcloud_mcp_server.storage.crypto import generate_key
+from nextcloud_mcp_server.tools import tool_scopes
+from nextcloud_mcp_server.web.front import uvicorn_options
 from tests.nextcloud_double.server import serve_in_thread
 from tests.processes import free_port
 
@@ -146,7 +147,7 @@ def authz_server(nextcloud_url: str, store_path: Path, **overrides: Any) -> Iter
         **overrides,
     }
     settings = load_settings(env_file=None, **wanted)
-    runtime = LoopRuntime(settings)
+    runtime = LoopRuntime(settings, scopes=tool_scopes(settings))
     # uvicorn as `run` configures it: the front's protocol and its proxy-header handling
     with serve_in_thread(create_app(settings, runtime=runtime), port=port, **uvicorn_options(settings)):
         yield AuthzServer(base, settings, runtime)
@@ -171,6 +172,6 @@ def nextcloud_signin_server(nextcloud: Nextcloud, store: Path, **overrides: Any)
         "store_path": store,
     }
     settings = load_settings(env_file=None, **{**wanted, **overrides})
-    runtime = LoopRuntime(settings)
+    runtime = LoopRuntime(settings, scopes=tool_scopes(settings))
     with serve_in_thread(create_app(settings, runtime=runtime), port=port):
         yield AuthzServer(base, settings, runtime)

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from nextcloud_mcp_server.config import Settings
-from nextcloud_mcp_server.health import _store
+from nextcloud_mcp_server.web.health import _store
 from tests.mcp_clients import running_app
 from tests.nextcloud_double import NextcloudDouble
 from tests.offline import offline_server
