@@ -30,16 +30,16 @@ from nextcloud_mcp_server.auth.resource_server import (
     protected_resource_metadata,
 )
 from nextcloud_mcp_server.auth.scopes import advertised
-from nextcloud_mcp_server.client_address import ClientAddress
 from nextcloud_mcp_server.config import Settings
-from nextcloud_mcp_server.front import BodyLimit
-from nextcloud_mcp_server.health import health_routes
-from nextcloud_mcp_server.http_guard import HostOriginGuard
-from nextcloud_mcp_server.plain_answers import PlainAnswers, PlainAnswerSessions
+from nextcloud_mcp_server.inbound.client_address import ClientAddress
 from nextcloud_mcp_server.runtime import Runtime
 from nextcloud_mcp_server.server import build_server
-from nextcloud_mcp_server.sessions import SessionLimiter
-from nextcloud_mcp_server.tools import enabled_tools
+from nextcloud_mcp_server.tools import enabled_tools, tool_scopes
+from nextcloud_mcp_server.web.front import BodyLimit
+from nextcloud_mcp_server.web.health import health_routes
+from nextcloud_mcp_server.web.http_guard import HostOriginGuard
+from nextcloud_mcp_server.web.plain_answers import PlainAnswers, PlainAnswerSessions
+from nextcloud_mcp_server.web.sessions import SessionLimiter
 
 __all__ = ["create_app", "is_loopback", "transport_security"]
 
@@ -72,7 +72,7 @@ def transport_security(settings: Settings) -> TransportSecuritySettings:
 
 
 def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Starlette:
-    runtime = runtime or Runtime(settings)
+    runtime = runtime or Runtime(settings, scopes=tool_scopes(settings))
     mcp = build_server(settings, runtime)
     security = transport_security(settings)
     # Makes the SDK's session manager, whose low-level server ours is built around; its own
@@ -143,8 +143,9 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Starlet
         ]
         if settings.enable_offline_access:
             from nextcloud_mcp_server.auth.consent import consent_routes
+            from nextcloud_mcp_server.authz.signin import finish_signin
 
-            routes += consent_routes(runtime)
+            routes += consent_routes(runtime, finish_signin if runtime.auth_server is not None else None)
         if runtime.auth_server is not None:
             from nextcloud_mcp_server.authz.routes import auth_server_routes
             from nextcloud_mcp_server.authz.signin import signin_routes
@@ -152,7 +153,7 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Starlet
             routes += auth_server_routes(runtime.auth_server, scopes)
             routes += signin_routes(runtime)  # the person's side: sign-in at Nextcloud, consent
     if settings.replica_id:
-        from nextcloud_mcp_server.replica_sessions import ReplicaSessionIds
+        from nextcloud_mcp_server.web.replica_sessions import ReplicaSessionIds
 
         endpoint = ReplicaSessionIds(endpoint, settings.replica_id)
     routes.insert(0, Route("/mcp", endpoint=BodyLimit(endpoint, settings.mcp_max_request_bytes)))

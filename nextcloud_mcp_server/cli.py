@@ -149,13 +149,14 @@ def _rotate_signing(settings: Settings) -> int:
     """Sign new tokens with a new key from now on; the old public key stays published until the
     tokens it signed have expired. A running server reads it at its next housekeeping (a minute)."""
     from nextcloud_mcp_server.runtime import Runtime
+    from nextcloud_mcp_server.tools import tool_scopes
 
     if not settings.auth_server_enabled:
         return _fail(["keys rotate-signing needs AUTH_SERVER_ENABLED=true"])
     problems = settings.problems_for_oauth()
     if problems:
         return _fail(problems)
-    runtime = Runtime(settings)
+    runtime = Runtime(settings, scopes=tool_scopes(settings))
 
     async def rotate() -> str:
         async with runtime:
@@ -188,9 +189,10 @@ def _check(settings: Settings) -> int:
 def _run(settings: Settings, args: argparse.Namespace) -> int:
     from nextcloud_mcp_server.logs import configure_logging
     from nextcloud_mcp_server.runtime import Runtime
+    from nextcloud_mcp_server.tools import tool_scopes
 
     configure_logging(settings.log_level, settings.secrets())
-    runtime = Runtime(settings)  # raises ConfigError when credentials are missing
+    runtime = Runtime(settings, scopes=tool_scopes(settings))  # ConfigError: credentials missing
     if args.transport == "stdio" and settings.oauth_enabled:
         return _fail(["OAuth mode (OIDC_ISSUER is set) needs bearer tokens: use --transport http"])
     if runtime.store is not None:
@@ -226,7 +228,7 @@ def _run(settings: Settings, args: argparse.Namespace) -> int:
             )
     import uvicorn
 
-    from nextcloud_mcp_server.front import uvicorn_options
+    from nextcloud_mcp_server.web.front import uvicorn_options
 
     app = create_app(settings.model_copy(update={"mcp_host": host}), runtime=runtime)
     _settle_heap()

@@ -29,6 +29,8 @@ __all__ = ["TLS_OFF", "Check", "StartupCheck", "format_report", "run_checks"]
 
 logger = logging.getLogger(__name__)
 STARTUP_CHECK_SECONDS = 10.0
+# The oldest and newest major releases the test suite runs against (29.0.6 and 34.0.1).
+TESTED_MAJORS = (29, 34)
 
 Status = Literal["ok", "warn", "fail", "skip"]
 TLS_OFF = (
@@ -149,6 +151,17 @@ async def _checks(
         return
     version = status.versionstring or status.version
     results.append(Check("reachable", "ok", f"{status.productname} {version} answered in {_ms(plain)}"))
+    major = int(status.version.split(".")[0]) if status.version.split(".")[0].isdigit() else 0
+    if not TESTED_MAJORS[0] <= major <= TESTED_MAJORS[1]:
+        results.append(
+            Check(
+                "version",
+                "warn",
+                f"Nextcloud {version} is outside the releases this server is tested with "
+                f"({TESTED_MAJORS[0]} to {TESTED_MAJORS[1]}); most of it should work, but nothing "
+                "here has been seen to",
+            )
+        )
     if essential and not with_credentials:
         return
 

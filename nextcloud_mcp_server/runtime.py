@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Collection
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,7 @@ from nextcloud_mcp_server.auth.caller import Caller
 from nextcloud_mcp_server.auth.consent_outcome import FailureNotes
 from nextcloud_mcp_server.auth.credentials import CredentialResolver, PassThroughCredential, StaticCredential
 from nextcloud_mcp_server.auth.provisioning import ElicitationSessions, Provisioning
+from nextcloud_mcp_server.auth.scopes import ALL_SCOPES, advertised
 from nextcloud_mcp_server.config import ConfigError, Settings
 from nextcloud_mcp_server.diagnostics import StartupCheck
 from nextcloud_mcp_server.nextcloud.discovery import DiscoveryCache
@@ -45,8 +47,13 @@ class Runtime:
         settings: Settings,
         *,
         credentials: CredentialResolver | None = None,
+        scopes: Collection[str] | None = None,
     ) -> None:
+        """`scopes`: those the offered tools declare (the composition knows the tools; the runtime
+        does not import them), advertised by this server as authorization server; all of this
+        server's scopes when not given."""
         self.settings = settings
+        self._tool_scopes = set(scopes) if scopes is not None else set(ALL_SCOPES)
         if not settings.nextcloud_verify_tls:
             logger.warning(
                 "NEXTCLOUD_VERIFY_TLS=false: Nextcloud's TLS certificate is not checked; anyone on the "
@@ -95,12 +102,9 @@ class Runtime:
         self.credentials = OfflineCredentials(self.store, self.consent_providers)
         self.provisioning = Provisioning(self)
         if settings.auth_server_enabled:
-            from nextcloud_mcp_server.auth.scopes import advertised
             from nextcloud_mcp_server.authz.service import AuthServer
-            from nextcloud_mcp_server.tools import enabled_tools
 
-            used = {s for t in enabled_tools(settings) for s in t.scopes}
-            scopes = advertised(used, settings.oauth_scope_style)
+            scopes = advertised(self._tool_scopes, settings.oauth_scope_style)
             self.auth_server = AuthServer(settings, self.store, cipher, scopes=scopes)
             if settings.signin_provider == "login-flow-v2":
                 logger.warning(

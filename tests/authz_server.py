@@ -13,18 +13,22 @@ from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
 from nextcloud_mcp_server.app import create_app
 from nextcloud_mcp_server.config import Settings, load_settings
-from nextcloud_mcp_server.front import uvicorn_options
 from nextcloud_mcp_server.runtime import Runtime
 from nextcloud_mcp_server.storage.crypto import generate_key
+from nextcloud_mcp_server.tools import tool_scopes
+from nextcloud_mcp_server.web.front import uvicorn_options
 from tests.nextcloud_double.server import serve_in_thread
 from tests.processes import free_port
+
+if TYPE_CHECKING:
+    from tests.backends import Nextcloud
 
 __all__ = ["AuthzServer", "Pkce", "authz_server"]
 
@@ -143,7 +147,31 @@ def authz_server(nextcloud_url: str, store_path: Path, **overrides: Any) -> Iter
         **overrides,
     }
     settings = load_settings(env_file=None, **wanted)
-    runtime = LoopRuntime(settings)
+    runtime = LoopRuntime(settings, scopes=tool_scopes(settings))
     # uvicorn as `run` configures it: the front's protocol and its proxy-header handling
     with serve_in_thread(create_app(settings, runtime=runtime), port=port, **uvicorn_options(settings)):
+        yield AuthzServer(base, settings, runtime)
+
+
+@contextmanager
+def nextcloud_signin_server(nextcloud: Nextcloud, store: Path, **overrides: Any) -> Iterator[AuthzServer]:
+    """This server as authorization server, signing people in through the real Nextcloud's OAuth2
+    app (a client registered there for our one callback)."""
+    assert nextcloud.instance is not None
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    client = nextcloud.instance.oauth_client(f"MCP server {port}", f"{base}/oauth/callback-nextcloud")
+    wanted: dict[str, Any] = {
+        "nextcloud_host": nextcloud.url,
+        "mcp_public_url": f"{base}/mcp",
+        "auth_server_enabled": True,
+        "nextcloud_consent_provider": "nextcloud-oauth2",
+        "nextcloud_oauth2_client_id": client["client_id"],
+        "nextcloud_oauth2_client_secret": client["client_secret"],
+        "token_encryption_key": KEY,
+        "store_path": store,
+    }
+    settings = load_settings(env_file=None, **{**wanted, **overrides})
+    runtime = LoopRuntime(settings, scopes=tool_scopes(settings))
+    with serve_in_thread(create_app(settings, runtime=runtime), port=port):
         yield AuthzServer(base, settings, runtime)

@@ -1,9 +1,11 @@
-"""Shared fixtures: a fresh Nextcloud double per test, the real Nextcloud from the kit, settings
-pointing at them, MCP clients.
+"""Shared fixtures: a fresh Nextcloud double per test, the real Nextclouds from the kit (29.0.6
+and 34.0.1), settings pointing at them, MCP clients.
 
-`nextcloud` runs a test against both the double and the real Nextcloud (reset to its seed state
-before each test); `double` and the fixtures built on it are for what only the double can show
-(injected faults, recorded requests)."""
+`nextcloud` runs a test against the double and against each real Nextcloud (reset to its seed
+state before each test); `double` and the fixtures built on it are for what only the double can
+show (injected faults, recorded requests). `real_nextcloud` is the real 29 alone, for browser
+tests: 34's web pages do not render in the kit (its README), so on 34 its pages are driven over
+HTTP instead. The summary at the end says how many tests ran on each."""
 
 from __future__ import annotations
 
@@ -27,14 +29,50 @@ ALICE_APP_PASSWORD = "Alice-App00-Pass0-word0-00000"
 ALICE_PASSWORD = "alice-login-password"
 
 
+def _real_version(item: pytest.Item) -> str | None:
+    """The real Nextcloud a collected test meets ("29", "34"), or None."""
+    callspec = getattr(item, "callspec", None)
+    params = callspec.params if callspec is not None else {}
+    for name in ("nextcloud", "each_real_nextcloud", "each_real_nextcloud_as_seeded"):
+        param = params.get(name)
+        if isinstance(param, str) and param.startswith("real"):
+            return param.removeprefix("real") or "29"
+    names = getattr(item, "fixturenames", ())
+    if "real_nextcloud_34_instance" in names:
+        return "34"
+    if "real_nextcloud_instance" in names:
+        return "29"
+    return None
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests that use the real Nextcloud carry the `real_nextcloud` marker, so the inner loop can
+    """Tests that use a real Nextcloud carry the `real_nextcloud` marker, so the inner loop can
     leave them out (`make test-fast`); CI runs them all."""
     for item in items:
-        callspec = getattr(item, "callspec", None)
-        real = callspec is not None and callspec.params.get("nextcloud") == "real"
-        if real or "real_nextcloud_instance" in getattr(item, "fixturenames", ()):
+        if _real_version(item) is not None:
             item.add_marker(pytest.mark.real_nextcloud)
+
+
+_RAN: dict[str, int] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when == "call" and report.passed:
+        version = report.user_properties and dict(report.user_properties).get("nextcloud")
+        if isinstance(version, str):
+            _RAN[version] = _RAN.get(version, 0) + 1
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    version = _real_version(item)
+    if version is not None:
+        item.user_properties.append(("nextcloud", version))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if _RAN:
+        ran = ", ".join(f"{n} on Nextcloud {v}" for v, n in sorted(_RAN.items()))
+        terminalreporter.write_line(f"real-Nextcloud tests passed: {ran}")
 
 
 @pytest.fixture(autouse=True)
@@ -60,32 +98,55 @@ def double_url(double: NextcloudDouble) -> Iterator[str]:
         yield url
 
 
-@pytest.fixture(scope="session")
-def real_nextcloud_instance() -> Iterator[Instance]:
-    """The real Nextcloud 29.0.6 with Notes from the kit, started once per session (installed on
-    the first run of a machine) and stopped at the end. Never skipped: without it, tests fail."""
-    instance = Kit.locate().start()
+def _started(version: str) -> Iterator[Instance]:
+    instance = Kit.locate().start(version)
     try:
         yield instance
     finally:
         instance.stop()
 
 
-def _real(instance: Instance) -> Nextcloud:
+@pytest.fixture(scope="session")
+def real_nextcloud_instance() -> Iterator[Instance]:
+    """The real Nextcloud 29.0.6 with Notes from the kit, started once per session (installed on
+    the first run of a machine) and stopped at the end. Never skipped: without it, tests fail."""
+    yield from _started("29")
+
+
+@pytest.fixture(scope="session")
+def real_nextcloud_34_instance() -> Iterator[Instance]:
+    """The real Nextcloud 34.0.1 with Notes 6.0.2, in a directory of its own, as above."""
+    yield from _started("34")
+
+
+def _real(instance: Instance, *, as_seeded: bool = False) -> Nextcloud:
     url = instance.reset()  # every test starts from the seed state (about half a second)
     config = instance.config
     logins = {
         name: Login(name, config[name]["password"], config[name]["app_password"], display_name=display)
         for name, display in (("admin", "admin"), ("alice", "Alice"))
     }
-    return Nextcloud("real", url, logins["admin"], logins["alice"], instance=instance)
+    nextcloud = Nextcloud("real", url, logins["admin"], logins["alice"], instance=instance)
+    if not as_seeded and nextcloud.major >= 34:
+        nextcloud.remove_sample_events()
+    return nextcloud
 
 
-@pytest.fixture(params=["double", pytest.param("real", marks=pytest.mark.real_nextcloud)])
+REAL = {"real": "real_nextcloud_instance", "real34": "real_nextcloud_34_instance"}
+
+
+@pytest.fixture(
+    params=[
+        "double",
+        pytest.param("real", marks=pytest.mark.real_nextcloud),
+        pytest.param("real34", marks=pytest.mark.real_nextcloud),
+    ]
+)
 def nextcloud(request: pytest.FixtureRequest) -> Iterator[Nextcloud]:
-    """The Nextcloud under test: the double (fresh per test), then the real one (reset per test)."""
-    if request.param == "real":
-        yield _real(request.getfixturevalue("real_nextcloud_instance"))
+    """The Nextcloud under test: the double (fresh per test), then the real 29 and the real 34
+    (each reset per test)."""
+    if request.param in REAL:
+        yield _real(request.getfixturevalue(REAL[request.param]))
         return
     double: NextcloudDouble = request.getfixturevalue("double")
     url: str = request.getfixturevalue("double_url")
@@ -100,8 +161,27 @@ def nextcloud(request: pytest.FixtureRequest) -> Iterator[Nextcloud]:
 
 @pytest.fixture
 def real_nextcloud(real_nextcloud_instance: Instance) -> Nextcloud:
-    """Only the real Nextcloud, reset to its seed state (for what the double cannot show)."""
+    """Only the real Nextcloud 29, reset to its seed state: for browser tests (34's pages do not
+    render in the kit) and what the double cannot show."""
     return _real(real_nextcloud_instance)
+
+
+@pytest.fixture
+def real_nextcloud_34(real_nextcloud_34_instance: Instance) -> Nextcloud:
+    """Only the real Nextcloud 34, reset: its pages driven over HTTP (`tests/nextcloud_pages.py`)."""
+    return _real(real_nextcloud_34_instance)
+
+
+@pytest.fixture(params=["real", "real34"])
+def each_real_nextcloud(request: pytest.FixtureRequest) -> Nextcloud:
+    """Each real Nextcloud in turn, reset to its seed state: for what only a real one shows."""
+    return _real(request.getfixturevalue(REAL[request.param]))
+
+
+@pytest.fixture(params=["real", "real34"])
+def each_real_nextcloud_as_seeded(request: pytest.FixtureRequest) -> Nextcloud:
+    """As above, with what Nextcloud itself put there at the first login (34's sample event)."""
+    return _real(request.getfixturevalue(REAL[request.param]), as_seeded=True)
 
 
 @pytest.fixture

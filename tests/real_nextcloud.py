@@ -1,14 +1,16 @@
-"""The real Nextcloud of the test suite: `../shared/nextcloud/nextcloud`, a kit that runs Nextcloud
-29.0.6 with Notes 4.13.1 on 127.0.0.1 (Debian's nginx and php-fpm, SQLite).
+"""The real Nextclouds of the test suite: `../shared/nextcloud/nextcloud`, a kit that runs
+Nextcloud 29.0.6 with Notes 4.13.1, or 34.0.1 with Notes 6.0.2, on 127.0.0.1 (Debian's nginx and
+php-fpm, SQLite).
 
     kit = Kit.locate()                 # NEXTCLOUD_KIT, else ../shared/nextcloud/nextcloud
-    instance = kit.start()             # installs on first use (14-23 s), then starts in < 1 s
+    instance = kit.start("29")         # installs on first use (about 20 s), then starts in < 1 s
     instance.reset()                   # back to the seed state in about half a second
     instance.occ("user:auth-tokens:list", "alice")
 
-The instance directory is kept across runs (NEXTCLOUD_DIR, else one per checkout under
-/var/tmp/nextcloud-mcp-tests): the first run of a machine installs, later runs only start it.
-Nothing here skips: a missing kit or a failed start fails the tests that need it, loudly.
+Each version has an instance directory of its own, kept across runs (NEXTCLOUD_DIR and
+NEXTCLOUD_DIR_34, else one per checkout and version under /var/tmp/nextcloud-mcp-tests): the
+first run of a machine installs, later runs only start it. Nothing here skips: a missing kit or a
+failed start fails the tests that need it, loudly.
 """
 
 from __future__ import annotations
@@ -21,23 +23,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["REPO", "Instance", "Kit", "KitError"]
+__all__ = ["REPO", "VERSIONS", "Instance", "Kit", "KitError"]
 
 REPO = Path(__file__).resolve().parent.parent
 _KIT_CANDIDATES = (REPO.parent / "shared" / "nextcloud" / "nextcloud",)
+# The releases every real-Nextcloud test meets: the oldest still run and the newest.
+VERSIONS = ("29", "34")
 
 
 class KitError(RuntimeError):
     """The real Nextcloud could not be found or started; the message says what to do."""
 
 
-def _instance_dir() -> Path:
-    if os.environ.get("NEXTCLOUD_DIR"):
-        return Path(os.environ["NEXTCLOUD_DIR"])
-    # www-data must traverse every parent (so not /root, not pytest's tmp_path); one per checkout,
-    # so two checkouts on one machine never reset each other's data.
+def _instance_dir(version: str) -> Path:
+    explicit = os.environ.get("NEXTCLOUD_DIR" if version == "29" else f"NEXTCLOUD_DIR_{version}")
+    if explicit:
+        return Path(explicit)
+    # www-data must traverse every parent (so not /root, not pytest's tmp_path); one per checkout
+    # and version, so two checkouts on one machine never reset each other's data.
     checkout = hashlib.sha256(str(REPO).encode()).hexdigest()[:10]
-    return Path("/var/tmp/nextcloud-mcp-tests") / checkout
+    return Path("/var/tmp/nextcloud-mcp-tests") / (checkout if version == "29" else f"{checkout}-{version}")
 
 
 @dataclass
@@ -75,11 +80,11 @@ class Kit:
             )
         return done.stdout
 
-    def start(self, directory: Path | None = None) -> Instance:
-        directory = directory or _instance_dir()
+    def start(self, version: str = "29", directory: Path | None = None) -> Instance:
+        directory = directory or _instance_dir(version)
         directory.parent.mkdir(parents=True, exist_ok=True)
         directory.parent.chmod(0o755)
-        self.run("start", str(directory))
+        self.run("start", str(directory), "--version", version)
         return Instance(self, directory)
 
 
@@ -99,6 +104,11 @@ class Instance:
     def url(self) -> str:
         return str(self.config["url"])
 
+    @property
+    def version(self) -> str:
+        """The full release, e.g. "34.0.1"."""
+        return str(self.config["version"])
+
     def reset(self) -> str:
         """Back to the seed state (same users, app passwords and OAuth client); returns the URL."""
         return self.kit.run("reset", str(self.dir), timeout=300).strip().splitlines()[-1].split()[1]
@@ -106,14 +116,16 @@ class Instance:
     def stop(self) -> None:
         self.kit.run("stop", str(self.dir), timeout=120)
 
-    def occ(self, *args: str) -> str:
-        """`occ` as www-data; its whole standard output."""
+    def occ(self, *args: str, env: dict[str, str] | None = None) -> str:
+        """`occ` as www-data (with `env` added to its environment); its whole standard output."""
         done = subprocess.run(
             [str(self.kit.script), "occ", str(self.dir), *args],
             capture_output=True,
             text=True,
             timeout=300,
             check=False,
+            env={**os.environ, **(env or {})},
+            input="\n",  # occ may ask (a login password for a token): answered with nothing
         )
         if done.returncode != 0:
             raise KitError(f"occ {' '.join(args)} failed ({done.returncode}): {done.stderr[-2000:]}")
@@ -123,6 +135,11 @@ class Instance:
         """Register another client in Nextcloud's OAuth2 app."""
         data: dict[str, Any] = json.loads(self.kit.run("oauth-client", str(self.dir), name, redirect_uri))
         return data
+
+    def add_user(self, user: str, password: str) -> str:
+        """A new account that has never logged in on the web; returns an app password for it."""
+        self.occ("user:add", "--password-from-env", user, env={"OC_PASS": password})
+        return self.occ("user:auth-tokens:add", user).strip().splitlines()[-1].strip()
 
     def log_tail(self, lines: int = 40) -> str:
         path = Path(self.config["logs"]["nextcloud"])

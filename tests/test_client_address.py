@@ -10,15 +10,15 @@ from typing import Any
 
 import pytest
 
-from nextcloud_mcp_server.client_address import (
+from nextcloud_mcp_server.config import ConfigError, load_settings
+from nextcloud_mcp_server.inbound.client_address import (
     ClientAddress,
     TrustedProxies,
     client_address,
     client_bucket,
     parse_trusted_proxies,
 )
-from nextcloud_mcp_server.config import ConfigError, load_settings
-from nextcloud_mcp_server.front import uvicorn_options
+from nextcloud_mcp_server.web.front import uvicorn_options
 from tests.authz_server import authz_server
 
 PACKAGE = Path(__file__).resolve().parents[1] / "nextcloud_mcp_server"
@@ -102,7 +102,7 @@ def test_nothing_else_reads_the_connection_address() -> None:
         for path in PACKAGE.rglob("*.py")
         if re.search(r"""scope(\.get\(|\[)["']client["']""", path.read_text())
     ]
-    assert readers == ["client_address.py"]
+    assert readers == ["inbound/client_address.py"]
 
 
 def register_from(server: Any, forwarded_for: str) -> int:

@@ -14,8 +14,8 @@ import pytest
 from mcp.server.streamable_http import EventMessage
 from mcp.types import JSONRPCNotification, JSONRPCResponse
 
-from nextcloud_mcp_server import plain_answers
-from nextcloud_mcp_server.plain_answers import MAX_PLAIN_BODY, plain_answer_wanted
+from nextcloud_mcp_server.web import plain_answers
+from nextcloud_mcp_server.web.plain_answers import MAX_PLAIN_BODY, plain_answer_wanted
 from tests.backends import Nextcloud
 from tests.mcp_clients import INITIALIZE, MCP_HEADERS, running_app
 

@@ -12,7 +12,7 @@ from starlette.requests import HTTPConnection
 from starlette.responses import JSONResponse, Response
 
 from nextcloud_mcp_server.auth.verifier import BearerTokenVerifier, TooManyRefusals
-from nextcloud_mcp_server.client_address import client_bucket
+from nextcloud_mcp_server.inbound.client_address import client_bucket
 
 __all__ = ["AddressedBearerBackend", "Throttled", "throttled"]
 

@@ -13,14 +13,12 @@ wrong and what to do, and changes nothing else.
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import html
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from nextcloud_mcp_server.auth.consent_outcome import complete_consent, fail_consent
@@ -28,81 +26,24 @@ from nextcloud_mcp_server.auth.consent_providers import ConsentFailed
 from nextcloud_mcp_server.auth.errors import OIDCUnavailable
 from nextcloud_mcp_server.auth.oidc_client import CALLBACK_PATH
 from nextcloud_mcp_server.auth.provisioning import AUTHORIZE_PATH
-from nextcloud_mcp_server.nextcloud.names import HIDDEN
+from nextcloud_mcp_server.inbound.pages import SECURITY_HEADERS, TRY_AGAIN, page
 from nextcloud_mcp_server.storage.crypto import DecryptionFailed
-from nextcloud_mcp_server.storage.records import ConsentError
+from nextcloud_mcp_server.storage.records import ConsentError, ConsentState
 
-__all__ = ["SECURITY_HEADERS", "SIGNIN_MARK", "consent_routes", "document", "page", "security_headers"]
+__all__ = ["SIGNIN_MARK", "consent_routes"]
 
 logger = logging.getLogger(__name__)
 # A consent state whose elicitation_id starts so belongs to a sign-in at this server's own
 # authorization server (authz/signin.py): Nextcloud's OAuth2 app allows one redirect URI per client.
 SIGNIN_MARK = "authz-signin:"
-TRY_AGAIN = "Go back to your assistant and ask again: it will give you a fresh link."
-_STYLE = (
-    "body{font-family:system-ui,sans-serif;max-width:34rem;margin:4rem auto;padding:0 1rem;color:#222;"
-    "line-height:1.5} h1{font-size:1.4rem} .ok{color:#0a7d32} .bad{color:#b00020} .note{color:#444}"
-    " ul{padding-left:1.2rem} .actions{display:flex;gap:1rem;margin-top:1.5rem}"
-    " button,.button{font:inherit;padding:.6rem 1.4rem;border-radius:.3rem;border:2px solid #1d3f73;"
-    "cursor:pointer;text-decoration:none;display:inline-block}"
-    " .primary{background:#1d3f73;color:#fff} .secondary{background:#fff;color:#1d3f73}"
-    " button:focus-visible,a:focus-visible{outline:3px solid #b35900;outline-offset:2px}"
-    " code{overflow-wrap:anywhere}"
-)
-_STYLE_HASH = base64.b64encode(hashlib.sha256(_STYLE.encode()).digest()).decode()
+# What finishes such a sign-in (authz/signin.py's `finish_signin`, handed over by the app).
+SigninFinisher = Callable[[Any, Request, ConsentState], Awaitable[Response]]
 
 
-def security_headers(form_action: str = "'none'", referrer: str = "no-referrer") -> dict[str, str]:
-    """The headers every page of ours carries: it loads nothing, runs no script, is never framed,
-    sniffed, cached or named in a Referer (links carry request ids). `form_action` is where its
-    forms may submit to - and, as browsers apply it, where their answers may redirect. A page with
-    a form needs `referrer` "same-origin": under "no-referrer" a browser sends `Origin: null` with
-    the form, which the Origin guard (http_guard.py) rightly refuses."""
-    return {
-        "Content-Security-Policy": (
-            f"default-src 'none'; style-src 'sha256-{_STYLE_HASH}'; base-uri 'none'; "
-            f"form-action {form_action}; frame-ancestors 'none'"
-        ),
-        "X-Content-Type-Options": "nosniff",
-        "X-Frame-Options": "DENY",
-        "Referrer-Policy": referrer,
-        "Cache-Control": "no-store",
-    }
+def consent_routes(runtime: Any, finish_signin: SigninFinisher | None = None) -> list[Route]:
+    """The consent routes; `finish_signin` takes over a callback that belongs to a sign-in at this
+    server's own authorization server (auth never imports authz: the app composes them)."""
 
-
-SECURITY_HEADERS = security_headers()
-
-
-def document(
-    title: str,
-    body: str,
-    *,
-    status: int = 200,
-    headers: dict[str, str] | None = None,
-    refresh: tuple[int, str] | None = None,
-) -> HTMLResponse:
-    """A page of ours around `body`, which is HTML the caller escaped. `refresh` (seconds, URL)
-    reloads it without script."""
-    # nothing on a page of ours may reorder or hide what it says (a client's name, a message from
-    # Nextcloud or the identity provider): such characters are dropped wherever they came from
-    title, body = HIDDEN.sub("", title), HIDDEN.sub("", body)
-    meta = ""
-    if refresh is not None:
-        meta = f"<meta http-equiv=refresh content='{refresh[0]}; url={html.escape(refresh[1])}'>"
-    text = (
-        f"<!doctype html><html lang=en><meta charset=utf-8><title>{html.escape(title)}</title>"
-        f"<meta name=viewport content='width=device-width'>{meta}<style>{_STYLE}</style>"
-        f"<main>{body}</main></html>"
-    )
-    return HTMLResponse(text, status_code=status, headers=headers or SECURITY_HEADERS)
-
-
-def page(title: str, message: str, *, ok: bool, status: int = 200) -> HTMLResponse:
-    body = f"<h1 class={'ok' if ok else 'bad'}>{html.escape(title)}</h1><p>{html.escape(message)}</p>"
-    return document(title, body, status=status)
-
-
-def consent_routes(runtime: Any) -> list[Route]:
     async def authorize(request: Request) -> Response:
         elicitation_id = request.query_params.get("elicitation", "")
         try:
@@ -147,8 +88,8 @@ def consent_routes(runtime: Any) -> list[Route]:
                 status=400,
             )
         if consent.elicitation_id.startswith(SIGNIN_MARK):  # a sign-in of this server's own
-            from nextcloud_mcp_server.authz.signin import finish_signin
-
+            if finish_signin is None:
+                return page("This sign-in cannot be completed", TRY_AGAIN, ok=False, status=400)
             return await finish_signin(runtime, request, consent)
         if "error" in params:
             reason = (params.get("error_description") or params["error"])[:300]  # from outside

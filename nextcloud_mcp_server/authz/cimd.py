@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 from mcp.shared.auth import OAuthClientInformationFull
 from pydantic import ValidationError
 
-from nextcloud_mcp_server.authz.client_policy import registration_problem
+from nextcloud_mcp_server.inbound.client_policy import registration_problem
 from nextcloud_mcp_server.outbound.addresses import PublicOnlyResolver, check_literal, public_address
 from nextcloud_mcp_server.outbound.client import BoundedClient, Bounds
 from nextcloud_mcp_server.outbound.errors import AddressRefused, OutboundError

@@ -13,9 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from nextcloud_mcp_server.storage.pg_pool import ConnectionPool
 
-__all__ = ["Connection", "PostgresConnection", "migrate_postgres"]
-
-_MIGRATION_LOCK = 0x6E634D4341  # "ncMCA": the authorization server's tables
+__all__ = ["Connection", "PostgresConnection"]
 
 
 class Cursor(Protocol):
@@ -83,17 +81,3 @@ class PostgresConnection:
 
     async def commit(self) -> None:
         """Each statement commits by itself (autocommit)."""
-
-
-async def migrate_postgres(pool: ConnectionPool) -> None:
-    """The authorization server's tables on PostgreSQL, migrated once under an advisory lock."""
-    from nextcloud_mcp_server.authz.db import AUTHZ_MIGRATIONS
-    from nextcloud_mcp_server.storage.postgres import migrate
-
-    def too_new(current: int) -> RuntimeError:
-        return RuntimeError(
-            f"the store's authorization server tables have version {current}, newer than this "
-            f"server understands ({len(AUTHZ_MIGRATIONS)}); upgrade the server"
-        )
-
-    await migrate(pool, _MIGRATION_LOCK, "authz_schema_version", AUTHZ_MIGRATIONS, too_new)

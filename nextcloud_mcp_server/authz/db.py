@@ -8,13 +8,17 @@ SHA-256 digests, private signing keys sealed with the store's cipher (`keys.py`)
 from __future__ import annotations
 
 import hashlib
+from typing import TYPE_CHECKING
 
 import aiosqlite
 
 from nextcloud_mcp_server.authz.connection import Connection
 from nextcloud_mcp_server.storage.crypto import Cipher, DecryptionFailed
 
-__all__ = ["AUTHZ_MIGRATIONS", "digest", "migrate", "reseal"]
+if TYPE_CHECKING:
+    from nextcloud_mcp_server.storage.pg_pool import ConnectionPool
+
+__all__ = ["AUTHZ_MIGRATIONS", "digest", "migrate", "migrate_postgres", "reseal"]
 
 AUTHZ_MIGRATIONS: list[str] = [
     # 1: the first schema
@@ -134,3 +138,20 @@ async def reseal(db: Connection, cipher: Cipher) -> int:
             changed += 1
     await db.commit()
     return changed
+
+
+_MIGRATION_LOCK = 0x6E634D4341  # "ncMCA": the authorization server's tables
+
+
+async def migrate_postgres(pool: ConnectionPool) -> None:
+    """The authorization server's tables on PostgreSQL, migrated once under an advisory lock."""
+    # psycopg is imported only where PostgreSQL is used (start-up cost of the SQLite setup)
+    from nextcloud_mcp_server.storage.postgres import migrate
+
+    def too_new(current: int) -> RuntimeError:
+        return RuntimeError(
+            f"the store's authorization server tables have version {current}, newer than this "
+            f"server understands ({len(AUTHZ_MIGRATIONS)}); upgrade the server"
+        )
+
+    await migrate(pool, _MIGRATION_LOCK, "authz_schema_version", AUTHZ_MIGRATIONS, too_new)

@@ -11,9 +11,9 @@ from urllib.parse import urlsplit
 
 from starlette.responses import HTMLResponse
 
-from nextcloud_mcp_server.auth.consent import document, page, security_headers
 from nextcloud_mcp_server.auth.scopes import normalize
-from nextcloud_mcp_server.authz.client_policy import shown
+from nextcloud_mcp_server.inbound.client_policy import shown
+from nextcloud_mcp_server.inbound.pages import document, page, security_headers
 
 __all__ = [
     "SCOPE_WORDS",

@@ -31,7 +31,7 @@ from nextcloud_mcp_server.authz.edges import (
     public_revocation,
 )
 from nextcloud_mcp_server.authz.requests import SIGNIN_PATH
-from nextcloud_mcp_server.client_address import client_bucket
+from nextcloud_mcp_server.inbound.client_address import client_bucket
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.authz.service import AuthServer

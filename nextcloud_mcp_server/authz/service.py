@@ -11,8 +11,8 @@ import jwt
 
 from nextcloud_mcp_server.authz.cimd import MetadataDocuments
 from nextcloud_mcp_server.authz.clients import Clients
-from nextcloud_mcp_server.authz.connection import Connection, PostgresConnection, migrate_postgres
-from nextcloud_mcp_server.authz.db import migrate
+from nextcloud_mcp_server.authz.connection import Connection, PostgresConnection
+from nextcloud_mcp_server.authz.db import migrate, migrate_postgres
 from nextcloud_mcp_server.authz.keys import SigningKeys
 from nextcloud_mcp_server.authz.provider import Provider
 from nextcloud_mcp_server.authz.requests import StoredAuthorizationRequests

@@ -26,12 +26,9 @@ Every failure is a page that says what happened and what to do, and changes noth
 
 from __future__ import annotations
 
-import base64
 import dataclasses
-import hashlib
 import hmac
 import logging
-import re
 import secrets
 import time
 from typing import Any
@@ -41,13 +38,30 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from nextcloud_mcp_server.auth.consent import SECURITY_HEADERS, SIGNIN_MARK
+from nextcloud_mcp_server.auth.consent import SIGNIN_MARK
 from nextcloud_mcp_server.auth.consent_outcome import store_grant
 from nextcloud_mcp_server.auth.consent_providers import STATE_TTL, ConsentFailed, NextcloudOAuth2Consent
 from nextcloud_mcp_server.auth.oidc_client import pkce_pair
 from nextcloud_mcp_server.auth.scopes import normalize
+from nextcloud_mcp_server.authz.browser_binding import (
+    BROWSER_COOKIE,
+    HOST_COOKIE,
+    MAX_FORM_BYTES,
+    NO_CREDENTIAL,
+    OTHER_BROWSER,
+    PENDING_MARK,
+    bind,
+    browser_of,
+    cookie_name,
+    csrf_token,
+    digest_of,
+    is_secure,
+    pending_subject,
+)
 from nextcloud_mcp_server.authz.pages import TRY_AGAIN, consent_page, error_page
 from nextcloud_mcp_server.authz.requests import CONSENT_PATH, SIGNIN_PATH, RequestUnusable
+from nextcloud_mcp_server.authz.signin_flow import FlowSignins
+from nextcloud_mcp_server.inbound.pages import SECURITY_HEADERS
 from nextcloud_mcp_server.storage.crypto import DecryptionFailed
 from nextcloud_mcp_server.storage.records import ConsentState, Grant
 
@@ -67,59 +81,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-BROWSER_COOKIE = "nc_mcp_browser"
-COOKIE_PATH = "/oauth"  # sign-in, Nextcloud's callback and the consent page; nothing else
-# On https the cookie is __Host- prefixed: browsers take it only from this origin itself (Secure,
-# Path=/, no Domain), so another host under the same domain cannot plant its own value in a
-# victim's browser and so have Nextcloud's answer bound to the planter's browser (ADR 0033).
-HOST_COOKIE = f"__Host-{BROWSER_COOKIE}"
-PENDING_MARK = "authz-pending:"
-MAX_FORM_BYTES = 4096
-_TOKEN = re.compile(r"[A-Za-z0-9_-]{43}")  # secrets.token_urlsafe(32)
-NO_CREDENTIAL = "none"  # a pending grant's kind when the credential was not kept
-
-
-def _hash(value: str) -> str:
-    return hashlib.sha256(value.encode()).hexdigest()
-
-
-def pending_subject(request_id: str, browser: str) -> str:
-    """Where a signed-in request's Nextcloud credential waits for the answer: found only with the
-    request id and the browser's cookie together."""
-    return f"{PENDING_MARK}{request_id}:{_hash(browser)}"
-
-
-def csrf_token(request_id: str, browser: str) -> str:
-    """The consent form's token: only a page that saw the (HttpOnly) cookie can know it."""
-    mac = hmac.new(browser.encode(), f"consent\0{request_id}".encode(), hashlib.sha256).digest()
-    return base64.urlsafe_b64encode(mac).rstrip(b"=").decode()
-
-
-def cookie_name(secure: bool) -> str:
-    """The binding cookie's name: on https __Host- prefixed, which only this origin can set."""
-    return HOST_COOKIE if secure else BROWSER_COOKIE
-
-
-def _secure(runtime: Any) -> bool:
-    return bool(runtime.settings.public_origin.startswith("https://"))
-
-
-def _browser(request: Request, secure: bool) -> str | None:
-    value = request.cookies.get(cookie_name(secure), "")
-    return value if _TOKEN.fullmatch(value) else None
-
-
-def bind(response: Response, browser: str, secure: bool, max_age: float) -> Response:
-    response.set_cookie(
-        cookie_name(secure),
-        browser,
-        max_age=max(1, int(max_age)),
-        path="/" if secure else COOKIE_PATH,  # __Host- requires Path=/
-        secure=secure,
-        httponly=True,
-        samesite="lax",
-    )
-    return response
 
 
 def _redirect(url: str) -> RedirectResponse:
@@ -134,11 +95,6 @@ _NOT_SET_UP = (
     "Sign-in is not set up",
     "This server signs people in through Nextcloud's OAuth2 app, which is not configured "
     "(NEXTCLOUD_OAUTH2_CLIENT_ID). Tell the administrator.",
-)
-OTHER_BROWSER = (
-    "Open this in the browser you signed in with",
-    f"This step belongs to a sign-in started in another browser (or its cookie was removed), so "
-    f"nothing was changed. {TRY_AGAIN}",
 )
 _ANSWER_IN_OTHER_BROWSER = (
     OTHER_BROWSER[0],
@@ -161,8 +117,8 @@ async def _revoke(runtime: Any, grant: Grant) -> bool:
 async def finish_signin(runtime: Any, request: Request, state: ConsentState) -> Response:
     """Nextcloud's answer to a sign-in of ours (the callback consumed `state` already)."""
     request_id = state.elicitation_id[len(SIGNIN_MARK) :]
-    browser = _browser(request, _secure(runtime))
-    if browser is None or not hmac.compare_digest(_hash(browser), state.subject):
+    browser = browser_of(request, is_secure(runtime))
+    if browser is None or not hmac.compare_digest(digest_of(browser), state.subject):
         await _discard(runtime, state, request)  # e.g. a forwarded link
         return error_page(*_ANSWER_IN_OTHER_BROWSER, status=403)
     params = request.query_params
@@ -211,10 +167,8 @@ def _consent_location(request_id: str) -> str:
 
 
 def signin_routes(runtime: Any) -> list[Route]:
-    from nextcloud_mcp_server.authz.signin_flow import FlowSignins
-
     settings = runtime.settings
-    secure = _secure(runtime)
+    secure = is_secure(runtime)
 
     flows = FlowSignins(runtime)
 
@@ -223,7 +177,7 @@ def signin_routes(runtime: Any) -> list[Route]:
         pending = await runtime.authorization_requests.get(request_id)
         if pending is None:
             return error_page(*_UNUSABLE)
-        known = _browser(request, secure)
+        known = browser_of(request, secure)
         if pending.user_id is not None:
             if known is not None and await _pending_grant(pending.id, known) is not None:
                 return _redirect(_consent_location(pending.id))  # e.g. the hand-off page reloading
@@ -233,14 +187,14 @@ def signin_routes(runtime: Any) -> list[Route]:
             )
         browser = known or secrets.token_urlsafe(32)
         if settings.signin_provider == "login-flow-v2":
-            return await flows.page(request, pending, browser, _hash(browser))
+            return await flows.page(request, pending, browser, digest_of(browser))
         provider = runtime.consent_providers.get("nextcloud-oauth2")
         if provider is None:
             return error_page(*_NOT_SET_UP, status=503)
         lifetime = min(STATE_TTL, pending.expires_at - time.time())
         verifier, challenge = pkce_pair()
         state = await runtime.store.create_state(
-            SIGNIN_MARK + pending.id, _hash(browser), verifier, "", lifetime
+            SIGNIN_MARK + pending.id, digest_of(browser), verifier, "", lifetime
         )
         target = provider.client.authorization_url(
             redirect_uri=provider.callback_url, state=state, challenge=challenge
@@ -249,7 +203,7 @@ def signin_routes(runtime: Any) -> list[Route]:
 
     async def show(request: Request) -> Response:
         request_id = request.query_params.get("request", "")
-        found = await _signed_in_request(request_id, _browser(request, secure))
+        found = await _signed_in_request(request_id, browser_of(request, secure))
         if isinstance(found, Response):
             return found
         pending, browser, grant = found
@@ -291,7 +245,7 @@ def signin_routes(runtime: Any) -> list[Route]:
                 "This answer could not be read", f"Nothing was changed. {TRY_AGAIN}", status=413
             )
         request_id, decision = form.get("request", ""), form.get("decision", "")
-        browser = _browser(request, secure)
+        browser = browser_of(request, secure)
         if browser is None or not hmac.compare_digest(form.get("csrf", ""), csrf_token(request_id, browser)):
             return error_page(
                 "This answer was not accepted",

@@ -24,10 +24,12 @@ from starlette.responses import Response
 
 from nextcloud_mcp_server.auth.consent_providers import ConsentFailed, delete_at_nextcloud
 from nextcloud_mcp_server.auth.login_flow import FLOW_LIFETIME
+from nextcloud_mcp_server.authz.browser_binding import NO_CREDENTIAL, OTHER_BROWSER, bind, pending_subject
 from nextcloud_mcp_server.authz.pages import TRY_AGAIN, error_page, handoff_page
 from nextcloud_mcp_server.authz.requests import SIGNIN_PATH, AuthorizationRequest, RequestUnusable
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
 from nextcloud_mcp_server.nextcloud.errors import NextcloudError
+from nextcloud_mcp_server.nextcloud.ocs import OCSClient
 from nextcloud_mcp_server.storage.records import Grant
 
 __all__ = ["FlowSignins"]
@@ -54,7 +56,6 @@ class FlowSignins:
         self, request: Request, pending: AuthorizationRequest, browser: str, browser_hash: str
     ) -> Response:
         """The hand-off page: starts the flow on the first visit, then shows how it goes."""
-        from nextcloud_mcp_server.authz.signin import OTHER_BROWSER, bind
 
         self._prune()
         refresh = f"{SIGNIN_PATH}?{urlencode({'request': pending.id, 'wait': '1'})}"
@@ -102,9 +103,6 @@ class FlowSignins:
 
     async def _granted(self, request_id: str, browser: str, login: str, password: str) -> str | None:
         """Bind the user and keep the app password pending; a sentence for the person on failure."""
-        from nextcloud_mcp_server.authz.signin import NO_CREDENTIAL, pending_subject
-        from nextcloud_mcp_server.nextcloud.ocs import OCSClient
-
         runtime = self._runtime
         credential = BasicCredential(login, password)
         try:

@@ -9,6 +9,7 @@ listed with `nc:deleted-calendar` until they are purged, and those are hidden.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 from urllib.parse import quote, unquote, urlsplit
 
@@ -22,11 +23,15 @@ from nextcloud_mcp_server.nextcloud.dav_xml import (
     NC_COM,
     xml_escape,
 )
-from nextcloud_mcp_server.nextcloud.errors import NotFound, PreconditionFailed
+from nextcloud_mcp_server.nextcloud.errors import NextcloudError, NotFound, PreconditionFailed
 from nextcloud_mcp_server.nextcloud.models import Calendar, CalendarObject
 
 __all__ = ["CalDAVClient", "CalendarNotFound"]
 
+_DEFAULT_CALENDAR = (
+    f'<?xml version="1.0"?><d:propfind xmlns:d="{DAV}" xmlns:c="{CALDAV}">'
+    "<d:prop><c:schedule-default-calendar-URL/></d:prop></d:propfind>"
+)
 _CALENDARS = (
     f'<?xml version="1.0"?><d:propfind xmlns:d="{DAV}" xmlns:c="{CALDAV}" xmlns:cs="{CS}" xmlns:x1="{APPLE}">'
     "<d:prop><d:resourcetype/><d:displayname/><cs:getctag/><c:supported-calendar-component-set/>"
@@ -69,7 +74,32 @@ class CalDAVClient(DavHomeClient):
     KIND = "CalDAV"
 
     async def calendars(self) -> list[Calendar]:
+        """The user's calendars: the default first, then the writable ones, then those only read
+        (Nextcloud 34 lists a read-only "Contact birthdays" calendar before "Personal")."""
         home = await self.home()
+        found, default = await asyncio.gather(self._calendars(home), self.default_calendar_href())
+        if default is not None and all(c.href != default for c in found):
+            # Nextcloud 34 makes the default calendar of an account that has none (one that never
+            # logged in on the web) when it is asked where that calendar is: list once more.
+            found = await self._calendars(home)
+        found = [c.model_copy(update={"default": True}) if c.href == default else c for c in found]
+        return sorted(found, key=lambda c: (not c.default, not c.writable, c.display_name.casefold(), c.id))
+
+    async def default_calendar_href(self) -> str | None:
+        """Where the user's default calendar is (RFC 6638 `schedule-default-calendar-URL` on the
+        principal), or None when the server does not say."""
+        try:
+            async for item in self._multistatus("PROPFIND", await self.principal(), "0", _DEFAULT_CALENDAR):
+                element = item.props.get(f"{{{CALDAV}}}schedule-default-calendar-URL")
+                href = element.findtext(f"{{{DAV}}}href") if element is not None else None
+                if href and href.strip():
+                    path = urlsplit(href.strip()).path
+                    return path if path.endswith("/") else path + "/"
+        except NextcloudError:  # listing the calendars says what is wrong, if anything is
+            return None
+        return None
+
+    async def _calendars(self, home: str) -> list[Calendar]:
         found = []
         async for item in self._multistatus("PROPFIND", home, "1", _CALENDARS):
             kinds = item.children(f"{{{DAV}}}resourcetype")
@@ -101,7 +131,7 @@ class CalDAVClient(DavHomeClient):
                     writable=writable,
                 )
             )
-        return sorted(found, key=lambda c: (c.display_name.casefold(), c.id))
+        return found
 
     async def calendar(self, cal_id: str) -> Calendar:
         calendars = await self.calendars()
@@ -119,12 +149,14 @@ class CalDAVClient(DavHomeClient):
         start: datetime | None = None,
         end: datetime | None = None,
         uid: str | None = None,
+        recurring: bool = False,
     ) -> list[CalendarObject]:
-        """calendar-query REPORT: objects with a `component` in [start, end) or with this UID."""
-        inner = ""
+        """calendar-query REPORT: objects with a `component` in [start, end), with this UID, or
+        (`recurring`) every one that repeats (has an RRULE)."""
+        inner = '<c:prop-filter name="RRULE"/>' if recurring else ""
         if start is not None or end is not None:
             attrs = (f' start="{_utc(start)}"' if start else "") + (f' end="{_utc(end)}"' if end else "")
-            inner = f"<c:time-range{attrs}/>"
+            inner += f"<c:time-range{attrs}/>"
         if uid is not None:
             inner += (
                 '<c:prop-filter name="UID"><c:text-match collation="i;octet">'

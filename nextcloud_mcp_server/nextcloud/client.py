@@ -54,7 +54,7 @@ class NextcloudClient:
     def caldav(self) -> CalDAVClient:
         from nextcloud_mcp_server.nextcloud.caldav import CalDAVClient
 
-        return CalDAVClient(self.http, self.credential, self.cache.calendar_homes)
+        return CalDAVClient(self.http, self.credential, self.cache.calendar_homes, self.cache.principals)
 
     @cached_property
     def unified_search(self) -> UnifiedSearchClient:
@@ -72,7 +72,7 @@ class NextcloudClient:
     def carddav(self) -> CardDAVClient:
         from nextcloud_mcp_server.nextcloud.carddav import CardDAVClient
 
-        return CardDAVClient(self.http, self.credential, self.cache.addressbook_homes)
+        return CardDAVClient(self.http, self.credential, self.cache.addressbook_homes, self.cache.principals)
 
     async def dav_user_id(self) -> str:
         """The user id in DAV paths, which need not be the login name (LDAP, e-mail logins)."""

@@ -32,10 +32,17 @@ class DavHomeClient:
     HOME_SET: str
     KIND: str
 
-    def __init__(self, http: NextcloudHTTP, credential: Credential, home_cache: Discovered) -> None:
+    def __init__(
+        self,
+        http: NextcloudHTTP,
+        credential: Credential,
+        home_cache: Discovered,
+        principal_cache: Discovered | None = None,
+    ) -> None:
         self._http = http
         self._credential = credential
         self._home_cache = home_cache
+        self._principal_cache = principal_cache if principal_cache is not None else Discovered()
 
     @property
     def host(self) -> str:
@@ -67,6 +74,15 @@ class DavHomeClient:
                 return target.strip()
         raise InvalidResponse(self.host, f"the {self.KIND} server did not say where {prop.split('}')[1]} is")
 
+    async def principal(self) -> str:
+        """The user's principal (discovered once per process and user)."""
+
+        async def discover() -> str:
+            dav_root = f"{self._http.base_path}/remote.php/dav/"
+            return await self._first_href(dav_root, _PRINCIPAL, f"{{{DAV}}}current-user-principal")
+
+        return await self._principal_cache.once(self._credential.user_id, discover)
+
     async def home(self) -> str:
         """The user's home collection (discovered once per process and user)."""
         namespace, _, name = self.HOME_SET[1:].partition("}")
@@ -76,9 +92,7 @@ class DavHomeClient:
         )
 
         async def discover() -> str:
-            dav_root = f"{self._http.base_path}/remote.php/dav/"
-            principal = await self._first_href(dav_root, _PRINCIPAL, f"{{{DAV}}}current-user-principal")
-            home = await self._first_href(principal, body, self.HOME_SET)
+            home = await self._first_href(await self.principal(), body, self.HOME_SET)
             return home if home.endswith("/") else home + "/"
 
         return await self._home_cache.once(self._credential.user_id, discover)

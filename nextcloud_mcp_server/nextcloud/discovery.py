@@ -66,5 +66,6 @@ class DiscoveryCache:
     """What is discovered once per user and process: facts about the account, never secrets."""
 
     dav_user_ids: Discovered = field(default_factory=Discovered)
+    principals: Discovered = field(default_factory=Discovered)
     calendar_homes: Discovered = field(default_factory=Discovered)
     addressbook_homes: Discovered = field(default_factory=Discovered)

@@ -93,6 +93,7 @@ class Calendar(_Model):
     color: str | None = None
     components: list[str] = Field(default_factory=list)
     writable: bool = True
+    default: bool = False  # the user's default calendar (the principal's schedule-default-calendar-URL)
 
 
 class CalendarObject(_Model):

@@ -36,7 +36,10 @@ def clean(path: str) -> str:
     """A normalised path relative to the user's files root ('' is the root itself)."""
     if _CONTROL.search(path):
         raise InvalidPath("path must not contain NUL or control characters")
-    check_visible(path, "path")
+    try:
+        check_visible(path, "path")
+    except InvalidInput as exc:  # a path's own error, as every other refusal of a path
+        raise InvalidPath(str(exc)) from None
     if "\\" in path:
         raise InvalidPath("path must use '/' as separator, not '\\'")
     if _SCHEME.match(path) or path.startswith("//"):

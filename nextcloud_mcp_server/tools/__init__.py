@@ -9,7 +9,7 @@ from nextcloud_mcp_server.tools._registry import ToolSpec
 if TYPE_CHECKING:
     from nextcloud_mcp_server.config import Settings
 
-__all__ = ["account_tools", "all_tools", "enabled_tools"]
+__all__ = ["account_tools", "all_tools", "enabled_tools", "tool_scopes"]
 
 
 def all_tools() -> list[ToolSpec]:
@@ -42,3 +42,8 @@ def enabled_tools(settings: Settings) -> list[ToolSpec]:
     level = settings.nextcloud_mcp_permissions
     offline = settings.oauth_enabled and settings.enable_offline_access
     return [spec for spec in all_tools() if spec.allowed_at(level)] + (account_tools() if offline else [])
+
+
+def tool_scopes(settings: Settings) -> set[str]:
+    """The scopes the tools this deployment offers declare (what its authorization server issues)."""
+    return {scope for spec in enabled_tools(settings) for scope in spec.scopes}

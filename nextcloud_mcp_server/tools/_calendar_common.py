@@ -59,8 +59,8 @@ def time_zone(ctx: Context[Any, Any], name: str | None) -> tzinfo:
 
 
 def choose_calendar(calendars: list[Calendar], wanted: str | None, component: str) -> Calendar:
-    """The calendar to write to: the one asked for, else the first writable one for `component`
-    (Nextcloud's 'personal' when there is one)."""
+    """The calendar to write to: the one asked for, else the user's default calendar when it
+    holds `component`, else 'personal', else the first writable one that does."""
     kind = "events" if component == "VEVENT" else "tasks"
     if wanted is not None:
         for calendar in calendars:
@@ -74,8 +74,12 @@ def choose_calendar(calendars: list[Calendar], wanted: str | None, component: st
         raise InvalidInput(f"no calendar '{wanted}'; the calendars are: {known}")
     usable = [c for c in calendars if c.writable and component in c.components]
     if not usable:
-        raise InvalidInput(f"there is no writable calendar for {kind}")
-    return next((c for c in usable if c.id == "personal"), usable[0])
+        raise InvalidInput(
+            f"you have no calendar for {kind} yet (Nextcloud makes the default one at the first "
+            "login in a browser): log in to Nextcloud's web page once, or create a calendar there "
+            "(Calendar app), then ask again"
+        )
+    return next((c for c in usable if c.default), next((c for c in usable if c.id == "personal"), usable[0]))
 
 
 async def delete_version(

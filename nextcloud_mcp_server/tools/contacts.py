@@ -126,8 +126,27 @@ def _digits(text: str) -> str:
     return "".join(c for c in text if c.isdigit())
 
 
+NO_ADDRESS_BOOK = (
+    "you have no address book of your own yet (Nextcloud makes the default one at the first "
+    "login in a browser, not for an app password): log in to Nextcloud's web page once, or create "
+    "an address book there (Contacts app), then ask again"
+)
+
+
 async def _book(carddav: CardDAVClient, wanted: str | None, *, write: bool = False) -> AddressBook:
-    book = await carddav.address_book(wanted or "contacts")
+    if wanted is None:  # 'contacts', else the first of the user's own they can write to
+        books = await carddav.address_books()
+        own = [
+            b
+            for b in books
+            if b.writable and not b.id.startswith(("z-app-generated--", "z-server-generated--"))
+        ]
+        mine = [b for b in books if b.id == "contacts"] or own
+        if not mine:
+            raise InvalidInput(NO_ADDRESS_BOOK)
+        book = mine[0]
+    else:
+        book = await carddav.address_book(wanted)
     if write and not book.writable:
         raise InvalidInput(f"address book '{book.id}' is read-only for you")
     return book

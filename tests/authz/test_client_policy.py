@@ -12,9 +12,9 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from mcp.shared.auth import OAuthClientInformationFull
 
-from nextcloud_mcp_server.authz.client_policy import name_problem, redirect_uri_problem
 from nextcloud_mcp_server.authz.pages import consent_page
 from nextcloud_mcp_server.config import ConfigError, load_settings
+from nextcloud_mcp_server.inbound.client_policy import name_problem, redirect_uri_problem
 from tests.authz.documents import DocumentHost, document_host
 from tests.authz_server import AuthzServer, Pkce, authz_server
 

@@ -32,7 +32,13 @@ from nextcloud_mcp_server.authz.requests import (
     NewRequest,
     StoredAuthorizationRequests,
 )
-from nextcloud_mcp_server.authz.signin import BROWSER_COOKIE, csrf_token, signin_routes, sweep_pending
+from nextcloud_mcp_server.authz.signin import (
+    BROWSER_COOKIE,
+    csrf_token,
+    finish_signin,
+    signin_routes,
+    sweep_pending,
+)
 from nextcloud_mcp_server.config import load_settings
 from nextcloud_mcp_server.runtime import Runtime
 from tests.conftest import ADMIN_PASSWORD
@@ -163,7 +169,7 @@ def _serve(double: NextcloudDouble, double_url: str, store: Path, **overrides: A
             await migrate(requests._db)
             yield
 
-    app = Starlette(routes=signin_routes(runtime) + consent_routes(runtime), lifespan=lifespan)
+    app = Starlette(routes=signin_routes(runtime) + consent_routes(runtime, finish_signin), lifespan=lifespan)
     with serve_in_thread(app, port=port):
         yield Server(base, runtime, requests, double)
 

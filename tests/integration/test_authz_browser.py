@@ -37,7 +37,7 @@ from nextcloud_mcp_server.authz import signin_flow
 from nextcloud_mcp_server.config import load_settings
 from tests.authz.documents import document_host
 from tests.authz.test_sdk_client import MemoryStorage
-from tests.authz_server import KEY, AuthzServer, LoopRuntime, Pkce
+from tests.authz_server import KEY, AuthzServer, LoopRuntime, Pkce, nextcloud_signin_server
 from tests.backends import Nextcloud
 from tests.browser import Browser, Person, Screenshots, Seen
 from tests.mcp_clients import structured
@@ -46,30 +46,6 @@ from tests.postgres import PostgresCluster
 from tests.processes import free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.browser]
-
-
-@contextlib.contextmanager
-def nextcloud_signin_server(nextcloud: Nextcloud, store: Path, **overrides: Any) -> Iterator[AuthzServer]:
-    """This server as authorization server, signing people in through the real Nextcloud's OAuth2
-    app (a client registered there for our one callback)."""
-    assert nextcloud.instance is not None
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    client = nextcloud.instance.oauth_client(f"MCP server {port}", f"{base}/oauth/callback-nextcloud")
-    wanted: dict[str, Any] = {
-        "nextcloud_host": nextcloud.url,
-        "mcp_public_url": f"{base}/mcp",
-        "auth_server_enabled": True,
-        "nextcloud_consent_provider": "nextcloud-oauth2",
-        "nextcloud_oauth2_client_id": client["client_id"],
-        "nextcloud_oauth2_client_secret": client["client_secret"],
-        "token_encryption_key": KEY,
-        "store_path": store,
-    }
-    settings = load_settings(env_file=None, **{**wanted, **overrides})
-    runtime = LoopRuntime(settings)
-    with serve_in_thread(create_app(settings, runtime=runtime), port=port):
-        yield AuthzServer(base, settings, runtime)
 
 
 @dataclass

@@ -60,14 +60,27 @@ async def test_calendars_are_listed_without_deleted_ones(mcp_url: str, nextcloud
     assert "deleted-calendar" in home.text  # Nextcloud's trash bin (the double reproduces it)
     async with http_session(mcp_url) as session:
         listed = structured(await session.call_tool("nc_calendar_list_calendars", {}))
+    real = nextcloud.kind == "real"
+    birthdays = [  # Nextcloud 34 gives every account a read-only birthdays calendar: listed last
+        {
+            "id": "contact_birthdays",
+            "name": "Contact birthdays",
+            "color": "#E9D859",
+            "supports_events": True,
+            "supports_tasks": False,
+            "writable": False,
+            "default": False,
+        }
+    ]
     assert listed["calendars"] == [
         {
             "id": "personal",
             "name": "Personal",
-            "color": "#0082c9",
+            "color": "#00679e" if nextcloud.major >= 34 else "#0082c9",
             "supports_events": True,
             "supports_tasks": False,  # Nextcloud makes it for events only
             "writable": True,
+            "default": real,  # the principal's schedule-default-calendar-URL (the double has none)
         },
         {
             "id": "tasks",
@@ -76,7 +89,9 @@ async def test_calendars_are_listed_without_deleted_ones(mcp_url: str, nextcloud
             "supports_events": False,
             "supports_tasks": True,
             "writable": True,
+            "default": False,
         },
+        *(birthdays if nextcloud.major >= 34 else []),
     ]
 
 

@@ -58,11 +58,14 @@ async def test_an_endless_secondly_event_is_listed_once_with_a_note(planted: Nex
     assert len(hostile) == 1
     assert hostile[0]["recurrence"] == "FREQ=SECONDLY"
     assert len(weekly) == (1 if end == "2026-11-24" else 105)
-    # Nextcloud refuses to search the calendar by date (Sabre's 3500-instance limit): one note;
-    # the event itself: another
-    assert len(listed["notes"]) == 2
-    assert listed["notes"][0].startswith("Nextcloud could not search calendar 'personal' by date")
-    assert '"Every second" (uid hostile) repeats too often to expand (FREQ=SECONDLY' in listed["notes"][1]
+    # Nextcloud 29 (and the double) refuse to search the calendar by date past Sabre's
+    # 3500-instance limit: a note; 34 leaves the event out of its answer silently, so repeating
+    # events are asked for apart. The event itself: another note.
+    refused_by_date = planted.major < 34
+    assert len(listed["notes"]) == (2 if refused_by_date else 1)
+    if refused_by_date:
+        assert listed["notes"][0].startswith("Nextcloud could not search calendar 'personal' by date")
+    assert '"Every second" (uid hostile) repeats too often to expand (FREQ=SECONDLY' in listed["notes"][-1]
 
 
 async def test_free_time_with_an_endless_secondly_event_says_it_is_unsure(planted: Nextcloud) -> None:
@@ -74,8 +77,8 @@ async def test_free_time_with_an_endless_secondly_event_says_it_is_unsure(plante
                     {"start": "2026-11-23", "end": "2028-11-23", "duration_minutes": 30, "timezone": "UTC"},
                 )
             )
-    assert len(found["notes"]) == 2
-    assert "uid hostile" in found["notes"][1]
+    assert len(found["notes"]) == (2 if planted.major < 34 else 1)
+    assert "uid hostile" in found["notes"][-1]
 
 
 async def test_a_dense_event_with_an_end_is_cut_at_the_per_event_limit(nextcloud: Nextcloud) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from nextcloud_mcp_server.app import create_app
 from nextcloud_mcp_server.config import load_settings
-from nextcloud_mcp_server.front import uvicorn_options
+from nextcloud_mcp_server.web.front import uvicorn_options
 from tests.mcp_clients import INITIALIZE, MCP_HEADERS
 from tests.nextcloud_double import NextcloudDouble
 from tests.nextcloud_double.server import serve_in_thread

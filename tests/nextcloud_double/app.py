@@ -98,6 +98,7 @@ class NextcloudDouble:
         self.ocs_routes: dict[tuple[str, str], Handler] = {}
         self.login = LoginAPI(self.accounts)  # Nextcloud's OAuth2 app and Login Flow v2
         self.shares = SharesAPI(self.files_root, self.accounts)
+        self.version = "29.0.6"  # what /status.php says
         # Host names answered (None: any); others get Nextcloud's "Trusted domain error".
         self.trusted_domains: tuple[str, ...] | None = None
 
@@ -172,7 +173,7 @@ class NextcloudDouble:
             else:
                 response = HTMLResponse("<html><body>Access through untrusted domain</body></html>", 400)
         elif path == "/status.php":
-            response = ocs_api.status()
+            response = ocs_api.status(self.version)
         elif path in ("/.well-known/caldav", "/.well-known/carddav"):
             response = RedirectResponse("/remote.php/dav/", status_code=301)
         elif path.startswith(NOTES_PREFIX):

@@ -14,14 +14,14 @@ __all__ = ["VERSION", "capabilities", "ocs_response", "status"]
 VERSION = {"major": 29, "minor": 0, "micro": 6, "string": "29.0.6", "edition": "", "extendedSupport": False}
 
 
-def status() -> Response:
+def status(version: str = "29.0.6") -> Response:
     return JSONResponse(
         {
             "installed": True,
             "maintenance": False,
             "needsDbUpgrade": False,
-            "version": "29.0.6.1",
-            "versionstring": "29.0.6",
+            "version": f"{version}.1",
+            "versionstring": version,
             "edition": "",
             "productname": "Nextcloud",
             "extendedSupport": False,

@@ -16,8 +16,8 @@ from urllib.parse import urlsplit
 from pydantic import Field, PrivateAttr, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import SettingsConfigDict
 
-from nextcloud_mcp_server.authz.settings import AuthServerSettings
-from nextcloud_mcp_server.client_address import TrustedProxies, parse_trusted_proxies
+from nextcloud_mcp_server.config.auth_server import AuthServerSettings
+from nextcloud_mcp_server.inbound.client_address import TrustedProxies, parse_trusted_proxies
 from nextcloud_mcp_server.nextcloud.pages import address_of_page
 
 __all__ = ["ConfigError", "Settings", "load_settings"]

@@ -28,7 +28,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from nextcloud_mcp_server.auth.caller import caller_from_scope
-from nextcloud_mcp_server.client_address import client_bucket
+from nextcloud_mcp_server.inbound.client_address import client_bucket
 
 __all__ = ["SessionLimiter", "owner_of"]
 

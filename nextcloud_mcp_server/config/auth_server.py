@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings
 
-from nextcloud_mcp_server.authz.client_policy import registration_problem
+from nextcloud_mcp_server.inbound.client_policy import registration_problem
 
 __all__ = ["AuthServerSettings", "SigninProvider"]
 
