@@ -4,6 +4,7 @@ names. Against the double and both real Nextclouds."""
 
 from __future__ import annotations
 
+import httpx
 import pytest
 
 from nextcloud_mcp_server.diagnostics import run_checks
@@ -119,3 +120,32 @@ async def test_a_daily_event_of_many_years_is_listed_in_this_week(nextcloud: Nex
                 )
             )
     assert [e["start"][:16] for e in listed["events"]] == [f"2026-11-{day}T09:00" for day in range(23, 30)]
+
+
+async def test_a_name_nextcloud_forbids_is_refused_with_its_reason(each_real_nextcloud: Nextcloud) -> None:
+    """Nextcloud 30+ can forbid names (here: "Windows-compatible file names", an admin setting,
+    switched on through Nextcloud's own API); the tool says what Nextcloud said, and nothing is
+    written. 29 has no such setting and takes the name."""
+    nextcloud = each_real_nextcloud
+    if nextcloud.major >= 30:
+        with httpx.Client(
+            base_url=nextcloud.url, auth=(nextcloud.admin.user, nextcloud.admin.password)
+        ) as admin:
+            switched = admin.post(
+                "/ocs/v2.php/apps/files/api/v1/filenames/windows-compatibility",
+                data={"enabled": "true"},
+                headers={"OCS-APIRequest": "true", "Accept": "application/json"},
+            )
+        assert switched.status_code == 200, switched.text
+    with running_app(nextcloud.settings()) as url:
+        async with http_session(url + "/mcp") as session:
+            written = await session.call_tool(
+                "nc_webdav_write_file", {"path": "report|final.txt", "content": "x"}
+            )
+    if nextcloud.major >= 30:
+        assert written.is_error
+        assert 'Nextcloud says: "|" is not allowed inside a file or folder name' in _text(written)
+        assert not nextcloud.exists(nextcloud.admin, "report|final.txt")
+    else:
+        assert not written.is_error, _text(written)
+        assert nextcloud.read_file(nextcloud.admin, "report|final.txt") == b"x"
