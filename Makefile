@@ -79,12 +79,16 @@ lint: $(STAMP)
 typecheck: $(RUNTIME_STAMP)
 	$(BIN)/mypy
 
+# Two workers, a test file each at a time (module fixtures stay together); each worker has its own
+# real Nextclouds, IdP, PostgreSQL and browser. `make pytest ARGS="-n 0 ..."` runs in one process.
+XDIST := -n 2 --dist loadfile
+
 pytest: $(STAMP) $(NODE_STAMP) $(MCPB_STAMP) $(SYSTEM_STAMP)
-	$(BIN)/pytest $(ARGS)
+	$(BIN)/pytest $(XDIST) $(ARGS)
 
 ## test-fast: the inner loop: lint, types and the tests that need neither the real Nextcloud nor a browser
 test-fast: lint typecheck $(STAMP) $(NODE_STAMP) $(MCPB_STAMP)
-	$(BIN)/pytest -m "not real_nextcloud and not browser" $(ARGS)
+	$(BIN)/pytest $(XDIST) -m "not real_nextcloud and not browser" $(ARGS)
 
 ## test-loaded: the whole suite 5 times from fresh clones of HEAD, two at once, with CPU burners
 ## filling the cores (about 1 h on 2 cores); a test that depends on timing shows up here

@@ -36,13 +36,15 @@ class KitError(RuntimeError):
 
 
 def _instance_dir(version: str) -> Path:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # each pytest-xdist worker has its own
     explicit = os.environ.get("NEXTCLOUD_DIR" if version == "29" else f"NEXTCLOUD_DIR_{version}")
     if explicit:
-        return Path(explicit)
+        return Path(f"{explicit}-{worker}" if worker else explicit)
     # www-data must traverse every parent (so not /root, not pytest's tmp_path); one per checkout
     # and version, so two checkouts on one machine never reset each other's data.
     checkout = hashlib.sha256(str(REPO).encode()).hexdigest()[:10]
-    return Path("/var/tmp/nextcloud-mcp-tests") / (checkout if version == "29" else f"{checkout}-{version}")
+    name = checkout if version == "29" else f"{checkout}-{version}"
+    return Path("/var/tmp/nextcloud-mcp-tests") / (f"{name}-{worker}" if worker else name)
 
 
 @dataclass

@@ -13,8 +13,8 @@ from mcp.shared.auth import InvalidRedirectUriError, OAuthClientInformationFull
 from pydantic import AnyUrl
 
 from nextcloud_mcp_server.authz.cimd import CIMDError, MetadataDocuments, is_metadata_url
-from nextcloud_mcp_server.authz.connection import Connection
 from nextcloud_mcp_server.inbound.client_policy import redirect_uri_problem
+from nextcloud_mcp_server.storage.connection import Connection
 from nextcloud_mcp_server.storage.crypto import Cipher, DecryptionFailed
 
 __all__ = ["Clients", "PolicedClient", "RegistrationsFull"]

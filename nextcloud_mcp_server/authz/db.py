@@ -1,4 +1,4 @@
-"""The authorization server's tables, on the consent store's SQLite connection.
+"""The authorization server's tables, on the store's engine (SQLite or PostgreSQL).
 
 They have their own schema version (`authz_schema_version`), so the consent store's migrations
 and these never collide. Nothing here is secret in clear: codes and refresh tokens are stored as
@@ -8,17 +8,11 @@ SHA-256 digests, private signing keys sealed with the store's cipher (`keys.py`)
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING
 
-import aiosqlite
-
-from nextcloud_mcp_server.authz.connection import Connection
+from nextcloud_mcp_server.storage.connection import Connection
 from nextcloud_mcp_server.storage.crypto import Cipher, DecryptionFailed
 
-if TYPE_CHECKING:
-    from nextcloud_mcp_server.storage.pg_pool import ConnectionPool
-
-__all__ = ["AUTHZ_MIGRATIONS", "digest", "migrate", "migrate_postgres", "reseal"]
+__all__ = ["AUTHZ_LOCK", "AUTHZ_MIGRATIONS", "digest", "reseal", "too_new"]
 
 AUTHZ_MIGRATIONS: list[str] = [
     # 1: the first schema
@@ -93,24 +87,14 @@ def digest(value: str) -> str:
     return hashlib.sha256(value.encode()).hexdigest()
 
 
-async def migrate(db: aiosqlite.Connection) -> None:
-    """Bring the authorization server's tables to the newest schema (idempotent)."""
-    await db.execute("CREATE TABLE IF NOT EXISTS authz_schema_version (version INTEGER NOT NULL)")
-    async with db.execute("SELECT version FROM authz_schema_version") as cursor:
-        row = await cursor.fetchone()
-    current = int(row[0]) if row else 0
-    if current > len(AUTHZ_MIGRATIONS):
-        raise RuntimeError(
-            f"the store's authorization server tables have version {current}, newer than this "
-            f"server understands ({len(AUTHZ_MIGRATIONS)}); upgrade the server"
-        )
-    for version in range(current + 1, len(AUTHZ_MIGRATIONS) + 1):
-        await db.execute("BEGIN")
-        for statement in filter(str.strip, AUTHZ_MIGRATIONS[version - 1].split(";")):
-            await db.execute(statement)
-        await db.execute("DELETE FROM authz_schema_version")
-        await db.execute("INSERT INTO authz_schema_version VALUES (?)", (version,))
-        await db.commit()
+AUTHZ_LOCK = 0x6E634D4341  # "ncMCA": PostgreSQL's advisory lock for these migrations
+
+
+def too_new(current: int) -> RuntimeError:
+    return RuntimeError(
+        f"the store's authorization server tables have version {current}, newer than this "
+        f"server understands ({len(AUTHZ_MIGRATIONS)}); upgrade the server"
+    )
 
 
 async def reseal(db: Connection, cipher: Cipher) -> int:
@@ -138,20 +122,3 @@ async def reseal(db: Connection, cipher: Cipher) -> int:
             changed += 1
     await db.commit()
     return changed
-
-
-_MIGRATION_LOCK = 0x6E634D4341  # "ncMCA": the authorization server's tables
-
-
-async def migrate_postgres(pool: ConnectionPool) -> None:
-    """The authorization server's tables on PostgreSQL, migrated once under an advisory lock."""
-    # psycopg is imported only where PostgreSQL is used (start-up cost of the SQLite setup)
-    from nextcloud_mcp_server.storage.postgres import migrate
-
-    def too_new(current: int) -> RuntimeError:
-        return RuntimeError(
-            f"the store's authorization server tables have version {current}, newer than this "
-            f"server understands ({len(AUTHZ_MIGRATIONS)}); upgrade the server"
-        )
-
-    await migrate(pool, _MIGRATION_LOCK, "authz_schema_version", AUTHZ_MIGRATIONS, too_new)

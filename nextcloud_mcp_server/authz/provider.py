@@ -27,11 +27,11 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 from nextcloud_mcp_server.auth.scopes import normalize
 from nextcloud_mcp_server.authz.clients import Clients
-from nextcloud_mcp_server.authz.connection import Connection
 from nextcloud_mcp_server.authz.db import digest
 from nextcloud_mcp_server.authz.requests import SIGNIN_PATH, NewRequest, StoredAuthorizationRequests
 from nextcloud_mcp_server.authz.tokens import Tokens
 from nextcloud_mcp_server.inbound.client_policy import name_problem, redirect_uri_problem
+from nextcloud_mcp_server.storage.connection import Connection
 
 __all__ = ["Provider"]
 

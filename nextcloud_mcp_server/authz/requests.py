@@ -17,8 +17,8 @@ from typing import Protocol
 
 from mcp.server.auth.provider import construct_redirect_uri
 
-from nextcloud_mcp_server.authz.connection import Connection
 from nextcloud_mcp_server.authz.db import digest
+from nextcloud_mcp_server.storage.connection import Connection
 
 __all__ = [
     "CONSENT_PATH",

@@ -11,12 +11,12 @@ import jwt
 
 from nextcloud_mcp_server.authz.cimd import MetadataDocuments
 from nextcloud_mcp_server.authz.clients import Clients
-from nextcloud_mcp_server.authz.connection import Connection, PostgresConnection
-from nextcloud_mcp_server.authz.db import migrate, migrate_postgres
+from nextcloud_mcp_server.authz.db import AUTHZ_LOCK, AUTHZ_MIGRATIONS, too_new
 from nextcloud_mcp_server.authz.keys import SigningKeys
 from nextcloud_mcp_server.authz.provider import Provider
 from nextcloud_mcp_server.authz.requests import StoredAuthorizationRequests
 from nextcloud_mcp_server.authz.tokens import Tokens
+from nextcloud_mcp_server.storage.connection import Connection
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.config import Settings
@@ -30,16 +30,8 @@ DAY = 86400.0
 
 async def open_connection(store: StoreBackend) -> Connection:
     """The connection of an open store, with the authorization server's tables migrated."""
-    from nextcloud_mcp_server.storage.postgres import PostgresStore
-    from nextcloud_mcp_server.storage.store import SQLiteStore
-
-    if isinstance(store, SQLiteStore):
-        await migrate(store.db)
-        return store.db
-    if isinstance(store, PostgresStore):
-        await migrate_postgres(store.pool)
-        return PostgresConnection(store.pool)
-    raise NotOpen(f"the authorization server cannot use the store {store}")
+    await store.engine.migrate("authz_schema_version", AUTHZ_MIGRATIONS, too_new, lock=AUTHZ_LOCK)
+    return store.engine.connection
 
 
 class NotOpen(RuntimeError):

@@ -18,9 +18,9 @@ import jwt
 from mcp.server.auth.provider import RefreshToken
 from mcp.shared.auth import OAuthToken
 
-from nextcloud_mcp_server.authz.connection import Connection
 from nextcloud_mcp_server.authz.db import digest
 from nextcloud_mcp_server.authz.keys import LEEWAY_SECONDS, SigningKeys
+from nextcloud_mcp_server.storage.connection import Connection
 
 __all__ = ["Tokens"]
 

@@ -9,6 +9,7 @@ from typing import Protocol
 
 from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.storage.crypto import Cipher
+from nextcloud_mcp_server.storage.engines import Engine
 from nextcloud_mcp_server.storage.store import Store
 
 __all__ = ["StoreBackend", "make_store"]
@@ -17,6 +18,7 @@ __all__ = ["StoreBackend", "make_store"]
 class StoreBackend(Store, Protocol):
     """The store with what opening, health, key rotation and replicas need."""
 
+    engine: Engine  # what every table of the store lives on
     unreadable_grants: list[str]  # found by the last rotate_keys()
     dropped_states: int
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from nextcloud_mcp_server.authz.connection import Connection
 from nextcloud_mcp_server.authz.service import open_connection
 from nextcloud_mcp_server.storage.backends import StoreBackend
+from nextcloud_mcp_server.storage.connection import Connection
 from nextcloud_mcp_server.storage.crypto import Cipher, generate_key
 from nextcloud_mcp_server.storage.postgres import PostgresStore
 from nextcloud_mcp_server.storage.store import SQLiteStore

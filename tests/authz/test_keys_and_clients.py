@@ -14,7 +14,7 @@ from mcp.shared.auth import OAuthClientInformationFull
 from nextcloud_mcp_server.authz import cimd
 from nextcloud_mcp_server.authz.cimd import CIMDError, MetadataDocuments, public_address
 from nextcloud_mcp_server.authz.clients import Clients
-from nextcloud_mcp_server.authz.db import AUTHZ_MIGRATIONS, migrate
+from nextcloud_mcp_server.authz.db import AUTHZ_MIGRATIONS
 from nextcloud_mcp_server.authz.keys import LEEWAY_SECONDS, SigningKeys
 from nextcloud_mcp_server.authz.service import open_connection
 from nextcloud_mcp_server.storage.crypto import Cipher, generate_key
@@ -99,7 +99,7 @@ async def test_changing_the_algorithm_rotates(place: Place, clock: Clock) -> Non
 async def test_a_key_sealed_with_a_removed_encryption_key_is_replaced(tmp_path: Path, clock: Clock) -> None:
     first = SQLiteStore(tmp_path / "s.sqlite3", Cipher([generate_key()]))
     await first.open()
-    await migrate(first.db)
+    await open_connection(first)
     keys = keys_on(first, clock)
     await keys.load()
     old_kid = keys.jwks()["keys"][0]["kid"]

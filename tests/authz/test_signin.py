@@ -24,7 +24,6 @@ import pytest
 from starlette.applications import Starlette
 
 from nextcloud_mcp_server.auth.consent import consent_routes
-from nextcloud_mcp_server.authz.db import migrate
 from nextcloud_mcp_server.authz.requests import (
     CONSENT_PATH,
     SIGNIN_PATH,
@@ -32,6 +31,7 @@ from nextcloud_mcp_server.authz.requests import (
     NewRequest,
     StoredAuthorizationRequests,
 )
+from nextcloud_mcp_server.authz.service import open_connection
 from nextcloud_mcp_server.authz.signin import (
     BROWSER_COOKIE,
     csrf_token,
@@ -165,8 +165,7 @@ def _serve(double: NextcloudDouble, double_url: str, store: Path, **overrides: A
         runtime.loop = asyncio.get_running_loop()
         async with runtime:
             assert runtime.store is not None
-            requests._db = runtime.store.db  # type: ignore[attr-defined]
-            await migrate(requests._db)
+            requests._db = await open_connection(runtime.store)  # type: ignore[attr-defined]
             yield
 
     app = Starlette(routes=signin_routes(runtime) + consent_routes(runtime, finish_signin), lifespan=lifespan)

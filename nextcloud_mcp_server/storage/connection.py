@@ -1,19 +1,24 @@
-"""The database connection the authorization server's tables live on: the SQLite store's own
-aiosqlite connection, or, with the PostgreSQL store, `PostgresConnection` - an adapter that gives
-the same small surface (`execute` awaited or used as a context manager, `rowcount`, `fetchone`,
-`fetchall`, `commit`) over the store's autocommit pool. Every statement the authorization server
-runs is a single atomic statement, so autocommit keeps the guarantees (single use is an
-`UPDATE ... WHERE ... IS NULL` and its row count, on either database)."""
+"""The one connection surface every table of the store is used through, on either engine: the
+SQLite engine's own aiosqlite connection, or `PostgresConnection` - an adapter that gives the same
+small surface (`execute` awaited or used as a context manager, `rowcount`, `fetchone`, `fetchall`,
+`commit`) over the PostgreSQL engine's autocommit pool, with SQLite's `?` placeholders. Outside a
+transaction every statement is atomic on its own (single use is an `UPDATE ... WHERE ... IS NULL
+RETURNING ...` or its row count, on either database); `InTransaction` runs several statements on
+one PostgreSQL connection inside a transaction."""
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterable
+import contextlib
+from collections.abc import Callable, Generator, Iterable
+from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    import psycopg
+
     from nextcloud_mcp_server.storage.pg_pool import ConnectionPool
 
-__all__ = ["Connection", "PostgresConnection"]
+__all__ = ["Connection", "InTransaction", "PostgresConnection"]
 
 
 class Cursor(Protocol):
@@ -51,13 +56,20 @@ class _Rows:
 
 
 class _Statement:
-    def __init__(self, pool: ConnectionPool, sql: str, parameters: Iterable[Any]) -> None:
-        self._pool = pool
+    """One statement, run when awaited (or entered) on the connection `connect` lends."""
+
+    def __init__(
+        self,
+        connect: Callable[[], AbstractAsyncContextManager[psycopg.AsyncConnection[tuple[object, ...]]]],
+        sql: str,
+        parameters: Iterable[Any],
+    ) -> None:
+        self._connect = connect
         self._sql = sql.replace("?", "%s")  # no statement here has a literal question mark
         self._parameters = tuple(parameters)
 
     async def _run(self) -> _Rows:
-        async with self._pool.connection() as conn:
+        async with self._connect() as conn:
             cursor = await conn.execute(self._sql, self._parameters)
             rows = await cursor.fetchall() if cursor.description else []
             return _Rows(cursor.rowcount, list(rows))
@@ -73,11 +85,26 @@ class _Statement:
 
 
 class PostgresConnection:
+    """Each statement on a connection of the pool, committed by itself (autocommit)."""
+
     def __init__(self, pool: ConnectionPool) -> None:
         self._pool = pool
 
     def execute(self, sql: str, parameters: Iterable[Any] = ()) -> _Statement:
-        return _Statement(self._pool, sql, parameters)
+        return _Statement(self._pool.connection, sql, parameters)
 
     async def commit(self) -> None:
         """Each statement commits by itself (autocommit)."""
+
+
+class InTransaction:
+    """The connection surface on one PostgreSQL connection inside a transaction."""
+
+    def __init__(self, conn: psycopg.AsyncConnection[tuple[object, ...]]) -> None:
+        self._conn = conn
+
+    def execute(self, sql: str, parameters: Iterable[Any] = ()) -> _Statement:
+        return _Statement(lambda: contextlib.nullcontext(self._conn), sql, parameters)
+
+    async def commit(self) -> None:
+        """The transaction commits as a whole when it ends."""
