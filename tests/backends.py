@@ -65,13 +65,13 @@ class Nextcloud:
     def settings(self, login: Login | None = None, **overrides: Any) -> Settings:
         """Single-user settings for `login` (admin by default) with its app password."""
         login = login or self.admin
-        return load_settings(
-            env_file=None,
-            nextcloud_host=self.url,
-            nextcloud_username=login.user,
-            nextcloud_password=login.app_password,
+        wanted = {
+            "nextcloud_host": self.url,
+            "nextcloud_username": login.user,
+            "nextcloud_password": login.app_password,
             **overrides,
-        )
+        }
+        return load_settings(env_file=None, **wanted)
 
     def server_env(self, login: Login | None = None) -> dict[str, str]:
         """The environment a user would give the server process (as in Claude Desktop's config)."""

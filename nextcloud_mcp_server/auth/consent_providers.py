@@ -226,7 +226,7 @@ class NextcloudOAuth2Consent:
             await delete_at_nextcloud(self._runtime, bearer)
             raise _wrong_account(expected_user, tokens.user_id)
         try:
-            takes_basic = await self._works_as_basic(bearer)
+            login = await self._basic_login(bearer)
         except NextcloudError as exc:
             raise ConsentFailed(
                 "Nextcloud is unavailable",
@@ -234,7 +234,7 @@ class NextcloudOAuth2Consent:
                 reason=f"checking the new Nextcloud token failed: {exc}",
                 status=502,
             ) from None
-        if not takes_basic:
+        if login is None:
             await delete_at_nextcloud(self._runtime, bearer)
             raise ConsentFailed(
                 "Sign in with your user name",
@@ -244,7 +244,10 @@ class NextcloudOAuth2Consent:
                 reason=f"signed in to Nextcloud with a login name other than the user id {tokens.user_id}",
                 status=403,
             )
-        return Grant(consent.subject, tokens.user_id, self.name, "refresh_token", tokens.refresh_token)
+        kept = "" if login == tokens.user_id else login
+        return Grant(
+            consent.subject, tokens.user_id, self.name, "refresh_token", tokens.refresh_token, login=kept
+        )
 
     async def discard(self, consent: ConsentState, params: Mapping[str, str]) -> tuple[str, bool] | None:
         """Redeem a code that must not be used - Nextcloud's answer reached another browser than
@@ -265,18 +268,21 @@ class NextcloudOAuth2Consent:
         bearer = BearerCredential(tokens.access_token, tokens.user_id)
         return tokens.user_id, await delete_at_nextcloud(self._runtime, bearer)
 
-    async def _works_as_basic(self, bearer: BearerCredential) -> bool:
-        """Whether Nextcloud takes the token as a Basic password with the user id, as the Notes
-        API (refusing Bearer) needs. It compares the name with the login name the person typed at
-        sign-in ("ADMIN" for admin, an LDAP login name), which this server cannot learn."""
+    async def _basic_login(self, bearer: BearerCredential) -> str | None:
+        """The name Nextcloud takes the token with as a Basic password, as the Notes API (refusing
+        Bearer) needs, or None. Nextcloud compares it with the login name the person typed at
+        sign-in: the user id, or their e-mail address (a login by e-mail, as LDAP and SSO set-ups
+        allow); another name ("ADMIN" for admin, an LDAP login name) this server cannot learn."""
         from nextcloud_mcp_server.nextcloud.ocs import OCSClient
 
-        basic = BasicCredential(bearer.username, bearer.token)
-        try:
-            await OCSClient(self._runtime.http, basic).current_user()
-        except Unauthorized:
-            return False
-        return True
+        user = await OCSClient(self._runtime.http, bearer).current_user()
+        for login in dict.fromkeys(n for n in (bearer.username, user.email) if n):
+            try:
+                await OCSClient(self._runtime.http, BasicCredential(login, bearer.token)).current_user()
+            except Unauthorized:
+                continue
+            return login
+        return None
 
     async def mint(self, grant: Grant) -> Minted:
         from nextcloud_mcp_server.nextcloud.login import OAuth2Refused
@@ -291,7 +297,9 @@ class NextcloudOAuth2Consent:
                 f"Nextcloud refused this server's OAuth2 client ({exc.error}); an administrator should "
                 "check NEXTCLOUD_OAUTH2_CLIENT_ID and NEXTCLOUD_OAUTH2_CLIENT_SECRET",
             ) from None
-        credential = BearerCredential(tokens.access_token, tokens.user_id, basic_for_notes=True)
+        credential = BearerCredential(
+            tokens.access_token, tokens.user_id, basic_for_notes=True, login=grant.login
+        )
         return Minted(credential, tokens.expires_in, tokens.refresh_token)
 
     async def revoke(self, grant: Grant) -> bool:

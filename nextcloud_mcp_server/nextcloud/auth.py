@@ -38,11 +38,14 @@ class BasicCredential:
 class BearerCredential:
     """An OAuth access token for Nextcloud, and the Nextcloud user it belongs to.
     `basic_for_notes`: a token of Nextcloud's own oauth2 app, known to work as a Basic password,
-    which the Notes API (refusing Bearer) gets that way from the first call."""
+    which the Notes API (refusing Bearer) gets that way from the first call. `login`: the name
+    that Basic password goes with when it is not the user id (the person signed in with their
+    e-mail address, or an LDAP login name)."""
 
     token: str = field(repr=False)
     username: str
     basic_for_notes: bool = False
+    login: str = ""
 
     @property
     def user_id(self) -> str:
@@ -53,7 +56,7 @@ class BearerCredential:
 
     def basic_fallback(self) -> BasicCredential | None:
         """The same token as a Basic password, which Nextcloud accepts where it refuses Bearer."""
-        return BasicCredential(self.username, self.token)
+        return BasicCredential(self.login or self.username, self.token, uid=self.username)
 
 
 Credential = BasicCredential | BearerCredential
