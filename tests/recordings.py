@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["FIXTURES", "Recording", "load"]
+__all__ = ["FIXTURES", "FIXTURES_34", "Recording", "load"]
 
-FIXTURES = Path(__file__).parent / "fixtures" / "nextcloud"
+FIXTURES = Path(__file__).parent / "fixtures" / "nextcloud"  # Nextcloud 29.0.6, Notes 4.13.1
+# Nextcloud 34.0.1 (Notes 6.0.2): the sequences of record_nextcloud.py and record_more.py again
+FIXTURES_34 = Path(__file__).parent / "fixtures" / "nextcloud34"
 
 
 @dataclass
@@ -34,8 +36,9 @@ class Recording:
         return json.loads(self.body)
 
 
-def load(name: str) -> Recording:
-    text = (FIXTURES / f"{name}.txt").read_text(encoding="utf-8")
+def load(name: str, version: str = "29") -> Recording:
+    """A recorded exchange of Nextcloud 29 (or of 34, `version="34"`)."""
+    text = ((FIXTURES_34 if version == "34" else FIXTURES) / f"{name}.txt").read_text(encoding="utf-8")
     method = path = None
     request_headers: dict[str, str] = {}
     body: str | None = None

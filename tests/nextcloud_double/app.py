@@ -98,9 +98,20 @@ class NextcloudDouble:
         self.ocs_routes: dict[tuple[str, str], Handler] = {}
         self.login = LoginAPI(self.accounts)  # Nextcloud's OAuth2 app and Login Flow v2
         self.shares = SharesAPI(self.files_root, self.accounts)
-        self.version = "29.0.6"  # what /status.php says
+        self._version = "29.0.6"
         # Host names answered (None: any); others get Nextcloud's "Trusted domain error".
         self.trusted_domains: tuple[str, ...] | None = None
+
+    @property
+    def version(self) -> str:
+        """The release the double answers as: 29.0.6, or a 34 one where the recordings differ
+        (`tests/fixtures/nextcloud34/`); /status.php names it."""
+        return self._version
+
+    @version.setter
+    def version(self, value: str) -> None:
+        self._version = value
+        self.shares.newer = value.split(".")[0] >= "30"
 
     def inject(self, method: str, path_prefix: str, *statuses: int) -> None:
         """Answer the next requests matching `method` and `path_prefix` with these statuses."""
@@ -219,7 +230,15 @@ class NextcloudDouble:
         if endpoint == "cloud/capabilities":
             return ocs_api.ocs_response(request, ocs_api.capabilities(self.notes_enabled))
         if endpoint.startswith("search/providers") and request.method == "GET":
-            return await search_api.search_endpoint(request, self.files_root, caller.user_id, endpoint)
+            newer = self.version.split(".")[0] >= "30"
+            notes = (
+                [(n.id, n.title, n.path.read_text(encoding="utf-8")) for n in self.notes.scan(caller.user_id)]
+                if newer
+                else []
+            )
+            return await search_api.search_endpoint(
+                request, self.files_root, caller.user_id, endpoint, newer=newer, notes=notes
+            )
         if endpoint.startswith(SHARES_ENDPOINT):
             return await self.shares.handle(request, caller.user_id, endpoint)
         if endpoint == "cloud/user":

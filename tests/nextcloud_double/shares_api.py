@@ -30,6 +30,7 @@ _WRONG_ID = "Wrong share ID, share does not exist"
 
 class SharesAPI:
     def __init__(self, files_root: Path, accounts: Accounts) -> None:
+        self.newer = False  # answer as Nextcloud 34 does (the double's `version`)
         self.files_root = files_root
         self.accounts = accounts
         self.groups: dict[str, set[str]] = {"admin": {"admin"}}  # as in the kit's seed state
@@ -140,7 +141,10 @@ class SharesAPI:
             "can_delete": share["owner"] == user,
             "stime": share["stime"],
             "parent": None,
-            "expiration": f"{share['expiration']} 00:00:00" if share["expiration"] else None,
+            # the last day, written as its start (29) or its end (34), as the recordings show
+            "expiration": f"{share['expiration']} {'23:59:59' if self.newer else '00:00:00'}"
+            if share["expiration"]
+            else None,
             "token": share.get("token"),
             "uid_file_owner": owner.id,
             "note": share["note"],
@@ -160,6 +164,8 @@ class SharesAPI:
             "item_size": stat.st_size if stat and not folder else 0,
             "item_mtime": int(stat.st_mtime) if stat else 0,
         }
+        if self.newer:  # fields Nextcloud 34 adds (nextcloud34/shares_*.txt)
+            data.update({"is-mount-root": False, "mount-type": ""})
         if share["type"] == 3:
             data.update(
                 share_with=share["password"],
@@ -177,8 +183,8 @@ class SharesAPI:
             if recipient is not None:
                 data["share_with_displayname_unique"] = recipient.id
         data.update(mail_send=1, hide_download=0, attributes=None)
-        if share["owner"] != user:
-            del data["item_permissions"]  # a recipient's view has none (shares_shared_with_me.txt)
+        if share["owner"] != user and not self.newer:  # none in a recipient's view on 29
+            del data["item_permissions"]  # (shares_shared_with_me.txt)
         return data
 
 
