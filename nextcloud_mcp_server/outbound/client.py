@@ -1,4 +1,4 @@
-"""`BoundedClient`: one aiohttp session with the bounds every upstream request gets (ADR 0033).
+"""`BoundedClient`: one aiohttp session with the bounds every upstream request gets (ADR 0035).
 
 - **An overall deadline** per request: connecting, sending, the headers and the whole body must be
   over within it (aiohttp's `total` timeout, which also runs while a body is read), so an answer
