@@ -43,7 +43,9 @@ class NextcloudPages:
     """A cookie-keeping HTTP client that signs in and grants access on Nextcloud's pages."""
 
     def __init__(self, nextcloud_url: str) -> None:
-        self.origin = nextcloud_url.rstrip("/")
+        self.base = nextcloud_url.rstrip("/")  # with its sub-path, if it has one
+        parts = urlsplit(self.base)
+        self.origin = f"{parts.scheme}://{parts.netloc}"
         self.browser = httpx.Client(timeout=30, headers={"Accept": "text/html"})
         self.steps: list[str] = []  # where it went, for failure messages
         self.last_state: str | None = None  # the `loginFlowState` of the last page ("done": connected)
@@ -63,7 +65,7 @@ class NextcloudPages:
             state = _initial_state(page)
             if state.get("loginFlowState") == "auth" and "loginFlowAuth" in state:
                 after = str(state["loginFlowAuth"]["loginRedirectUrl"]).removeprefix(self.origin)
-                page = self._get(browser, f"/login?redirect_url={_quoted(after)}")
+                page = self._get(browser, f"{self.base}/login?redirect_url={_quoted(after)}")
             elif urlsplit(str(page.url)).path.rstrip("/").endswith("/login"):
                 page = self._post(
                     browser,

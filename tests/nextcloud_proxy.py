@@ -1,7 +1,9 @@
 """A real Nextcloud under a sub-path behind a reverse proxy, as many people run it
 (`https://example.com/nextcloud/`): Debian's nginx in front of the kit's instance maps
-`/nextcloud/` to it, and Nextcloud is told its web root (`overwritewebroot`), so the URLs and DAV
-hrefs it writes carry `/nextcloud`.
+`/nextcloud/` to it, and Nextcloud is told its web root and host (`overwritewebroot`,
+`overwritehost`), so the URLs, redirects and DAV hrefs it writes carry `/nextcloud` and the
+proxy's address. nginx leaves those redirects alone (`proxy_redirect off`): its default rewrite
+would put a second `/nextcloud` in front of Nextcloud's own.
 
 The setting goes into a config file of its own beside `config.php` (Nextcloud merges every
 `*.config.php`): php-fpm reads a new file at once, where a changed `config.php` may be served from
@@ -50,6 +52,7 @@ http {{
             proxy_pass {upstream}/;
             proxy_set_header Host $http_host;
             proxy_set_header X-Forwarded-Prefix {subpath};
+            proxy_redirect off;
             client_max_body_size 512M;
             proxy_request_buffering off;
             proxy_buffering off;
@@ -68,6 +71,7 @@ def behind_a_subpath(instance: Instance, timeout: float = 30.0) -> Iterator[str]
     settings.write_text(
         "<?php\n$CONFIG = [\n"
         f"  'overwritewebroot' => '{SUBPATH}',\n"
+        f"  'overwritehost' => '127.0.0.1:{port}',\n"
         f"  'overwrite.cli.url' => '{outside}',\n"
         "];\n"
     )

@@ -132,7 +132,7 @@ def real_offline_server(
         }
     settings = load_settings(
         env_file=None,
-        nextcloud_host=nextcloud.url,
+        nextcloud_host=overrides.pop("nextcloud_host", nextcloud.url),
         oidc_issuer=idp.issuer,
         mcp_public_url=f"{base}/mcp",
         enable_offline_access=True,

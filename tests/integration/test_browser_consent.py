@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 from mcp import MCPError, UrlElicitationRequiredError
 from mcp.client import ClientRequestContext
@@ -258,3 +259,35 @@ async def test_nextcloud_oauth2_refuses_a_login_name_nextcloud_would_not_take_ba
         )
     assert server.grants() == []
     assert _tokens(real_nextcloud, "admin") == before
+
+
+async def test_consent_signed_in_with_the_email_address_in_the_browser(
+    server: OfflineServer, real_nextcloud: Nextcloud, browser: Browser, screenshots: Screenshots
+) -> None:
+    """Nextcloud 29 in Chromium, alice signing in with her e-mail address (on 34 the same over
+    HTTP: test_login_names.py). 29 binds the new credential to the user id, 34 to the address;
+    the server keeps whichever name the credential works with."""
+    nextcloud = real_nextcloud
+    with httpx.Client(base_url=nextcloud.url, auth=(nextcloud.admin.user, nextcloud.admin.password)) as admin:
+        answer = admin.put(
+            "/ocs/v2.php/cloud/users/alice",
+            data={"key": "email", "value": "alice@example.com"},
+            headers={"OCS-APIRequest": "true", "Accept": "application/json"},
+        )
+    assert answer.status_code == 200, answer.text
+    nextcloud.add_note(nextcloud.alice, title="Tulips", content="plant in autumn")
+    completions = Completions()
+    async with await _session(server, "alice", completions) as session:
+        url, elicitation_id, _ = await _consent_url(session)
+        by_email = dataclasses.replace(nextcloud.alice, user="alice@example.com")
+        async with browser.person("alice", screenshots) as person:
+            picker = await person.open(url, "connect to your account")
+            assert "Connect to your account" in picker.text, picker.text
+            await person.click("Log in", "login form")
+            grant = await person.sign_in(by_email.user, by_email.password, "grant access")
+            assert "Account access" in grant.text, grant.text
+            await person.click("Grant access", "connected")
+        with anyio.fail_after(30):
+            await completions.event(elicitation_id).wait()
+        notes = structured(await session.call_tool("nc_notes_list_notes", {}))
+    assert [n["title"] for n in notes["notes"]] == ["Tulips"]

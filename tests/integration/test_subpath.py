@@ -4,12 +4,23 @@ every toolset, and `check`, against both real Nextclouds through a real nginx.""
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import anyio
 import pytest
+from mcp import MCPError
+from mcp.client import ClientRequestContext
+from mcp.types import ElicitResult
 
 from nextcloud_mcp_server.diagnostics import run_checks
 from tests.backends import Nextcloud
 from tests.mcp_clients import http_session, running_app, structured
+from tests.nextcloud_pages import NextcloudPages
 from tests.nextcloud_proxy import SUBPATH, behind_a_subpath
+from tests.offline import Completions, real_offline_server
+from tests.oidc import IdP
 
 pytestmark = pytest.mark.integration
 
@@ -60,3 +71,49 @@ async def test_every_toolset_works_under_a_subpath(each_real_nextcloud: Nextclou
     assert [c["full_name"] for c in found["contacts"]] == ["Dora Kiwi"]
     assert nextcloud.read_file(nextcloud.admin, "Sub/deep.txt") == b"hi"
     assert SUBPATH == "/nextcloud"
+
+
+@pytest.mark.parametrize("provider", ["nextcloud-oauth2", "login-flow-v2"])
+async def test_consent_through_the_pages_under_a_subpath(
+    real_nextcloud_34: Nextcloud, idp: IdP, tmp_path: Path, provider: str
+) -> None:
+    """Progressive consent with Nextcloud's pages under /nextcloud (34, over HTTP)."""
+    nextcloud = real_nextcloud_34
+    assert nextcloud.instance is not None
+    nextcloud.add_note(nextcloud.alice, title="Tulips", content="plant in autumn")
+    with (
+        behind_a_subpath(nextcloud.instance) as outside,
+        real_offline_server(
+            nextcloud, idp, tmp_path / "store.sqlite3", provider, nextcloud_host=outside
+        ) as server,
+    ):
+        completions = Completions()
+        async with http_session(
+            server.mcp,
+            headers=server.headers("alice"),
+            elicitation_callback=_no_form,
+            message_handler=completions.handler,
+        ) as session:
+            with pytest.raises(MCPError) as raised:
+                await session.call_tool("nc_notes_list_notes", {})
+            [asked] = raised.value.error.data["elicitations"]
+            with NextcloudPages(outside) as pages:
+                last = await asyncio.to_thread(pages.follow, asked["url"], "alice", nextcloud.alice.password)
+            if provider == "login-flow-v2":  # Nextcloud's own last page
+                assert pages.last_state == "done", pages.steps
+            else:  # ours, after Nextcloud's redirect to the callback
+                assert "Your Nextcloud is connected" in last.text, pages.steps
+            with anyio.fail_after(30):
+                await completions.event(asked["elicitationId"]).wait()
+            notes = structured(await session.call_tool("nc_notes_list_notes", {}))
+    assert [n["title"] for n in notes["notes"]] == ["Tulips"], pages.steps
+    # every page Nextcloud sent the person to was under the sub-path, on the proxy's address
+    origin = outside.removesuffix(SUBPATH)
+    visited = [word for step in pages.steps for word in step.split() if word.startswith("http")]
+    on_nextcloud = [url for url in visited if url.startswith(origin)]
+    assert len(on_nextcloud) >= 2, pages.steps
+    assert all(url.startswith(f"{outside}/") for url in on_nextcloud), pages.steps
+
+
+async def _no_form(context: ClientRequestContext, params: Any) -> ElicitResult:
+    return ElicitResult(action="decline")
