@@ -323,6 +323,6 @@ class BoundedClient:
 
 def _set_idle_limit(connector: aiohttp.BaseConnector | None, seconds: float) -> None:
     """aiohttp reads its keep-alive limit when it hands out or sweeps idle connections, and has no
-    setter for it; `tests/outbound/test_keepalive.py` proves this still takes effect."""
+    setter for it; `tests/outbound/test_client.py` (idle connections) proves it still takes effect."""
     if connector is not None and hasattr(connector, "_keepalive_timeout"):
         connector._keepalive_timeout = seconds
