@@ -16,6 +16,7 @@ from mcp.types import CallToolResult, InputRequiredResult
 from pydantic import ValidationError
 
 from nextcloud_mcp_server import __version__
+from nextcloud_mcp_server.completions import register as register_completions
 from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.runtime import Runtime
 from nextcloud_mcp_server.tools import enabled_tools
@@ -101,4 +102,5 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
         middleware=middleware,
         tools=tools,
     )
+    register_completions(server, runtime)  # completion/complete (docs/ADR/0040-completions-and-icons.md)
     return server

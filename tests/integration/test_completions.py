@@ -1,0 +1,219 @@
+"""`completion/complete` through the SDK's client against the double and the real Nextclouds:
+calendar ids, note categories and paths, one folder level at a time, bounded, per caller."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+
+import pytest
+from mcp import ClientSession
+from mcp.types import Completion, PromptReference, ResourceTemplateReference
+
+from nextcloud_mcp_server.config import load_settings
+from tests.backends import Nextcloud
+from tests.integration.test_oauth import oauth_server
+from tests.mcp_clients import http_session, running_app
+from tests.nextcloud_double import NextcloudDouble
+from tests.oidc import IdP
+
+pytestmark = pytest.mark.integration
+
+# The argument names are what counts; these URIs are only the references a client sends.
+FILES = ResourceTemplateReference(uri="nextcloud://files/{+path}")
+NOTES = ResourceTemplateReference(uri="nextcloud://notes/{category}")
+CALENDAR = ResourceTemplateReference(uri="nextcloud://calendar/{calendar_id}/{date}")
+
+
+async def complete(
+    session: ClientSession, name: str, value: str, ref: ResourceTemplateReference | PromptReference = FILES
+) -> Completion:
+    return (await session.complete(ref, {"name": name, "value": value})).completion
+
+
+@pytest.fixture
+def mcp_url(nextcloud: Nextcloud) -> Iterator[str]:
+    with running_app(nextcloud.settings()) as base:
+        yield f"{base}/mcp"
+
+
+def mkcalendar(nextcloud: Nextcloud, cal_id: str, name: str) -> None:
+    body = (
+        '<c:mkcalendar xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:set><d:prop>'
+        f"<d:displayname>{name}</d:displayname></d:prop></d:set></c:mkcalendar>"
+    )
+    with nextcloud.http() as client:
+        url = f"/remote.php/dav/calendars/{nextcloud.admin.user}/{cal_id}/"
+        assert client.request("MKCALENDAR", url, content=body).status_code == 201
+
+
+async def test_the_server_declares_completions(mcp_url: str) -> None:
+    async with http_session(mcp_url) as session:
+        capabilities = session.server_capabilities
+    assert capabilities is not None
+    assert capabilities.completions is not None
+
+
+async def test_calendar_ids_complete_from_the_users_calendars(mcp_url: str, nextcloud: Nextcloud) -> None:
+    mkcalendar(nextcloud, "work-2026", "Work")
+    mkcalendar(nextcloud, "workshop", "Workshop")
+    async with http_session(mcp_url) as session:
+        everything = await complete(session, "calendar_id", "", CALENDAR)
+        work = await complete(session, "calendar_id", "WORK", CALENDAR)
+        as_tools_name_it = await complete(session, "calendar", "pers", CALENDAR)
+        nothing = await complete(session, "calendar_id", "holidays", CALENDAR)
+    assert {"personal", "work-2026", "workshop"} <= set(everything.values)
+    assert everything.total == len(everything.values)
+    assert everything.has_more is False
+    assert work.values == ["work-2026", "workshop"]
+    assert as_tools_name_it.values == ["personal"]
+    assert nothing.values == []
+    assert nothing.total == 0
+
+
+async def test_categories_complete_from_the_users_notes(mcp_url: str, nextcloud: Nextcloud) -> None:
+    nextcloud.add_note(title="Plan", content="x", category="Work/Projects")
+    nextcloud.add_note(title="Memo", content="x", category="Work")
+    nextcloud.add_note(title="Diary", content="x", category="Private")
+    nextcloud.add_note(title="Loose", content="x")
+    async with http_session(mcp_url) as session:
+        everything = await complete(session, "category", "", NOTES)
+        work = await complete(session, "category", "w", NOTES)
+    assert everything.values == ["Private", "Work", "Work/Projects"]
+    assert work.values == ["Work", "Work/Projects"]
+
+
+async def test_paths_complete_one_folder_level_at_a_time(mcp_url: str, nextcloud: Nextcloud) -> None:
+    nextcloud.make_folder(nextcloud.admin, "Reports/Private")
+    nextcloud.put_file(nextcloud.admin, "Reports/Projects/deep/x.txt", b"x")
+    nextcloud.put_file(nextcloud.admin, "Reports/plan.txt", b"x")
+    async with http_session(mcp_url) as session:
+        top = await complete(session, "path", "")
+        reports = await complete(session, "path", "Reports/")
+        starting_p = await complete(session, "path", "Reports/p")
+        with_slash = await complete(session, "path", "/Reports/Pro")
+        below = await complete(session, "path", "Reports/Projects/")
+        missing = await complete(session, "path", "Nowhere/x")
+    assert "Reports/" in top.values
+    assert not [v for v in top.values if v.count("/") > 1]
+    # folders first (with a '/', to go on typing into them), then files; one level only
+    assert reports.values == ["Reports/Private/", "Reports/Projects/", "Reports/plan.txt"]
+    assert starting_p.values == ["Reports/Private/", "Reports/Projects/", "Reports/plan.txt"]
+    assert with_slash.values == ["/Reports/Projects/"]
+    assert below.values == ["Reports/Projects/deep/"]
+    assert missing.values == []
+
+
+@pytest.mark.parametrize(
+    "typed",
+    [
+        "..",
+        "../",
+        "../../etc/",
+        "Reports/../",
+        "Reports/%2e%2e/",
+        "http://evil.example/",
+        "a\x00b/",
+        "x" * 5000,
+    ],
+)
+async def test_paths_that_could_leave_the_users_files_complete_with_nothing(
+    typed: str, mcp_url: str, nextcloud: Nextcloud
+) -> None:
+    """Refused before Nextcloud is asked (the double shows no listing was requested)."""
+    nextcloud.put_file(nextcloud.admin, "Reports/plan.txt", b"x")
+    async with http_session(mcp_url) as session:
+        asked = len(nextcloud.double.requests) if nextcloud.double else 0
+        assert (await complete(session, "path", typed)).values == []
+        if nextcloud.double is not None:
+            listed = [r for r in list(nextcloud.double.requests)[asked:] if r.method == "PROPFIND"]
+            assert listed == []
+        assert (await complete(session, "path", "Reports/")).values == ["Reports/plan.txt"]  # still works
+
+
+async def test_at_most_a_hundred_values(mcp_url: str, nextcloud: Nextcloud) -> None:
+    """The protocol's cap: a folder of 120 entries gives 100 values, with the total and has_more."""
+    with nextcloud.http() as client:
+        client.request("MKCOL", nextcloud.dav_path(nextcloud.admin, "Many"))
+        for n in range(120):
+            client.request("MKCOL", nextcloud.dav_path(nextcloud.admin, f"Many/f{n:03}"))
+    async with http_session(mcp_url) as session:
+        many = await complete(session, "path", "Many/")
+        some = await complete(session, "path", "Many/f11")
+    assert len(many.values) == 100
+    assert many.has_more is True
+    assert many.total == 120
+    assert many.values[:2] == ["Many/f000/", "Many/f001/"]
+    assert some.values == [f"Many/f11{n}/" for n in range(10)]
+    assert some.has_more is False
+
+
+async def test_a_completion_is_cached_briefly(mcp_url: str, nextcloud: Nextcloud) -> None:
+    """The next keystroke is answered without asking Nextcloud again: a file added in between is
+    not seen yet (it is within the cache's 30 seconds)."""
+    nextcloud.put_file(nextcloud.admin, "Reports/a.txt", b"x")
+    async with http_session(mcp_url) as session:
+        first = await complete(session, "path", "Reports/")
+        nextcloud.put_file(nextcloud.admin, "Reports/b.txt", b"x")
+        second = await complete(session, "path", "Reports/")
+    assert first.values == second.values == ["Reports/a.txt"]
+
+
+async def test_dates_from_yesterday_on(mcp_url: str) -> None:
+    before = datetime.now().astimezone().date()
+    async with http_session(mcp_url) as session:
+        dates = await complete(session, "date", "", CALENDAR)
+    after = datetime.now().astimezone().date()
+    assert dates.values[0] in {
+        (before - timedelta(days=1)).isoformat(),
+        (after - timedelta(days=1)).isoformat(),
+    }
+    assert len(dates.values) == 15
+
+
+async def test_unknown_arguments_and_prompts_complete_with_nothing(mcp_url: str) -> None:
+    async with http_session(mcp_url) as session:
+        assert (await complete(session, "password", "")).values == []
+        assert (await complete(session, "path", "", PromptReference(name="no-such-prompt"))).values == []
+
+
+async def test_nextcloud_unreachable_gives_nothing_not_an_error(double_url: str) -> None:
+    settings = load_settings(
+        env_file=None, nextcloud_host="http://127.0.0.1:9", nextcloud_username="a", nextcloud_password="b"
+    )
+    with running_app(settings) as base:
+        async with http_session(f"{base}/mcp") as session:
+            assert (await complete(session, "path", "")).values == []
+            assert (await complete(session, "calendar_id", "", CALENDAR)).values == []
+
+
+async def test_oauth_callers_get_only_what_their_scopes_and_their_files_allow(
+    double: NextcloudDouble, double_url: str, idp: IdP
+) -> None:
+    """Per caller: alice never sees admin's folders (even right after admin's were cached), and a
+    token without files:read gets no paths (nor calendars without calendar:read): no values, no
+    error that says more."""
+    (double.user_files("admin") / "AdminOnly").mkdir(parents=True)
+    (double.user_files("alice") / "AliceOnly").mkdir(parents=True)
+    with oauth_server(double, double_url, idp) as server:
+
+        def token(user: str, scope: str) -> dict[str, str]:
+            now = int(time.time())
+            claims = {"iss": idp.issuer, "sub": user, "aud": server.mcp, "iat": now, "exp": now + 600}
+            return {"Authorization": f"Bearer {idp.sign({**claims, 'scope': scope, 'client_id': 't'})}"}
+
+        async with http_session(server.mcp, headers=token("admin", "files:read")) as session:
+            admin = await complete(session, "path", "")
+        async with http_session(server.mcp, headers=token("alice", "files:read")) as session:
+            alice = await complete(session, "path", "")
+            no_calendar_scope = await complete(session, "calendar_id", "", CALENDAR)
+        async with http_session(server.mcp, headers=token("admin", "notes:read")) as session:
+            no_files_scope = await complete(session, "path", "")
+        async with http_session(server.mcp, headers=token("alice", "calendar:read")) as session:
+            calendars = await complete(session, "calendar_id", "", CALENDAR)
+    assert admin.values == ["AdminOnly/"]
+    assert alice.values == ["AliceOnly/"]
+    assert no_files_scope.values == []
+    assert no_calendar_scope.values == []
+    assert "personal" in calendars.values  # the same caller, with the scope: values
