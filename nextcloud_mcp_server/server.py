@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from nextcloud_mcp_server import __version__
 from nextcloud_mcp_server.completions import register as register_completions
 from nextcloud_mcp_server.config import Settings
+from nextcloud_mcp_server.icons import SERVER, icons_for
 from nextcloud_mcp_server.runtime import Runtime
 from nextcloud_mcp_server.tools import enabled_tools
 from nextcloud_mcp_server.tools._arguments import UNKNOWN_KEYS, strict
@@ -84,6 +85,7 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
             description=spec.description,
             annotations=spec.annotations,
             meta=spec.meta,
+            icons=list(spec.icons) or None,
         )
         strict(tool)  # unknown keys are refused, not ignored
         # what tools/list shows (arguments are validated by the pydantic model of the signature)
@@ -95,6 +97,7 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
     server: MCPServer[Runtime] = _Server(
         SERVER_NAME,
         title="Nextcloud",
+        icons=list(icons_for(SERVER)),
         version=__version__,
         instructions=INSTRUCTIONS,
         lifespan=lifespan,

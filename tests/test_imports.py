@@ -15,6 +15,7 @@ ROOMS: list[tuple[str, ...]] = [
     ("__main__", "cli", "app", "server"),  # the composition
     ("web",),  # the HTTP front
     ("tools", "completions"),
+    ("icons",),  # the package's own icons (data only)
     ("runtime", "diagnostics"),  # process-wide resources, the check of Nextcloud
     ("authz",),  # our own authorization server
     ("auth",),  # the resource server, consent
