@@ -6,16 +6,19 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import pytest
-from mcp import ClientSession
+from mcp import Client, ClientSession
 from mcp.types import Completion, PromptReference, ResourceTemplateReference
 
+from nextcloud_mcp_server.completions import _sources as sources
 from nextcloud_mcp_server.config import load_settings
 from tests.backends import Nextcloud
 from tests.integration.test_oauth import oauth_server
 from tests.mcp_clients import http_session, running_app
 from tests.nextcloud_double import NextcloudDouble
+from tests.offline import offline_server, provision
 from tests.oidc import IdP
 
 pytestmark = pytest.mark.integration
@@ -217,3 +220,52 @@ async def test_oauth_callers_get_only_what_their_scopes_and_their_files_allow(
     assert no_files_scope.values == []
     assert no_calendar_scope.values == []
     assert "personal" in calendars.values  # the same caller, with the scope: values
+
+
+async def test_offline_access_completes_only_for_a_connected_user(
+    double: NextcloudDouble, double_url: str, idp: IdP, tmp_path: Path
+) -> None:
+    """As `@require_provisioning`: without a grant there are no values, and a completion never
+    opens a consent request (it cannot ask the user); once connected, alice's own folders."""
+    (double.user_files("alice") / "AliceOnly").mkdir(parents=True)
+    with offline_server(double, double_url, idp, tmp_path / "store.sqlite3") as server:
+        async with http_session(server.mcp, headers=server.headers("alice")) as session:
+            before = await complete(session, "path", "")
+        assert server.store_rows("SELECT COUNT(*) FROM elicitations") == [(0,)]
+        await provision(server, "alice")
+        async with http_session(server.mcp, headers=server.headers("alice")) as session:
+            after = await complete(session, "path", "")
+    assert before.values == []
+    assert after.values == ["AliceOnly/"]
+
+
+async def test_categories_come_from_a_bounded_scan(
+    mcp_url: str, nextcloud: Nextcloud, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only MAX_SCANNED notes are read for categories (here lowered to 2 of 4): the answer says
+    there may be more."""
+    monkeypatch.setattr(sources, "MAX_SCANNED", 2)
+    for n in range(4):
+        nextcloud.add_note(title=f"N{n}", content="x", category=f"C{n}")
+    async with http_session(mcp_url) as session:
+        found = await complete(session, "category", "", NOTES)
+    assert len(found.values) == 2
+    assert set(found.values) < {"C0", "C1", "C2", "C3"}
+    assert found.has_more is True
+    assert found.total is None
+
+
+async def test_a_client_of_the_2026_revision_gets_the_same_values(mcp_url: str, nextcloud: Nextcloud) -> None:
+    nextcloud.put_file(nextcloud.admin, "Reports/plan.txt", b"x")
+    async with Client(mcp_url) as client:
+        assert client.session.protocol_version == "2026-07-28"
+        found = (await client.complete(FILES, {"name": "path", "value": "Reports/p"})).completion
+    assert found.values == ["Reports/plan.txt"]
+
+
+async def test_address_books_complete_by_id(mcp_url: str) -> None:
+    async with http_session(mcp_url) as session:
+        found = await complete(
+            session, "address_book", "CON", ResourceTemplateReference(uri="x://{address_book}")
+        )
+    assert found.values == ["contacts"]
