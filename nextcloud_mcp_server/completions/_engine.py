@@ -40,7 +40,9 @@ logger = logging.getLogger(__name__)
 
 MAX_VALUES = 100  # the protocol's cap on the values of one completion
 TTL_SECONDS = 30.0
-MAX_CACHED = 256  # selections kept across all users (each at most MAX_CANDIDATES values)
+# Selections kept across all users, each at most MAX_CANDIDATES values of at most MAX_VALUE
+# characters: some 16 million characters at the very worst.
+MAX_CACHED = 128
 NOTHING = Completion(values=[], total=0, has_more=False)
 # What a completion that could not ask Nextcloud answers: nothing, and no hint of why.
 FAILURES = (NextcloudError, InvalidInput, GrantMissing, OIDCUnavailable, DecryptionFailed)

@@ -11,6 +11,7 @@ argument the same way gets the values without further work.
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
@@ -18,15 +19,18 @@ from typing import TYPE_CHECKING, TypeVar
 
 from nextcloud_mcp_server.auth.scopes import CALENDAR_READ, CONTACTS_READ, FILES_READ, NOTES_READ
 from nextcloud_mcp_server.nextcloud import paths
+from nextcloud_mcp_server.nextcloud.names import HIDDEN
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 
 __all__ = ["MAX_CANDIDATES", "MAX_SCANNED", "MAX_TYPED", "SOURCES", "Found", "Source"]
 
-MAX_CANDIDATES = 1000  # values one selection may hold (a folder of more completes from its first ones)
+MAX_CANDIDATES = 500  # values one selection may hold (a folder of more completes from its first ones)
 MAX_SCANNED = 5000  # items read from Nextcloud for one selection (notes scanned for categories)
 MAX_TYPED = 1024  # characters of a typed value; anything longer is completed with nothing
+MAX_VALUE = 256  # characters of one offered value (a name, a category, an id)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 T = TypeVar("T")
 
@@ -55,8 +59,14 @@ async def _first(items: AsyncIterator[T], limit: int) -> tuple[list[T], bool]:
             await close()
 
 
+def offerable(value: str) -> bool:
+    """A value worth offering: not empty, not too long, nothing hidden in it (a name with U+202E
+    would read as another one), no control characters; the tools refuse such names too."""
+    return 0 < len(value) <= MAX_VALUE and not HIDDEN.search(value) and not _CONTROL.search(value)
+
+
 def _kept(values: Iterable[str], cut: bool = False) -> Found:
-    unique = list(dict.fromkeys(v for v in values if v))
+    unique = list(dict.fromkeys(v for v in values if offerable(v)))
     return Found(tuple(unique[:MAX_CANDIDATES]), cut or len(unique) > MAX_CANDIDATES)
 
 
@@ -120,15 +130,19 @@ class FilePaths(Source):
             return None
 
     async def fetch(self, nc: NextcloudClient, selection: str) -> Found:
+        """The names in the folder (not whole paths: what is cached stays small)."""
         files = await nc.files()
         entries, cut = await _first(files.iter_directory(selection), MAX_CANDIDATES)
-        folders = _by_name([entry.path + "/" for entry in entries if entry.kind == "directory"])
-        others = _by_name([entry.path for entry in entries if entry.kind != "directory"])
+        folders = _by_name([entry.name + "/" for entry in entries if entry.kind == "directory"])
+        others = _by_name([entry.name for entry in entries if entry.kind != "directory"])
         return _kept(folders + others, cut)
 
     def matching(self, typed: str, found: Found) -> list[str]:
+        folder = self.selection(typed) or ""
         lead = "/" if typed.startswith("/") else ""
-        return [lead + value for value in super().matching(typed.lstrip("/"), found)]
+        base = f"{lead}{folder}/" if folder else lead
+        start = typed.rpartition("/")[2].casefold()
+        return [base + name for name in found.values if name.casefold().startswith(start)]
 
 
 class UpcomingDates(Source):

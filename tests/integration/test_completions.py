@@ -269,3 +269,13 @@ async def test_address_books_complete_by_id(mcp_url: str) -> None:
             session, "address_book", "CON", ResourceTemplateReference(uri="x://{address_book}")
         )
     assert found.values == ["contacts"]
+
+
+async def test_names_that_hide_what_they_are_are_not_offered(mcp_url: str, nextcloud: Nextcloud) -> None:
+    """A file another app named with U+202E ('fdp.exe' shown as 'exe.pdf') is not suggested;
+    its plainly named neighbour is."""
+    nextcloud.put_file(nextcloud.admin, "Inbox/invoice\u202efdp.exe", b"x")
+    nextcloud.put_file(nextcloud.admin, "Inbox/invoice.pdf", b"x")
+    async with http_session(mcp_url) as session:
+        found = await complete(session, "path", "Inbox/inv")
+    assert found.values == ["Inbox/invoice.pdf"]
