@@ -13,10 +13,10 @@ from mcp import Client, ClientSession
 from mcp.types import Completion, PromptReference, ResourceTemplateReference
 
 from nextcloud_mcp_server.completions import _sources as sources
-from nextcloud_mcp_server.config import load_settings
+from nextcloud_mcp_server.config import Settings, load_settings
 from tests.backends import Nextcloud
 from tests.integration.test_oauth import oauth_server
-from tests.mcp_clients import http_session, running_app
+from tests.mcp_clients import http_session, running_app, stdio_session
 from tests.nextcloud_double import NextcloudDouble
 from tests.offline import offline_server, provision
 from tests.oidc import IdP
@@ -279,3 +279,27 @@ async def test_names_that_hide_what_they_are_are_not_offered(mcp_url: str, nextc
     async with http_session(mcp_url) as session:
         found = await complete(session, "path", "Inbox/inv")
     assert found.values == ["Inbox/invoice.pdf"]
+
+
+async def test_a_failing_nextcloud_gives_nothing_and_is_not_remembered(
+    double: NextcloudDouble, settings: Settings
+) -> None:
+    """A 500 from Nextcloud: no values and no error; the failure is not cached, so the next
+    keystroke asks again and gets the folder."""
+    (double.user_files("admin") / "Reports").mkdir(parents=True)
+    (double.user_files("admin") / "Reports" / "plan.txt").write_text("x")
+    double.inject("PROPFIND", "/remote.php/dav/files/admin/Reports", 500)
+    with running_app(settings) as base:
+        async with http_session(f"{base}/mcp") as session:
+            failed = await complete(session, "path", "Reports/")
+            recovered = await complete(session, "path", "Reports/")
+    assert failed.values == []
+    assert recovered.values == ["Reports/plan.txt"]
+
+
+async def test_completions_over_stdio(nextcloud: Nextcloud) -> None:
+    """Claude Desktop's transport: no HTTP request behind the completion, the one configured user."""
+    nextcloud.put_file(nextcloud.admin, "Reports/plan.txt", b"x")
+    async with stdio_session(nextcloud.server_env()) as session:
+        found = await complete(session, "path", "/Rep")
+    assert found.values == ["/Reports/"]
