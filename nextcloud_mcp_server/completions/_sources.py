@@ -146,8 +146,10 @@ class FilePaths(Source):
 
 
 class UpcomingDates(Source):
-    """Dates from yesterday to two weeks ahead (ISO 8601), for a calendar day: nothing is asked
-    of Nextcloud, but the caller still needs to be able to read calendars."""
+    """Days from yesterday to two weeks ahead (`2026-11-26`), then the ISO weeks they fall in
+    (`2026-W48`), for a calendar day or week: nothing is asked of Nextcloud, but the caller still
+    needs to be able to read calendars. Yesterday is there for a user whose day is not yet the
+    server's."""
 
     scope = CALENDAR_READ
     DAYS = 15
@@ -157,7 +159,9 @@ class UpcomingDates(Source):
 
     async def fetch(self, nc: NextcloudClient, selection: str) -> Found:
         first = self._today() - timedelta(days=1)
-        return _kept((first + timedelta(days=n)).isoformat() for n in range(self.DAYS))
+        days = [first + timedelta(days=n) for n in range(self.DAYS)]
+        weeks = [f"{year:04d}-W{week:02d}" for year, week, _ in (day.isocalendar() for day in days)]
+        return _kept([day.isoformat() for day in days] + weeks)
 
 
 def _by_name(values: list[str]) -> list[str]:

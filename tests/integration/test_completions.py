@@ -3,9 +3,10 @@ calendar ids, note categories and paths, one folder level at a time, bounded, pe
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -163,16 +164,26 @@ async def test_a_completion_is_cached_briefly(mcp_url: str, nextcloud: Nextcloud
     assert first.values == second.values == ["Reports/a.txt"]
 
 
-async def test_dates_from_yesterday_on(mcp_url: str) -> None:
+async def test_dates_and_weeks_from_yesterday_on(mcp_url: str) -> None:
+    """Days as the calendar resource takes them, then ISO weeks (`2026-W48`)."""
     before = datetime.now().astimezone().date()
     async with http_session(mcp_url) as session:
         dates = await complete(session, "date", "", CALENDAR)
+        weeks = await complete(session, "date", f"{before.year}-w", CALENDAR)
     after = datetime.now().astimezone().date()
-    assert dates.values[0] in {
-        (before - timedelta(days=1)).isoformat(),
-        (after - timedelta(days=1)).isoformat(),
-    }
-    assert len(dates.values) == 15
+    expected = [
+        [(today + timedelta(days=n)).isoformat() for n in range(-1, 14)]
+        + list(dict.fromkeys(_week(today + timedelta(days=n)) for n in range(-1, 14)))
+        for today in (before, after)  # midnight may pass meanwhile
+    ]
+    assert dates.values in expected
+    assert weeks.values
+    assert all(re.fullmatch(r"\d{4}-W\d\d", week) for week in weeks.values)
+
+
+def _week(day: date) -> str:
+    year, week, _ = day.isocalendar()
+    return f"{year:04d}-W{week:02d}"
 
 
 async def test_unknown_arguments_and_prompts_complete_with_nothing(mcp_url: str) -> None:
