@@ -9,7 +9,7 @@ names of its parts in `parsed.variable_names`).
 from __future__ import annotations
 
 from nextcloud_mcp_server.resources._kinds import KINDS, ResourceKind
-from nextcloud_mcp_server.resources._middleware import needed_scope, serve_resources
+from nextcloud_mcp_server.resources._middleware import resource_scopes, serve_resources
 from nextcloud_mcp_server.resources._uris import (
     CALENDAR_TEMPLATE,
     CONTACT_TEMPLATE,
@@ -31,7 +31,7 @@ __all__ = [
     "calendar_uri",
     "contact_uri",
     "file_uri",
-    "needed_scope",
     "note_uri",
+    "resource_scopes",
     "serve_resources",
 ]

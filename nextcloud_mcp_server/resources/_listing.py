@@ -12,6 +12,7 @@ import base64
 import binascii
 import heapq
 import json
+import logging
 import time
 from datetime import datetime
 from typing import Any
@@ -22,7 +23,7 @@ from mcp.types import Annotations, Resource
 from nextcloud_mcp_server.auth.caller import caller_of
 from nextcloud_mcp_server.auth.errors import GrantMissing
 from nextcloud_mcp_server.auth.scopes import CALENDAR_READ, NOTES_READ, missing_scopes
-from nextcloud_mcp_server.nextcloud.errors import NotFound
+from nextcloud_mcp_server.nextcloud.errors import NextcloudError
 from nextcloud_mcp_server.nextcloud.models import Note
 from nextcloud_mcp_server.resources._uris import BadUri, calendar_uri, note_uri, week_of
 from nextcloud_mcp_server.storage.errors import GrantUnreadable
@@ -31,7 +32,9 @@ from nextcloud_mcp_server.tools._context import nextcloud_for
 
 __all__ = ["MAX_NOTES", "PAGE_SIZE", "listed_page"]
 
-PAGE_SIZE = 50
+logger = logging.getLogger(__name__)
+
+PAGE_SIZE = 20
 MAX_NOTES = 100  # the most recently changed notes; the others are read through the template
 MAX_CURSOR_CHARS = 100
 
@@ -82,9 +85,12 @@ def _days(ctx: Context[Any, Any]) -> list[Resource]:
 
 
 async def _recent_notes(ctx: Context[Any, Any]) -> list[Resource]:
-    """The most recently changed notes, at most MAX_NOTES, kept while the listing streams in. A
-    caller who has not connected their Nextcloud yet (offline-access mode) is not asked to here:
-    a listing is what clients fetch on their own, and reading a note asks."""
+    """The most recently changed notes, at most MAX_NOTES, kept while the listing streams in.
+
+    None when the notes cannot be listed: a caller who has not connected their Nextcloud yet
+    (offline-access mode) is not asked to here, since clients list on their own and reading a
+    note asks; and a Notes app that is missing or refuses (Nextcloud 29's Notes API takes no
+    bearer token) leaves the rest of the listing usable."""
     try:
         notes = (await nextcloud_for(ctx)).notes
         newest: list[tuple[int, int, Note]] = []
@@ -94,7 +100,10 @@ async def _recent_notes(ctx: Context[Any, Any]) -> list[Resource]:
                 heapq.heappush(newest, entry)
             else:
                 heapq.heappushpop(newest, entry)
-    except (GrantMissing, GrantUnreadable, NotFound):  # not connected; no Notes app
+    except (GrantMissing, GrantUnreadable):
+        return []
+    except NextcloudError as exc:
+        logger.info("notes left out of a resource listing: %s", exc.message)
         return []
     ordered = sorted(newest, key=lambda item: (-item[0], -item[1]))
     return [

@@ -38,13 +38,13 @@ from nextcloud_mcp_server.resources._listing import listed_page
 from nextcloud_mcp_server.resources._uris import MAX_URI_CHARS, SCHEME
 from nextcloud_mcp_server.storage.errors import DecryptionFailed
 
-__all__ = ["needed_scope", "serve_resources"]
+__all__ = ["resource_scopes", "serve_resources"]
 
 
-def needed_scope(uri: str) -> str | None:
-    """The scope reading `uri` needs, or None when it is not one of ours."""
-    found = match(uri) if uri.startswith(SCHEME) else None
-    return found[0].scope if found is not None else None
+def resource_scopes(uri: str) -> tuple[str, ...]:
+    """The scopes reading `uri` needs (for the HTTP step-up gate); () when it is not one of ours."""
+    found = match(uri) if uri.startswith(SCHEME) and len(uri) <= MAX_URI_CHARS else None
+    return (found[0].scope,) if found is not None else ()
 
 
 def _wire(result: HandlerResult) -> dict[str, Any]:
