@@ -95,7 +95,7 @@ async def _recent_notes(ctx: Context[Any, Any]) -> list[Resource]:
         notes = (await nextcloud_for(ctx)).notes
         newest: list[tuple[int, int, Note]] = []
         async for note in notes.iter_notes(exclude=("content",)):
-            entry = (note.modified, -note.id, note)
+            entry = (note.modified, note.id, note)  # of one second, the later made
             if len(newest) < MAX_NOTES:
                 heapq.heappush(newest, entry)
             else:
@@ -105,7 +105,7 @@ async def _recent_notes(ctx: Context[Any, Any]) -> list[Resource]:
     except NextcloudError as exc:
         logger.info("notes left out of a resource listing: %s", exc.message)
         return []
-    ordered = sorted(newest, key=lambda item: (-item[0], -item[1]))
+    ordered = sorted(newest, key=lambda item: (item[0], item[1]), reverse=True)
     return [
         Resource(
             uri=note_uri(note.id),

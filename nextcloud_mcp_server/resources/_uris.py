@@ -36,8 +36,8 @@ CALENDAR_TEMPLATE = "nextcloud://calendar/{date}"
 CONTACT_TEMPLATE = "nextcloud://contacts/{addressbook}/{uid}"
 MAX_URI_CHARS = 8192  # a file path is at most 4096 characters (the tools' limit), percent-encoded
 MAX_NOTE_ID = 2**63 - 1
-_DAY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
-_WEEK = re.compile(r"^(\d{4})-W(\d{2})$")
+_DAY = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")  # ASCII digits only, the whole text
+_WEEK = re.compile(r"([0-9]{4})-W([0-9]{2})")
 
 
 class BadUri(InvalidInput):
@@ -86,10 +86,10 @@ def week_of(day: date) -> str:
 def span_of(text: str) -> Span:
     """'2026-11-26' is that day; '2026-W48' is ISO week 48 of 2026, Monday to Sunday."""
     try:
-        if day := _DAY.match(text):
+        if day := _DAY.fullmatch(text):
             first = date(int(day[1]), int(day[2]), int(day[3]))
             return Span(first, first + timedelta(days=1), "day")
-        if week := _WEEK.match(text):
+        if week := _WEEK.fullmatch(text):
             first = date.fromisocalendar(int(week[1]), int(week[2]), 1)
             return Span(first, first + timedelta(days=7), "week")
     except (ValueError, OverflowError):  # no such day or week; the last week of year 9999

@@ -15,9 +15,12 @@ import pytest
 from mcp import ClientSession, MCPError
 from mcp.types import BlobResourceContents, PaginatedRequestParams, TextResourceContents
 
+from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.resources import file_uri
+from nextcloud_mcp_server.resources._listing import MAX_NOTES, PAGE_SIZE
 from tests.backends import Nextcloud
 from tests.mcp_clients import http_session, running_app, stdio_session
+from tests.nextcloud_double import NextcloudDouble
 
 pytestmark = pytest.mark.integration
 
@@ -250,3 +253,29 @@ async def test_a_resource_read_over_stdio(nextcloud: Nextcloud) -> None:
     assert isinstance(contents, TextResourceContents)
     assert contents.text == "# Over stdio\n\npiped"
     assert len(templates.resource_templates) == 4
+
+
+async def test_the_listing_holds_at_most_the_newest_hundred_notes(
+    double: NextcloudDouble, settings: Settings
+) -> None:
+    """Bounded whatever the number of notes (the double only: 105 notes are quick to make there):
+    the 100 most recently changed, newest first, and the cursor ends."""
+    made = [
+        double.notes.create("admin", {"title": f"Bound {n:03d}", "content": "x"})["id"]
+        for n in range(MAX_NOTES + 5)
+    ]
+    pages: list[list[str]] = []
+    with running_app(settings) as base:
+        async with http_session(f"{base}/mcp") as session:
+            cursor = None
+            while len(pages) < 10:
+                page = await session.list_resources(params=PaginatedRequestParams(cursor=cursor))
+                pages.append([str(r.uri) for r in page.resources])
+                cursor = page.next_cursor
+                if cursor is None:
+                    break
+    notes = [uri for page in pages for uri in page if uri.startswith("nextcloud://notes/")]
+    assert len(pages) == -(-(MAX_NOTES + 2) // PAGE_SIZE)
+    assert len(notes) == MAX_NOTES
+    assert notes[0] == f"nextcloud://notes/{made[-1]}"  # newest first
+    assert set(notes) == {f"nextcloud://notes/{i}" for i in made[-MAX_NOTES:]}  # the 5 oldest left out
