@@ -83,9 +83,12 @@ async def test_templates_and_a_listing_read_in_pages(nextcloud: Nextcloud) -> No
 
 
 async def test_a_note_reads_as_markdown_with_its_title(nextcloud: Nextcloud) -> None:
+    """At the lowest permission level too: resources only read."""
     plain = nextcloud.add_note(title="Groceries", content="- oat milk\n- bread", category="Home")
     headed = nextcloud.add_note(title="Plan", content="# Plan\n\nShip it.")
-    async with _session(nextcloud) as session:
+    async with _session(nextcloud, nextcloud_mcp_permissions="read") as session:
+        assert "nc_notes_create_note" not in {t.name for t in (await session.list_tools()).tools}
+        assert len((await session.list_resource_templates()).resource_templates) == 4
         first = await _one(session, f"nextcloud://notes/{plain['id']}")
         second = await _one(session, f"nextcloud://notes/{headed['id']}")
         code, message = await _refused(session, "nextcloud://notes/987654")
