@@ -32,6 +32,7 @@ from nextcloud_mcp_server.auth.resource_server import (
 from nextcloud_mcp_server.auth.scopes import advertised
 from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.inbound.client_address import ClientAddress
+from nextcloud_mcp_server.resources import resource_scopes
 from nextcloud_mcp_server.runtime import Runtime
 from nextcloud_mcp_server.server import build_server
 from nextcloud_mcp_server.tools import enabled_tools, tool_scopes
@@ -133,7 +134,9 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Starlet
         ]
         scopes_by_tool = {t.name: t.scopes for t in tools}
         endpoint = RequireBearer(
-            StepUpGate(endpoint, scopes_by_tool, meta_url, settings.oauth_scope_style), meta_url, scopes
+            StepUpGate(endpoint, scopes_by_tool, meta_url, settings.oauth_scope_style, resource_scopes),
+            meta_url,
+            scopes,
         )
         middleware += [
             Middleware(

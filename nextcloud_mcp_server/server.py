@@ -19,6 +19,7 @@ from nextcloud_mcp_server import __version__
 from nextcloud_mcp_server.completions import register as register_completions
 from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.icons import SERVER, icons_for
+from nextcloud_mcp_server.resources import serve_resources
 from nextcloud_mcp_server.runtime import Runtime
 from nextcloud_mcp_server.tools import enabled_tools
 from nextcloud_mcp_server.tools._arguments import UNKNOWN_KEYS, strict
@@ -94,6 +95,7 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
             # what clients validate each result against; the SDK reads the field live
             tool.fn_metadata.output_schema = plain(tool.fn_metadata.output_schema)
         tools.append(tool)
+    middleware.append(serve_resources)  # nextcloud:// resources (docs/ADR/0039-resources.md)
     server: MCPServer[Runtime] = _Server(
         SERVER_NAME,
         title="Nextcloud",

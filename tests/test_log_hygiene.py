@@ -94,3 +94,18 @@ async def test_audit_rows_cannot_be_forged_with_line_breaks(tmp_path: Path) -> N
     finally:
         await store.close()
     assert event.detail == "the sign-in service said: no\\n2026 alice granted\\r"
+
+
+@pytest.mark.integration
+async def test_a_note_read_as_a_resource_never_reaches_the_debug_log(
+    settings: Settings, debug_log: Collect
+) -> None:
+    text = "Private-Resource-Body-2c9e"
+    with running_app(settings) as base:
+        async with http_session(f"{base}/mcp") as session:
+            made = await session.call_tool("nc_notes_create_note", {"title": "Diary", "content": text})
+            note_id = (made.structured_content or {})["id"]
+            read = await session.read_resource(f"nextcloud://notes/{note_id}")
+            assert text in str(read.contents)
+    assert any("resources/read" in line or "notes" in line for line in debug_log.lines)
+    assert not [line for line in debug_log.lines if text in line]

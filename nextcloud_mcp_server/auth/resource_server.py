@@ -5,15 +5,16 @@
 - `RequireBearer`: no valid token -> 401 with `WWW-Authenticate: Bearer error="invalid_token",
   scope="...", resource_metadata="..."` (RFC 6750 §3, RFC 9728 §5.1): the scopes the tools use,
   which the MCP authorization specification has clients ask for first.
-- `StepUpGate`: a `tools/call` for a tool whose scopes the token lacks -> 403
-  `insufficient_scope` with `scope="<held> <needed>"`, so OAuth clients can re-authorize.
+- `StepUpGate`: a `tools/call` for a tool (or a `resources/read` of a resource) whose scopes the
+  token lacks -> 403 `insufficient_scope` with `scope="<held> <needed>"`, so OAuth clients can
+  re-authorize.
 - `tool_list_filter`: `tools/list` shows only the tools the token's scopes allow.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -91,8 +92,13 @@ class RequireBearer:
         await self.app(scope, receive, send)
 
 
+def _no_scopes(uri: str) -> tuple[str, ...]:
+    return ()
+
+
 class StepUpGate:
-    """Answers a `tools/call` the token has no scope for with 403 insufficient_scope."""
+    """Answers a `tools/call` (or a `resources/read`) the token has no scope for with 403
+    insufficient_scope. `resource_scopes` gives the scopes reading a resource URI needs."""
 
     def __init__(
         self,
@@ -100,11 +106,13 @@ class StepUpGate:
         tool_scopes: Mapping[str, tuple[str, ...]],
         resource_metadata: str,
         style: ScopeStyle,
+        resource_scopes: Callable[[str], tuple[str, ...]] = _no_scopes,
     ) -> None:
         self.app = app
         self.tool_scopes = tool_scopes
         self.resource_metadata = resource_metadata
         self.style = style
+        self.resource_scopes = resource_scopes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         caller = caller_from_scope(scope)
@@ -113,10 +121,10 @@ class StepUpGate:
             return
         body, replay = await _buffer(receive)
         needed: list[str] = []
-        for tool in _called_tools(body):
-            needed += [
-                s for s in missing_scopes(self.tool_scopes.get(tool, ()), caller.scopes) if s not in needed
-            ]
+        asked = [self.tool_scopes.get(tool, ()) for tool in _called(body, "tools/call", "name")]
+        asked += [self.resource_scopes(uri) for uri in _called(body, "resources/read", "uri")]
+        for scopes in asked:
+            needed += [s for s in missing_scopes(scopes, caller.scopes) if s not in needed]
         if needed:
             wanted = advertised([*caller.scopes, *needed], self.style)
             described = f"this call needs {' '.join(advertised(needed, self.style))}"
@@ -161,19 +169,20 @@ async def _buffer(receive: Receive) -> tuple[bytes, Receive]:
     return body, replay
 
 
-def _called_tools(body: bytes) -> list[str]:
+def _called(body: bytes, method: str, key: str) -> list[str]:
+    """The `params[key]` of each `method` request in a message or a batch."""
     try:
         payload = json.loads(body)
     except ValueError:
         return []
     messages = payload if isinstance(payload, list) else [payload]
     return [
-        str(m["params"]["name"])
+        str(m["params"][key])
         for m in messages
         if isinstance(m, dict)
-        and m.get("method") == "tools/call"
+        and m.get("method") == method
         and isinstance(m.get("params"), dict)
-        and "name" in m["params"]
+        and key in m["params"]
     ]
 
 
