@@ -314,3 +314,26 @@ async def test_completions_over_stdio(nextcloud: Nextcloud) -> None:
     async with stdio_session(nextcloud.server_env()) as session:
         found = await complete(session, "path", "/Rep")
     assert found.values == ["/Reports/"]
+
+
+async def test_every_template_argument_a_person_types_is_completed(
+    mcp_url: str, nextcloud: Nextcloud
+) -> None:
+    """The resource templates (ADR 0039) name their arguments as the completions' table does; only
+    note ids and contact uids, which nobody types, are left out. The real templates' URIs, as a
+    client sends them back."""
+    nextcloud.make_folder(nextcloud.admin, "Reports")
+    async with http_session(mcp_url) as session:
+        templates = (await session.list_resource_templates()).resource_templates
+        offered = {}
+        for template in templates:
+            for name in re.findall(r"\{[+#./;?&]?(\w+)", template.uri_template):
+                ref = ResourceTemplateReference(uri=template.uri_template)
+                found = await complete(session, name, "", ref)
+                offered[name] = found.values
+    assert set(offered) == {"id", "path", "date", "addressbook", "uid"}
+    assert set(offered) - set(sources.SOURCES) == {"id", "uid"}
+    assert offered["id"] == offered["uid"] == []
+    assert "Reports/" in offered["path"]
+    assert "contacts" in offered["addressbook"]
+    assert len(offered["date"]) > 15
