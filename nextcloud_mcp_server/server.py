@@ -16,7 +16,9 @@ from mcp.types import CallToolResult, InputRequiredResult
 from pydantic import ValidationError
 
 from nextcloud_mcp_server import __version__
+from nextcloud_mcp_server.completions import register as register_completions
 from nextcloud_mcp_server.config import Settings
+from nextcloud_mcp_server.icons import SERVER, icons_for
 from nextcloud_mcp_server.resources import serve_resources
 from nextcloud_mcp_server.runtime import Runtime
 from nextcloud_mcp_server.tools import enabled_tools
@@ -84,6 +86,7 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
             description=spec.description,
             annotations=spec.annotations,
             meta=spec.meta,
+            icons=list(spec.icons) or None,
         )
         strict(tool)  # unknown keys are refused, not ignored
         # what tools/list shows (arguments are validated by the pydantic model of the signature)
@@ -96,6 +99,7 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
     server: MCPServer[Runtime] = _Server(
         SERVER_NAME,
         title="Nextcloud",
+        icons=list(icons_for(SERVER)),
         version=__version__,
         instructions=INSTRUCTIONS,
         lifespan=lifespan,
@@ -103,4 +107,5 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
         middleware=middleware,
         tools=tools,
     )
+    register_completions(server, runtime)  # completion/complete (docs/ADR/0040-completions-and-icons.md)
     return server

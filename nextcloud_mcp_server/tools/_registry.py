@@ -23,12 +23,13 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, Result, ToolAnnotations
+from mcp.types import CallToolResult, Icon, Result, ToolAnnotations
 from pydantic import BaseModel
 
 from nextcloud_mcp_server.auth.errors import GrantMissing, OIDCUnavailable
 from nextcloud_mcp_server.auth.provisioning import require_provisioning
 from nextcloud_mcp_server.auth.scopes import declared_scopes
+from nextcloud_mcp_server.icons import icons_for
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NextcloudError
 from nextcloud_mcp_server.storage.errors import DecryptionFailed
 from nextcloud_mcp_server.tools._approval import ApprovalInterrupt
@@ -53,6 +54,7 @@ class ToolSpec:
     read_only: bool
     destructive: bool
     idempotent: bool
+    icons: tuple[Icon, ...] = ()  # the toolset's, light and dark
 
     @property
     def annotations(self) -> ToolAnnotations:
@@ -89,6 +91,10 @@ class Toolset:
     name: str
     nextcloud: bool = True
     specs: list[ToolSpec] = field(default_factory=list)
+    icons: tuple[Icon, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.icons = icons_for(self.name)  # every tool of the set shows the set's icon
 
     def tool(
         self, *, title: str, read_only: bool = False, destructive: bool = False, idempotent: bool = False
@@ -112,6 +118,7 @@ class Toolset:
                     read_only=read_only,
                     destructive=destructive,
                     idempotent=idempotent or read_only,
+                    icons=self.icons,
                 )
             )
             return fn
