@@ -14,7 +14,7 @@ ROOT = "nextcloud_mcp_server"
 ROOMS: list[tuple[str, ...]] = [
     ("__main__", "cli", "app", "server"),  # the composition
     ("web",),  # the HTTP front
-    ("tools",),
+    ("tools", "views"),
     ("runtime", "diagnostics"),  # process-wide resources, the check of Nextcloud
     ("authz",),  # our own authorization server
     ("auth",),  # the resource server, consent
