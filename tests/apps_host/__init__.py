@@ -95,10 +95,10 @@ class AppsHost:
         shown: dict[str, Any] = await self.evaluate("name => appsHost.finished(name)", tool)
         return shown
 
-    async def asked(self) -> list[str]:
-        """The approval questions asked so far; waits (Playwright's own deadline) for the first."""
+    async def asked(self, count: int = 1) -> list[str]:
+        """The approval questions asked so far, once there are `count` (Playwright's deadline)."""
         await self.person.browser.run(
-            self.person.page.wait_for_function, "() => appsHost.waiting() || appsHost.asked().length > 0"
+            self.person.page.wait_for_function, f"() => appsHost.asked().length >= {int(count)}"
         )
         questions: list[str] = await self.evaluate("() => appsHost.asked()")
         return questions

@@ -1,5 +1,6 @@
 """The views rendered in Chromium inside the test host (AppBridge + the TypeScript SDK client),
-fed by this server over streamable HTTP in front of the real Nextcloud 29: the agenda shows the
+fed by this server over streamable HTTP in front of the double and the real Nextclouds 29 and 34
+(the browser visits only the host page, so 34 renders too): the agenda shows the
 events another calendar client put there, the free-slots view highlights the gaps between them,
 the approval preview shows the entries of a folder about to be deleted while the question waits.
 Screenshots are kept in test-artifacts/screenshots/<test>/."""
@@ -63,14 +64,14 @@ async def _no_csp_violations(person: Person) -> None:
 
 
 async def test_the_agenda_shows_the_real_events_by_day(
-    real_nextcloud: Nextcloud, browser: Browser, screenshots: Screenshots, host_script: str
+    nextcloud: Nextcloud, browser: Browser, screenshots: Screenshots, host_script: str
 ) -> None:
     """list_events in the host: one section a day, each event at its own wall-clock time (Berlin,
     whatever the browser's zone), the all-day event on both its days; the host got exactly what a
     client without UI support gets."""
-    _put_week(real_nextcloud)
+    _put_week(nextcloud)
     arguments = {"start": "2026-12-07", "end": "2026-12-14", "timezone": "Europe/Berlin"}
-    with running_app(real_nextcloud.settings()) as base:
+    with running_app(nextcloud.settings()) as base:
         async with browser.person("admin", screenshots) as person:
             host, _ = await AppsHost.open(person, base, host_script)
             shown = await host.show("nc_calendar_list_events", arguments)
@@ -107,18 +108,18 @@ async def test_the_agenda_shows_the_real_events_by_day(
 
 
 async def test_free_slots_are_highlighted_among_the_busy_events(
-    real_nextcloud: Nextcloud, browser: Browser, screenshots: Screenshots, host_script: str
+    nextcloud: Nextcloud, browser: Browser, screenshots: Screenshots, host_script: str
 ) -> None:
     """find_availability in the host: the free slots of Monday, around the review the view read
     itself with nc_calendar_list_events through the bridge."""
-    _put_week(real_nextcloud)
+    _put_week(nextcloud)
     arguments = {
         "start": "2026-12-07",
         "end": "2026-12-08",
         "duration_minutes": 60,
         "timezone": "Europe/Berlin",
     }
-    with running_app(real_nextcloud.settings()) as base:
+    with running_app(nextcloud.settings()) as base:
         async with browser.person("admin", screenshots) as person:
             host, _ = await AppsHost.open(person, base, host_script)
             shown = await host.show("nc_calendar_find_availability", arguments)
@@ -142,23 +143,23 @@ async def test_free_slots_are_highlighted_among_the_busy_events(
 
 
 async def test_the_approval_preview_shows_the_folder_about_to_be_deleted(
-    real_nextcloud: Nextcloud, browser: Browser, screenshots: Screenshots, host_script: str
+    nextcloud: Nextcloud, browser: Browser, screenshots: Screenshots, host_script: str
 ) -> None:
     """nc_webdav_delete_resource in the host: while the approval question waits, the view lists
     the folder's real entries (read with nc_webdav_list_directory); declined, nothing is gone and
     the view says so."""
-    admin = real_nextcloud.admin
-    real_nextcloud.make_folder(admin, "Project Apollo/drafts")
-    real_nextcloud.put_file(admin, "Project Apollo/plan.md", b"# Plan\n")
-    real_nextcloud.put_file(admin, "Project Apollo/budget.ods", b"x" * 2048)
-    with running_app(real_nextcloud.settings()) as base:
+    admin = nextcloud.admin
+    nextcloud.make_folder(admin, "Project Apollo/drafts")
+    nextcloud.put_file(admin, "Project Apollo/plan.md", b"# Plan\n")
+    nextcloud.put_file(admin, "Project Apollo/budget.ods", b"x" * 2048)
+    with running_app(nextcloud.settings()) as base:
         async with browser.person("admin", screenshots) as person:
             host, _ = await AppsHost.open(person, base, host_script)
             await host.start("nc_webdav_delete_resource", {"path": "Project Apollo"})
             [question] = await host.asked()
             text = await host.view_text("table.entries", containing="plan.md")
             await host.screenshot("approval preview")
-            assert real_nextcloud.exists(admin, "Project Apollo/plan.md")
+            assert nextcloud.exists(admin, "Project Apollo/plan.md")
             await host.answer("decline")
             await host.finished("nc_webdav_delete_resource")
             after = await host.view_text("p.outcome", containing="Not done")
@@ -172,4 +173,54 @@ async def test_the_approval_preview_shows_the_folder_about_to_be_deleted(
     assert "2.0 KB" in text
     assert "7 bytes" in text
     assert "Not done: the user declined" in after
-    assert real_nextcloud.exists(admin, "Project Apollo/plan.md")
+    assert nextcloud.exists(admin, "Project Apollo/plan.md")
+
+
+async def test_the_approval_preview_shows_a_notes_text_and_a_links_target(
+    nextcloud: Nextcloud, browser: Browser, screenshots: Screenshots, host_script: str
+) -> None:
+    """Deleting a note: its text beside the question (markup shown as text). Publishing a link:
+    who gets what, until when, and the folder's entries; the link's password is never drawn.
+    Both declined: the note and the folder stay, no share exists."""
+    admin = nextcloud.admin
+    text = "Passport\nTickets <b>not bold</b>\n"
+    note = nextcloud.add_note(title="Trip", content=text, category="Travel")
+    nextcloud.make_folder(admin, "Photos/2026")
+    nextcloud.put_file(admin, "Photos/beach.jpg", b"\xff\xd8" + b"j" * 100)
+    link = {"path": "Photos", "kind": "link", "password": "Sunny-Beach-2026!", "expire_date": "2027-01-31"}
+    with running_app(nextcloud.settings()) as base:
+        async with browser.person("admin", screenshots) as person:
+            host, _ = await AppsHost.open(person, base, host_script)
+            await host.start("nc_notes_delete_note", {"note_id": note["id"]})
+            [question] = await host.asked()
+            shown_note = await host.view_text("pre.content", containing="Passport")
+            markup = await host.view_html()
+            await host.screenshot("note preview")
+            await host.answer("decline")
+            await host.finished("nc_notes_delete_note")
+            await host.start("nc_share_create", link)
+            questions = await host.asked(2)
+            shown_link = await host.view_text("table.entries", containing="beach.jpg")
+            link_markup = await host.view_html()
+            await host.screenshot("public link preview")
+            await host.answer("decline")
+            await host.finished("nc_share_create")
+            await _no_csp_violations(person)
+    assert "Trip" in question
+    lines = [line.strip() for line in shown_note.splitlines() if line.strip()]
+    assert lines[0] == "Delete this note?"
+    assert lines[1].startswith("\u201cTrip\u201d in Travel \u00b7 last changed ")
+    assert lines[2:4] == ["Passport", "Tickets <b>not bold</b>"]
+    assert "<b>" not in markup.split("<pre", 1)[1].split("</pre>", 1)[0]  # escaped, not markup
+    shared = "Share the folder /Photos with anyone with the link and its password"
+    assert questions[1].startswith(shared), questions
+    rows = [" ".join(line.split()) for line in shown_link.splitlines() if line.strip()]
+    assert rows[:3] == [
+        "Publish a public link?",
+        "Anyone with the link can read \u00b7 protected by a password \u00b7 until 2027-01-31",
+        "The folder /Photos with 2 items directly inside",
+    ], rows
+    assert [row.split(" ")[0] for row in rows[3:5]] == ["2026/", "beach.jpg"]
+    assert "Sunny-Beach-2026!" not in link_markup
+    assert [n["id"] for n in nextcloud.notes()] == [note["id"]]
+    assert nextcloud.shares() == []
