@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from nextcloud_mcp_server.views import VIEWS, html
+from nextcloud_mcp_server.views import VIEWS, View, html
 from tests.oidc import NODE
 from tests.real_nextcloud import REPO
 
@@ -40,8 +40,8 @@ def test_the_shipped_views_are_what_the_sources_build(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("view", VIEWS, ids=lambda v: v.file)
-def test_the_policy_allows_only_the_views_own_script_and_style(view: object) -> None:
-    page = html(view)  # type: ignore[arg-type]
+def test_the_policy_allows_only_the_views_own_script_and_style(view: View) -> None:
+    page = html(view)
     [policy] = re.findall(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)">', page)
     scripts = re.findall(r"<script>(.*?)</script>", page, flags=re.S)
     styles = re.findall(r"<style>(.*?)</style>", page, flags=re.S)
