@@ -7,10 +7,11 @@ STAMP := $(VENV)/.installed
 RUNTIME_STAMP := $(VENV)/.installed-runtime
 NODE_STAMP := tests/idp/node_modules/.installed
 MCPB_STAMP := packaging/mcpb/node_modules/.installed
+VIEWS_STAMP := views/node_modules/.installed
 SYSTEM_STAMP := $(VENV)/.system-packages
 ARGS ?=
 
-.PHONY: install run check demo test test-fast test-loaded lint typecheck pytest bench docs dist mcpb clean
+.PHONY: install run check demo test test-fast test-loaded lint typecheck pytest bench docs dist mcpb views clean
 
 # The server and its runtime dependencies only (`make install`, `make run`, `make check`).
 $(RUNTIME_STAMP): pyproject.toml constraints.txt
@@ -29,6 +30,16 @@ $(STAMP): $(RUNTIME_STAMP) pyproject.toml constraints.txt
 $(MCPB_STAMP): packaging/mcpb/package.json packaging/mcpb/package-lock.json
 	cd packaging/mcpb && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
+
+# The MCP Apps views' build (esbuild, the ext-apps App bridge), pinned by the lockfile; the test
+# host bundles its host side from here too.
+$(VIEWS_STAMP): views/package.json views/package-lock.json
+	cd views && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+## views: rebuild the MCP Apps views shipped in nextcloud_mcp_server/views/ from views/src (commit the result)
+views: $(VIEWS_STAMP)
+	cd views && node build.mjs
 
 ## install: only the virtualenv (.venv/bin/nextcloud-mcp-bridge); no configuration needed
 install: $(RUNTIME_STAMP)
@@ -83,11 +94,11 @@ typecheck: $(RUNTIME_STAMP)
 # real Nextclouds, IdP, PostgreSQL and browser. `make pytest ARGS="-n 0 ..."` runs in one process.
 XDIST := -n 2 --dist loadfile
 
-pytest: $(STAMP) $(NODE_STAMP) $(MCPB_STAMP) $(SYSTEM_STAMP)
+pytest: $(STAMP) $(NODE_STAMP) $(MCPB_STAMP) $(VIEWS_STAMP) $(SYSTEM_STAMP)
 	$(BIN)/pytest $(XDIST) $(ARGS)
 
 ## test-fast: the inner loop: lint, types and the tests that need neither the real Nextcloud nor a browser
-test-fast: lint typecheck $(STAMP) $(NODE_STAMP) $(MCPB_STAMP)
+test-fast: lint typecheck $(STAMP) $(NODE_STAMP) $(MCPB_STAMP) $(VIEWS_STAMP)
 	$(BIN)/pytest $(XDIST) -m "not real_nextcloud and not browser" $(ARGS)
 
 ## test-loaded: the whole suite 5 times from fresh clones of HEAD, two at once, with CPU burners
@@ -101,4 +112,4 @@ bench: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python bench/run_all.py $(ARGS)
 
 clean:
-	rm -rf $(VENV) tests/idp/node_modules packaging/mcpb/node_modules dist .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) tests/idp/node_modules packaging/mcpb/node_modules views/node_modules dist .mypy_cache .ruff_cache .pytest_cache .hypothesis

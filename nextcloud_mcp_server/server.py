@@ -24,6 +24,7 @@ from nextcloud_mcp_server.runtime import Runtime
 from nextcloud_mcp_server.tools import enabled_tools
 from nextcloud_mcp_server.tools._arguments import UNKNOWN_KEYS, strict
 from nextcloud_mcp_server.tools._output_schema import plain, untitled
+from nextcloud_mcp_server.views import register_views
 
 __all__ = ["INSTRUCTIONS", "SERVER_NAME", "build_server"]
 
@@ -108,4 +109,6 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
         tools=tools,
     )
     register_completions(server, runtime)  # completion/complete (docs/ADR/0040-completions-and-icons.md)
+    # MCP Apps: the `ui://` views the enabled tools link to (nextcloud_mcp_server/views)
+    register_views(server, [spec.view for spec in enabled_tools(settings)])
     return server

@@ -35,6 +35,7 @@ from nextcloud_mcp_server.storage.errors import DecryptionFailed
 from nextcloud_mcp_server.tools._approval import ApprovalInterrupt
 from nextcloud_mcp_server.tools._context import runtime_in
 from nextcloud_mcp_server.tools._results import answer, for_every_client
+from nextcloud_mcp_server.views import ui_meta
 
 __all__ = ["SCOPES_META_KEY", "ToolSpec", "Toolset"]
 
@@ -55,6 +56,7 @@ class ToolSpec:
     destructive: bool
     idempotent: bool
     icons: tuple[Icon, ...] = ()  # the toolset's, light and dark
+    view: str | None = None  # the `ui://` MCP Apps view a host shows beside its results
 
     @property
     def annotations(self) -> ToolAnnotations:
@@ -68,7 +70,8 @@ class ToolSpec:
 
     @property
     def meta(self) -> dict[str, Any]:
-        return {SCOPES_META_KEY: list(self.scopes)}
+        linked = ui_meta(self.view) if self.view else {}
+        return {SCOPES_META_KEY: list(self.scopes), **linked}
 
     def allowed_at(self, level: str) -> bool:
         """Permission levels, derived from the annotations: read = read-only tools; write = also
@@ -97,7 +100,13 @@ class Toolset:
         self.icons = icons_for(self.name)  # every tool of the set shows the set's icon
 
     def tool(
-        self, *, title: str, read_only: bool = False, destructive: bool = False, idempotent: bool = False
+        self,
+        *,
+        title: str,
+        read_only: bool = False,
+        destructive: bool = False,
+        idempotent: bool = False,
+        view: str | None = None,
     ) -> Callable[[F], F]:
         if read_only and destructive:
             raise ValueError("a tool cannot be both read-only and destructive")
@@ -119,6 +128,7 @@ class Toolset:
                     destructive=destructive,
                     idempotent=idempotent or read_only,
                     icons=self.icons,
+                    view=view,
                 )
             )
             return fn

@@ -31,6 +31,7 @@ from nextcloud_mcp_server.tools._calendar_common import (
 from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._results import answer, stale_version
 from nextcloud_mcp_server.tools._versions import approve_update, given_etag, removal_question
+from nextcloud_mcp_server.views import AGENDA
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.caldav import CalDAVClient
@@ -199,7 +200,7 @@ async def nc_calendar_list_calendars(ctx: Context[Any, Any]) -> CalendarList:
     )
 
 
-@toolset.tool(title="List events", read_only=True)
+@toolset.tool(title="List events", read_only=True, view=AGENDA)
 @require_scopes(CALENDAR_READ)
 async def nc_calendar_list_events(
     start: Annotated[str, Field(description="ISO 8601 date or date-time, e.g. 2026-11-23")],
@@ -424,7 +425,7 @@ def _clock(text: str, name: str) -> time:
         raise InvalidInput(f"{name} must be a time like 09:00") from None
 
 
-@toolset.tool(title="Find free time", read_only=True)
+@toolset.tool(title="Find free time", read_only=True, view=AGENDA)
 @require_scopes(CALENDAR_READ)
 async def nc_calendar_find_availability(
     start: Annotated[str, Field(description="Search from (ISO 8601)")],

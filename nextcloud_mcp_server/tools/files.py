@@ -27,6 +27,7 @@ from nextcloud_mcp_server.tools._file_approval import (
 )
 from nextcloud_mcp_server.tools._registry import Toolset
 from nextcloud_mcp_server.tools._versions import given_etag
+from nextcloud_mcp_server.views import APPROVAL
 
 __all__ = ["toolset"]
 
@@ -339,7 +340,7 @@ async def nc_webdav_create_directory(
     return PathResult(path=paths.display(cleaned), type="directory")
 
 
-@toolset.tool(title="Delete a file or folder", destructive=True, idempotent=True)
+@toolset.tool(title="Delete a file or folder", destructive=True, idempotent=True, view=APPROVAL)
 @require_scopes(FILES_WRITE)
 async def nc_webdav_delete_resource(path: Path, ctx: Context[Any, Any]) -> PathResult:
     """Delete a file, or a folder with everything in it. The user is asked to approve first

@@ -26,6 +26,7 @@ from nextcloud_mcp_server.tools._context import nextcloud_for, runtime_of
 from nextcloud_mcp_server.tools._registry import Toolset
 from nextcloud_mcp_server.tools._results import answer, stale_version
 from nextcloud_mcp_server.tools._versions import approve_update, given_etag
+from nextcloud_mcp_server.views import APPROVAL
 
 __all__ = ["toolset"]
 
@@ -242,7 +243,7 @@ async def nc_notes_search_notes(
     )
 
 
-@toolset.tool(title="Delete a note", destructive=True, idempotent=True)
+@toolset.tool(title="Delete a note", destructive=True, idempotent=True, view=APPROVAL)
 @require_scopes(NOTES_WRITE)
 async def nc_notes_delete_note(note_id: NoteId, ctx: Context[Any, Any]) -> DeletedNote:
     """Delete a note. The user is asked to approve first (unless the server is set up not to ask).

@@ -19,6 +19,7 @@ from nextcloud_mcp_server.nextcloud.shares import Share, check_expiry, rights_of
 from nextcloud_mcp_server.tools._approval import refuse_changed, require_approval
 from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._registry import Toolset
+from nextcloud_mcp_server.views import APPROVAL
 
 __all__ = ["toolset"]
 
@@ -111,7 +112,7 @@ async def nc_share_list_shared_with_me(ctx: Context[Any, Any]) -> ShareList:
     return ShareList(shares=[_info(s) for s in await (await nextcloud_for(ctx)).shares.shared_with_me()])
 
 
-@toolset.tool(title="Share a file or folder", destructive=True)
+@toolset.tool(title="Share a file or folder", destructive=True, view=APPROVAL)
 @require_scopes(SHARING_WRITE)
 async def nc_share_create(
     path: Annotated[str, Field(min_length=1, description="File or folder, e.g. 'Taxes'")],

@@ -14,6 +14,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from nextcloud_mcp_server import __version__
+from nextcloud_mcp_server.views import VIEWS
 from tests.backends import Nextcloud
 from tests.mcp_clients import structured
 from tests.packaging.conftest import ROOT, run, tool_env
@@ -139,3 +140,14 @@ def test_pipx_installs_the_wheel(wheel: Path, tmp_path: Path) -> None:
         [str(bin_dir / COMMAND), "--version"], capture_output=True, text=True, timeout=60, check=False
     )
     assert (done.returncode, done.stdout.strip()) == (0, f"{COMMAND} {__version__}")
+
+
+def test_the_views_ship_in_the_wheel_and_the_sdist(dist: Path, wheel: Path) -> None:
+    """The MCP Apps views are package data: the installed server serves them without a build."""
+    wanted = [f"nextcloud_mcp_server/views/{view.file}" for view in VIEWS]
+    with zipfile.ZipFile(wheel) as archive:
+        assert [archive.read(name) for name in wanted] == [(ROOT / name).read_bytes() for name in wanted]
+    [sdist] = dist.glob("*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        members = archive.getnames()
+    assert all(f"nextcloud_mcp_bridge-{__version__}/{name}" in members for name in wanted)

@@ -35,7 +35,8 @@ def test_names_are_unique_prefixed_and_described() -> None:
         assert len(spec.description) > 60, spec.name  # enough for a model to act on
         assert spec.annotations.read_only_hint is spec.read_only
         assert spec.annotations.destructive_hint is spec.destructive
-        assert spec.meta == {"nextcloud-mcp/scopes": list(spec.scopes)}
+        linked = {"ui": {"resourceUri": spec.view}, "ui/resourceUri": spec.view} if spec.view else {}
+        assert spec.meta == {"nextcloud-mcp/scopes": list(spec.scopes), **linked}
 
 
 def test_a_tool_without_scopes_or_with_contradicting_hints_is_refused() -> None:
