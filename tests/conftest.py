@@ -33,7 +33,7 @@ def _real_version(item: pytest.Item) -> str | None:
     """The real Nextcloud a collected test meets ("29", "34"), or None."""
     callspec = getattr(item, "callspec", None)
     params = callspec.params if callspec is not None else {}
-    for name in ("nextcloud", "each_real_nextcloud", "each_real_nextcloud_as_seeded"):
+    for name in ("nextcloud", "each_real_nextcloud", "each_real_nextcloud_as_seeded", "apps_nextcloud"):
         param = params.get(name)
         if isinstance(param, str) and param.startswith("real"):
             return param.removeprefix("real") or "29"
@@ -98,8 +98,8 @@ def double_url(double: NextcloudDouble) -> Iterator[str]:
         yield url
 
 
-def _started(version: str) -> Iterator[Instance]:
-    instance = Kit.locate().start(version)
+def _started(version: str, *, apps: bool = False) -> Iterator[Instance]:
+    instance = Kit.locate().start(version, apps=apps)
     try:
         yield instance
     finally:
@@ -117,6 +117,19 @@ def real_nextcloud_instance() -> Iterator[Instance]:
 def real_nextcloud_34_instance() -> Iterator[Instance]:
     """The real Nextcloud 34.0.1 with Notes 6.0.2, in a directory of its own, as above."""
     yield from _started("34")
+
+
+@pytest.fixture(scope="session")
+def real_nextcloud_apps_instance() -> Iterator[Instance]:
+    """The real 29.0.6 with Deck, Talk, Tables and Collectives (the kit's `--apps all`), for the
+    toolsets of those apps; started only by the tests that ask for it."""
+    yield from _started("29", apps=True)
+
+
+@pytest.fixture(scope="session")
+def real_nextcloud_34_apps_instance() -> Iterator[Instance]:
+    """The real 34.0.1 with Deck, Talk, Tables and Collectives, as above."""
+    yield from _started("34", apps=True)
 
 
 def _real(instance: Instance, *, as_seeded: bool = False) -> Nextcloud:
@@ -157,6 +170,16 @@ def nextcloud(request: pytest.FixtureRequest) -> Iterator[Nextcloud]:
         Login("alice", ALICE_PASSWORD, ALICE_APP_PASSWORD, display_name="Alice"),
         double=double,
     )
+
+
+APPS = {"real": "real_nextcloud_apps_instance", "real34": "real_nextcloud_34_apps_instance"}
+
+
+@pytest.fixture(params=["real", "real34"])
+def apps_nextcloud(request: pytest.FixtureRequest) -> Nextcloud:
+    """The real 29 and the real 34 with Deck, Talk, Tables and Collectives installed (each reset
+    to its seed state per test)."""
+    return _real(request.getfixturevalue(APPS[request.param]))
 
 
 @pytest.fixture

@@ -35,15 +35,16 @@ class KitError(RuntimeError):
     """The real Nextcloud could not be found or started; the message says what to do."""
 
 
-def _instance_dir(version: str) -> Path:
+def _instance_dir(version: str, *, apps: bool = False) -> Path:
     worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # each pytest-xdist worker has its own
     explicit = os.environ.get("NEXTCLOUD_DIR" if version == "29" else f"NEXTCLOUD_DIR_{version}")
+    suffix = "-apps" if apps else ""  # apps are chosen at install: a directory of their own
     if explicit:
-        return Path(f"{explicit}-{worker}" if worker else explicit)
+        return Path(f"{explicit}{suffix}-{worker}" if worker else f"{explicit}{suffix}")
     # www-data must traverse every parent (so not /root, not pytest's tmp_path); one per checkout
     # and version, so two checkouts on one machine never reset each other's data.
     checkout = hashlib.sha256(str(REPO).encode()).hexdigest()[:10]
-    name = checkout if version == "29" else f"{checkout}-{version}"
+    name = (checkout if version == "29" else f"{checkout}-{version}") + suffix
     return Path("/var/tmp/nextcloud-mcp-tests") / (f"{name}-{worker}" if worker else name)
 
 
@@ -82,11 +83,13 @@ class Kit:
             )
         return done.stdout
 
-    def start(self, version: str = "29", directory: Path | None = None) -> Instance:
-        directory = directory or _instance_dir(version)
+    def start(self, version: str = "29", directory: Path | None = None, *, apps: bool = False) -> Instance:
+        """`apps`: with Deck, Talk, Tables and Collectives (the kit's `--apps all`), in a directory
+        of its own (the plain instance stays as it is)."""
+        directory = directory or _instance_dir(version, apps=apps)
         directory.parent.mkdir(parents=True, exist_ok=True)
         directory.parent.chmod(0o755)
-        self.run("start", str(directory), "--version", version)
+        self.run("start", str(directory), "--version", version, *(("--apps", "all") if apps else ()))
         return Instance(self, directory)
 
 
