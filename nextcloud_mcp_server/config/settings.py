@@ -48,6 +48,8 @@ class Settings(AuthServerSettings, NextcloudSettings):
     # --- tools
     notes_max_content_bytes: int = Field(default=1024 * 1024, gt=0)
     nextcloud_mcp_permissions: Literal["read", "write", "destructive"] = "destructive"
+    # which toolsets are offered: `default`, `all`, or names (`default,deck`); checked by tools/
+    nextcloud_mcp_toolsets: str = "default"
     confirm_destructive: bool = True
     files_max_read_bytes: int = Field(default=512 * 1024, gt=0, le=16 * 1024 * 1024)
     default_timezone: str = "UTC"
@@ -182,7 +184,7 @@ class Settings(AuthServerSettings, NextcloudSettings):
     def _upper(cls, value: Any) -> Any:
         return value.strip().upper() if isinstance(value, str) else value
 
-    @field_validator("nextcloud_mcp_permissions", mode="before")
+    @field_validator("nextcloud_mcp_permissions", "nextcloud_mcp_toolsets", mode="before")
     @classmethod
     def _lower(cls, value: Any) -> Any:
         """Typed into a form (Claude Desktop's is free text), `Read` or ` write` is that level."""
@@ -203,6 +205,12 @@ class Settings(AuthServerSettings, NextcloudSettings):
         return value
 
     # --- derived views
+
+    @property
+    def toolset_names(self) -> list[str]:
+        """NEXTCLOUD_MCP_TOOLSETS as a list of names, in order, without repeats."""
+        names = (name.strip() for name in self.nextcloud_mcp_toolsets.split(","))
+        return list(dict.fromkeys(name for name in names if name)) or ["default"]
 
     @property
     def allowed_hosts(self) -> list[str]:

@@ -4,12 +4,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from nextcloud_mcp_server.config import ConfigError
 from nextcloud_mcp_server.tools._registry import ToolSpec
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.config import Settings
 
-__all__ = ["account_tools", "all_tools", "enabled_tools", "tool_scopes"]
+__all__ = [
+    "DEFAULT_TOOLSETS",
+    "account_tools",
+    "all_tools",
+    "chosen_toolsets",
+    "enabled_tools",
+    "tool_scopes",
+]
+
+# What NEXTCLOUD_MCP_TOOLSETS=default offers: the toolsets of Nextcloud's own core and Notes.
+DEFAULT_TOOLSETS = ("notes", "calendar", "files", "contacts", "sharing", "search")
 
 
 def all_tools() -> list[ToolSpec]:
@@ -35,13 +46,34 @@ def account_tools() -> list[ToolSpec]:
     return list(account.toolset.specs)
 
 
+def chosen_toolsets(settings: Settings) -> set[str]:
+    """The toolsets NEXTCLOUD_MCP_TOOLSETS names: `default`, `all`, or toolset names, which may
+    include `default` (`default,deck`). An unknown name is a configuration error naming the known
+    ones, not a silently smaller tool list."""
+    known = list(dict.fromkeys(spec.toolset for spec in all_tools()))
+    chosen: set[str] = set()
+    for name in settings.toolset_names:
+        if name == "all":
+            chosen.update(known)
+        elif name == "default":
+            chosen.update(DEFAULT_TOOLSETS)
+        elif name in known:
+            chosen.add(name)
+        else:
+            choices = ", ".join(["default", "all", *known])
+            raise ConfigError([f"NEXTCLOUD_MCP_TOOLSETS: unknown toolset {name[:40]!r}; known: {choices}"])
+    return chosen
+
+
 def enabled_tools(settings: Settings) -> list[ToolSpec]:
-    """The tools this deployment offers. NEXTCLOUD_MCP_PERMISSIONS limits what may be done to the
-    user's Nextcloud; the account tools (offline mode) manage the connection itself, so people can
-    connect and disconnect at every level."""
+    """The tools this deployment offers: those of the chosen toolsets (NEXTCLOUD_MCP_TOOLSETS) at
+    the permission level (NEXTCLOUD_MCP_PERMISSIONS). The account tools (offline mode) manage the
+    connection itself, so people can connect and disconnect whatever is chosen."""
     level = settings.nextcloud_mcp_permissions
+    chosen = chosen_toolsets(settings)
     offline = settings.oauth_enabled and settings.enable_offline_access
-    return [spec for spec in all_tools() if spec.allowed_at(level)] + (account_tools() if offline else [])
+    offered = [spec for spec in all_tools() if spec.toolset in chosen and spec.allowed_at(level)]
+    return offered + (account_tools() if offline else [])
 
 
 def tool_scopes(settings: Settings) -> set[str]:
