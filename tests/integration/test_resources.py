@@ -68,9 +68,13 @@ async def test_templates_and_a_listing_read_in_pages(nextcloud: Nextcloud) -> No
         ("nextcloud://calendar/{date}", "application/json"),
         ("nextcloud://contacts/{addressbook}/{uid}", "text/vcard"),
     }
-    assert len(first.resources) == 20
+    # the views (ui://, registered with the SDK) come first on page one only, then 20 of ours
+    views = [str(r.uri) for r in first.resources if str(r.uri).startswith("ui://")]
+    assert views == ["ui://nextcloud/agenda.html", "ui://nextcloud/approval.html"]
+    assert not [r for r in second.resources if str(r.uri).startswith("ui://")]
+    assert len(first.resources) == len(views) + 20
     assert second.next_cursor is None
-    uris = [str(r.uri) for r in [*first.resources, *second.resources]]
+    uris = [str(r.uri) for r in [*first.resources, *second.resources] if str(r.uri).startswith("nextcloud:")]
     assert len(uris) == len(set(uris)) == 2 + len(before | made)
     assert uris[0].startswith("nextcloud://calendar/20")
     assert "-W" in uris[1]
