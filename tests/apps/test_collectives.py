@@ -1,0 +1,245 @@
+"""The collectives toolset through the SDK's client against the real Nextclouds with Collectives
+(`apps_nextcloud`): on 34 (Collectives 4.5.0) pages are created, read, edited and searched, and
+every step is checked through Collectives' own API and the page's file in WebDAV; on 29
+(Collectives 2.18.1, no API for other programs) every tool says so and changes nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from mcp import ClientSession
+
+from tests.backends import Login, Nextcloud
+from tests.mcp_clients import Human, http_session, running_app, structured
+from tests.strict_clients import refusal_details
+
+pytestmark = pytest.mark.integration
+
+API = "/ocs/v2.php/apps/collectives/api/v1.0/collectives"
+TOOLS = {
+    "nc_collectives_list_collectives",
+    "nc_collectives_list_pages",
+    "nc_collectives_get_page",
+    "nc_collectives_create_page",
+    "nc_collectives_edit_page",
+    "nc_collectives_search_pages",
+}
+TOO_OLD = "Collectives app is older than 3.0"
+
+
+def _ocs(nextcloud: Nextcloud, login: Login, method: str, path: str, **body: Any) -> Any:
+    with nextcloud.http(login) as http:
+        answer = http.request(method, f"{API}{path}", params={"format": "json"}, json=body or None)
+    answer.raise_for_status()
+    return answer.json()["ocs"]["data"]
+
+
+def _collective(nextcloud: Nextcloud, name: str = "Team Wiki") -> dict[str, Any]:
+    """A collective of alice's, made through Collectives' own API, with its landing page."""
+    made: dict[str, Any] = _ocs(nextcloud, nextcloud.alice, "POST", "", name=name)["collective"]
+    [landing] = _ocs(nextcloud, nextcloud.alice, "GET", f"/{made['id']}/pages")["pages"]
+    return {**made, "landing": landing}
+
+
+def _pages(nextcloud: Nextcloud, collective_id: int) -> dict[str, dict[str, Any]]:
+    """Collectives' own view of the pages, by title."""
+    return {p["title"]: p for p in _ocs(nextcloud, nextcloud.alice, "GET", f"/{collective_id}/pages")["pages"]}
+
+
+async def _call(session: ClientSession, tool: str, **arguments: Any) -> dict[str, Any]:
+    return structured(await session.call_tool(tool, arguments))
+
+
+def _settings(nextcloud: Nextcloud, **overrides: Any) -> Any:
+    return nextcloud.settings(nextcloud.alice, nextcloud_mcp_toolsets="collectives", **overrides)
+
+
+def _text(result: Any) -> str:
+    return " ".join(getattr(block, "text", "") for block in result.content)
+
+
+async def test_pages_are_created_read_edited_and_searched(apps_nextcloud: Nextcloud) -> None:
+    nextcloud = apps_nextcloud
+    with running_app(_settings(nextcloud)) as base:
+        async with http_session(f"{base}/mcp") as session:
+            listed = {t.name for t in (await session.list_tools()).tools}
+            assert listed == TOOLS
+            if nextcloud.major < 30:
+                await _every_tool_says_too_old(nextcloud, session)
+                return
+            await _the_life_of_a_page(nextcloud, session)
+
+
+async def _every_tool_says_too_old(nextcloud: Nextcloud, session: ClientSession) -> None:
+    """Nextcloud 29: a clear error naming the version needed, from every tool; nothing made."""
+    calls = {
+        "nc_collectives_list_collectives": {},
+        "nc_collectives_list_pages": {"collective_id": 1},
+        "nc_collectives_get_page": {"collective_id": 1, "page_id": 1},
+        "nc_collectives_create_page": {"collective_id": 1, "title": "Plan", "content": "x"},
+        "nc_collectives_edit_page": {"collective_id": 1, "page_id": 1, "etag": "abc", "content": "x"},
+        "nc_collectives_search_pages": {"query": "plan"},
+    }
+    for tool, arguments in calls.items():
+        result = await session.call_tool(tool, arguments)
+        assert result.is_error, tool
+        text = _text(result)
+        assert TOO_OLD in text and "Nextcloud 30 or later" in text, (tool, text)
+    assert not nextcloud.exists(nextcloud.alice, "Collectives")
+    assert not nextcloud.exists(nextcloud.alice, ".Collectives")
+
+
+async def _the_life_of_a_page(nextcloud: Nextcloud, session: ClientSession) -> None:
+    alice = nextcloud.alice
+    wiki = _collective(nextcloud)
+    cid = wiki["id"]
+    other = _collective(nextcloud, "Garden")
+
+    found = await _call(session, "nc_collectives_list_collectives")
+    assert found["total"] == 2
+    assert [(c["name"], c["can_edit"]) for c in found["collectives"]] == [("Garden", True), ("Team Wiki", True)]
+
+    meetings = await _call(
+        session, "nc_collectives_create_page", collective_id=cid, title="Meetings", content="# Meetings\n"
+    )
+    assert (meetings["title"], meetings["parent_id"]) == ("Meetings", wiki["landing"]["id"])
+    assert nextcloud.read_file(alice, ".Collectives/Team Wiki/Meetings.md") == b"# Meetings\n"
+    weekly = await _call(
+        session,
+        "nc_collectives_create_page",
+        collective_id=cid,
+        title="Weekly/Sync",
+        parent_id=meetings["id"],
+        content="Agenda: budget and the Ünïcode roadmap",
+    )
+    assert weekly["title"] == "Weekly-Sync" and "Weekly-Sync" in weekly["notice"]
+    # Collectives' own API sees the tree; the parent became a folder with a Readme.md
+    pages = _pages(nextcloud, cid)
+    assert pages["Weekly-Sync"]["parentId"] == meetings["id"]
+    assert nextcloud.read_file(alice, ".Collectives/Team Wiki/Meetings/Readme.md") == b"# Meetings\n"
+
+    tree = await _call(session, "nc_collectives_list_pages", collective_id=cid)
+    assert [(p["title"], p["depth"]) for p in tree["pages"]] == [
+        ("Landing page", 0),
+        ("Meetings", 1),
+        ("Weekly-Sync", 2),
+    ]
+    assert tree["total"] == 3
+    subtree = await _call(session, "nc_collectives_list_pages", collective_id=cid, under=meetings["id"], limit=1)
+    assert [p["title"] for p in subtree["pages"]] == ["Meetings"] and subtree["total"] == 2
+
+    read = await _call(session, "nc_collectives_get_page", collective_id=cid, page_id=weekly["id"])
+    assert read["content"] == "Agenda: budget and the Ünïcode roadmap"
+    assert read["etag"] == nextcloud.etag(alice, ".Collectives/Team Wiki/Meetings/Weekly-Sync.md")
+    assert read["truncated"] is False
+
+    edited = await _call(
+        session,
+        "nc_collectives_edit_page",
+        collective_id=cid,
+        page_id=weekly["id"],
+        etag=read["etag"],
+        content="Agenda: budget, hiring and the Ünïcode roadmap",
+    )
+    assert edited["etag"] != read["etag"]
+    path = ".Collectives/Team Wiki/Meetings/Weekly-Sync.md"
+    assert nextcloud.read_file(alice, path) == "Agenda: budget, hiring and the Ünïcode roadmap".encode()
+    assert edited["etag"] == nextcloud.etag(alice, path)
+
+    # another device edits; the old etag is refused and the current page comes back
+    nextcloud.put_new_version(alice, path, b"Agenda: phone edit")
+    stale = await session.call_tool(
+        "nc_collectives_edit_page",
+        {"collective_id": cid, "page_id": weekly["id"], "etag": edited["etag"], "content": "overwrite!"},
+    )
+    conflict = refusal_details(stale)
+    assert conflict["error"] == "conflict"
+    assert conflict["current_page"]["content"] == "Agenda: phone edit"
+    assert "nothing was overwritten" in _text(stale)
+    assert nextcloud.read_file(alice, path) == b"Agenda: phone edit"
+
+    garden = await _call(
+        session, "nc_collectives_create_page", collective_id=other["id"], title="Roses", content="Prune the PHONE"
+    )
+    hits = await _call(session, "nc_collectives_search_pages", query="phone")
+    assert {(h["title"], h["matched_in"]) for h in hits["hits"]} == {("Weekly-Sync", "content"), ("Roses", "content")}
+    assert hits["complete"] is True and hits["searched_pages"] == 5
+    only = await _call(session, "nc_collectives_search_pages", query="MEETINGS", collective_id=cid)
+    assert [(h["title"], h["matched_in"]) for h in only["hits"]] == [("Meetings", "title")]
+    assert garden["collective_id"] == other["id"]
+
+    # ids that are not there, or in no collective of alice's: Collectives' own words
+    missing = await session.call_tool("nc_collectives_get_page", {"collective_id": cid, "page_id": 999999})
+    assert missing.is_error and "File not found" in _text(missing)
+    foreign = await session.call_tool("nc_collectives_list_pages", {"collective_id": 424242})
+    assert foreign.is_error and "Collective not found" in _text(foreign)
+
+
+async def test_emptying_a_page_asks_and_a_refusal_changes_nothing(apps_nextcloud: Nextcloud) -> None:
+    nextcloud = apps_nextcloud
+    if nextcloud.major < 30:
+        await _too_old_for(nextcloud)
+        return
+    wiki = _collective(nextcloud)
+    page = _ocs(nextcloud, nextcloud.alice, "POST", f"/{wiki['id']}/pages/{wiki['landing']['id']}", title="Plan")
+    path = ".Collectives/Team Wiki/Plan.md"
+    nextcloud.put_file(nextcloud.alice, path, b"a long plan " * 20)
+    arguments = {"collective_id": wiki["id"], "page_id": page["page"]["id"], "content": "x"}
+    human = Human(approve=False)
+    with running_app(_settings(nextcloud)) as base:
+        async with http_session(f"{base}/mcp", elicitation_callback=human.answer) as session:
+            arguments["etag"] = nextcloud.etag(nextcloud.alice, path)
+            declined = await session.call_tool("nc_collectives_edit_page", arguments)
+            assert declined.is_error
+            assert nextcloud.read_file(nextcloud.alice, path) == b"a long plan " * 20
+            [question] = human.questions
+            assert question == 'Replace the text of the page "Plan" (240 characters) with 1 characters?'
+            human.approve = True
+            done = await _call(session, "nc_collectives_edit_page", **arguments)
+    assert nextcloud.read_file(nextcloud.alice, path) == b"x"
+    assert done["content"] == "x"
+    with running_app(_settings(nextcloud, nextcloud_mcp_permissions="write")) as base:
+        async with http_session(f"{base}/mcp") as session:
+            nextcloud.put_new_version(nextcloud.alice, path, b"a long plan " * 20)
+            arguments["etag"] = nextcloud.etag(nextcloud.alice, path)
+            refused = await session.call_tool("nc_collectives_edit_page", arguments)
+    assert refused.is_error
+    assert nextcloud.read_file(nextcloud.alice, path) == b"a long plan " * 20
+
+
+async def _too_old_for(nextcloud: Nextcloud) -> None:
+    with running_app(_settings(nextcloud)) as base:
+        async with http_session(f"{base}/mcp") as session:
+            result = await session.call_tool(
+                "nc_collectives_edit_page", {"collective_id": 1, "page_id": 1, "etag": "abc", "content": ""}
+            )
+    assert result.is_error and TOO_OLD in _text(result)
+
+
+async def test_bad_input_is_refused_before_anything_is_sent(apps_nextcloud: Nextcloud) -> None:
+    nextcloud = apps_nextcloud
+    with running_app(_settings(nextcloud)) as base:
+        async with http_session(f"{base}/mcp") as session:
+            for tool, arguments, said in [
+                ("nc_collectives_create_page", {"collective_id": 1, "title": "  "}, "title must not be empty"),
+                ("nc_collectives_create_page", {"collective_id": 1, "title": "a\nb"}, "one line"),
+                ("nc_collectives_create_page", {"collective_id": 1, "title": "x" * 201}, "at most 200"),
+                ("nc_collectives_create_page", {"collective_id": 1, "title": "evil\u202e"}, "U+202E"),
+                (
+                    "nc_collectives_create_page",
+                    {"collective_id": 1, "title": "big", "content": "x" * 1_000_001},
+                    "over the limit",
+                ),
+                (
+                    "nc_collectives_edit_page",
+                    {"collective_id": 1, "page_id": 1, "etag": 'a", "b', "content": ""},
+                    "one ETag",
+                ),
+                ("nc_collectives_search_pages", {"query": "   "}, "must contain a word"),
+            ]:
+                result = await session.call_tool(tool, arguments)
+                assert result.is_error, (tool, arguments)
+                assert said in _text(result) and "nothing was changed" in _text(result), _text(result)
+    # nothing reached Collectives: no folder of collectives was ever made for alice
+    assert not nextcloud.exists(nextcloud.alice, ".Collectives")
