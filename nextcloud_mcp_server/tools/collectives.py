@@ -151,6 +151,10 @@ def _detail(collective_id: int, page: Page, text: PageText, notice: str | None =
     )
 
 
+def _characters(count: int) -> str:
+    return f"{count} character{'' if count == 1 else 's'}"
+
+
 def _markdown(content: str) -> str:
     size = len(content.encode("utf-8"))
     if size > WRITE_BYTES:
@@ -258,8 +262,8 @@ async def nc_collectives_edit_page(
     target = f'the page "{page.title}"'
     question = None
     if shrinks(current.text, content):
-        left = f"{len(content)} characters" if content.strip() else "nothing"
-        question = f"Replace the text of {target} ({len(current.text)} characters) with {left}?"
+        left = _characters(len(content)) if content.strip() else "nothing"
+        question = f"Replace the text of {target} ({_characters(len(current.text))}) with {left}?"
     try:
         version = await approve_update(
             ctx,

@@ -194,7 +194,7 @@ async def test_emptying_a_page_asks_and_a_refusal_changes_nothing(apps_nextcloud
             assert declined.is_error
             assert nextcloud.read_file(nextcloud.alice, path) == b"a long plan " * 20
             [question] = human.questions
-            assert question == 'Replace the text of the page "Plan" (240 characters) with 1 characters?'
+            assert question == 'Replace the text of the page "Plan" (240 characters) with 1 character?'
             human.approve = True
             done = await _call(session, "nc_collectives_edit_page", **arguments)
     assert nextcloud.read_file(nextcloud.alice, path) == b"x"
@@ -243,3 +243,21 @@ async def test_bad_input_is_refused_before_anything_is_sent(apps_nextcloud: Next
                 assert said in _text(result) and "nothing was changed" in _text(result), _text(result)
     # nothing reached Collectives: no folder of collectives was ever made for alice
     assert not nextcloud.exists(nextcloud.alice, ".Collectives")
+
+
+async def test_without_the_app_every_tool_says_it_is_not_installed(apps_nextcloud: Nextcloud) -> None:
+    """An administrator disabled Collectives (29 and 34): not 'too old', but not there."""
+    nextcloud = apps_nextcloud
+    assert nextcloud.instance is not None
+    nextcloud.instance.occ("app:disable", "collectives")  # the next test's reset enables it again
+    with running_app(_settings(nextcloud)) as base:
+        async with http_session(f"{base}/mcp") as session:
+            for tool, arguments in [
+                ("nc_collectives_list_collectives", {}),
+                ("nc_collectives_create_page", {"collective_id": 1, "title": "Plan"}),
+            ]:
+                result = await session.call_tool(tool, arguments)
+                assert result.is_error
+                text = _text(result)
+                assert "Collectives is not installed or not enabled for you" in text, text
+                assert TOO_OLD not in text
