@@ -5,10 +5,14 @@ every step is checked through Collectives' own API and the page's file in WebDAV
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from mcp import ClientSession
+
+from nextcloud_mcp_server.nextcloud.collectives import CollectivesClient, Page
+from nextcloud_mcp_server.nextcloud.errors import InvalidInput, InvalidResponse
+from nextcloud_mcp_server.tools import collectives as collectives_tools
 
 from tests.backends import Login, Nextcloud
 from tests.mcp_clients import Human, http_session, running_app, structured
@@ -261,3 +265,69 @@ async def test_without_the_app_every_tool_says_it_is_not_installed(apps_nextclou
                 text = _text(result)
                 assert "Collectives is not installed or not enabled for you" in text, text
                 assert TOO_OLD not in text
+
+
+async def test_long_pages_are_cut_and_a_search_says_what_it_read(
+    apps_nextcloud: Nextcloud, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """get_page returns at most READ_BYTES and says so; a search reads at most SCAN_PAGES pages
+    (the newest) and says it matched the others by title only."""
+    nextcloud = apps_nextcloud
+    if nextcloud.major < 30:
+        await _too_old_for(nextcloud)
+        return
+    monkeypatch.setattr(collectives_tools, "READ_BYTES", 999)
+    monkeypatch.setattr(collectives_tools, "SCAN_PAGES", 2)
+    wiki = _collective(nextcloud)
+    cid, landing = wiki["id"], wiki["landing"]["id"]
+    made = [_ocs(nextcloud, nextcloud.alice, "POST", f"/{cid}/pages/{landing}", title=t)["page"] for t in "ABC"]
+    long_text = ("é" * 999 + "\n").encode() * 3  # 5997 bytes; byte 999 is inside an é
+    # A changed last in 2001, B and C now: a search reads B and C, not A
+    for title, text, mtime in (("A", long_text + b"needle", "1000000000"), ("B", b"hay", None), ("C", b"hay", None)):
+        path = nextcloud.dav_path(nextcloud.alice, f".Collectives/Team Wiki/{title}.md")
+        with nextcloud.http(nextcloud.alice) as http:
+            http.put(path, content=text, headers={"X-OC-MTime": mtime} if mtime else {}).raise_for_status()
+    assert _pages(nextcloud, cid)["A"]["timestamp"] == 1000000000
+    with running_app(_settings(nextcloud)) as base:
+        async with http_session(f"{base}/mcp") as session:
+            page = await _call(session, "nc_collectives_get_page", collective_id=cid, page_id=made[0]["id"])
+            found = await _call(session, "nc_collectives_search_pages", query="needle", collective_id=cid)
+            titled = await _call(session, "nc_collectives_search_pages", query="a", collective_id=cid)
+    assert page["truncated"] is True and page["size"] == len(long_text) + 6
+    assert page["content"] == "é" * 499  # whole characters only, at most 999 bytes
+    assert found == {"hits": [], "searched_pages": 4, "read_pages": 2, "complete": False}
+    assert titled["read_pages"] == 2 and ("A", "title") in {(h["title"], h["matched_in"]) for h in titled["hits"]}
+
+
+def test_a_file_outside_the_users_files_is_refused() -> None:
+    """Collectives names a page's file; a path that climbs out of the user's files is not read."""
+    page = Page.model_validate(
+        {"id": 7, "title": "x", "parentId": 0, "fileName": "Readme.md", "collectivePath": ".Collectives/../../bob"}
+    )
+    client = CollectivesClient(cast(Any, None), cast(Any, type("Files", (), {"host": "nc.example"})()))
+    with pytest.raises(InvalidResponse, match="unusable file for page 7"):
+        client._file(page)
+
+
+def test_the_tree_leaves_out_cycles_and_orphans_and_refuses_an_unknown_root() -> None:
+    def page(page_id: int, parent: int, title: str, order: list[int] | None = None) -> Page:
+        return Page.model_validate(
+            {"id": page_id, "title": title, "parentId": parent, "fileName": "a.md", "subpageOrder": order or []}
+        )
+
+    pages = [
+        page(1, 0, "Home", order=[3]),
+        page(2, 1, "Alpha"),
+        page(3, 1, "Zulu"),
+        page(4, 5, "cycle a"),
+        page(5, 4, "cycle b"),
+        page(6, 99, "orphan"),
+    ]
+    assert [(p.title, depth) for p, depth in collectives_tools._tree(pages, None)] == [
+        ("Home", 0),
+        ("Zulu", 1),  # the collective's own order first
+        ("Alpha", 1),
+    ]
+    assert [p.title for p, _ in collectives_tools._tree(pages, 4)] == ["cycle a", "cycle b"]
+    with pytest.raises(InvalidInput, match="page 42 is not in this collective"):
+        collectives_tools._tree(pages, 42)
