@@ -169,7 +169,7 @@ async def nc_collectives_list_collectives(
     limit: Annotated[int, Field(ge=1, le=200)] = 50,
     offset: Annotated[int, Field(ge=0)] = 0,
 ) -> CollectiveList:
-    """List the collectives (team wikis) you are a member of."""
+    """List the collectives (team wikis) you are a member of: id, name, whether you may edit."""
     found = await (await _client(ctx)).collectives()
     found.sort(key=lambda c: (fold(c.name), c.id))
     shown = [
@@ -201,7 +201,8 @@ async def nc_collectives_list_pages(
 async def nc_collectives_get_page(
     collective_id: CollectiveId, page_id: PageId, ctx: Context[Any, Any]
 ) -> PageDetail:
-    """Read a page's Markdown and its etag (needed to edit it)."""
+    """Read a page's Markdown (the first 200,000 bytes; `truncated` says when there is more) and
+    its etag, needed to edit it."""
     client = await _client(ctx)
     page = await client.page(collective_id, page_id)
     return _detail(collective_id, page, await client.read(page, max_bytes=READ_BYTES))

@@ -13,7 +13,6 @@ from mcp import ClientSession
 from nextcloud_mcp_server.nextcloud.collectives import CollectivesClient, Page
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, InvalidResponse
 from nextcloud_mcp_server.tools import collectives as collectives_tools
-
 from tests.backends import Login, Nextcloud
 from tests.mcp_clients import Human, http_session, running_app, structured
 from tests.strict_clients import refusal_details
@@ -48,7 +47,9 @@ def _collective(nextcloud: Nextcloud, name: str = "Team Wiki") -> dict[str, Any]
 
 def _pages(nextcloud: Nextcloud, collective_id: int) -> dict[str, dict[str, Any]]:
     """Collectives' own view of the pages, by title."""
-    return {p["title"]: p for p in _ocs(nextcloud, nextcloud.alice, "GET", f"/{collective_id}/pages")["pages"]}
+    return {
+        p["title"]: p for p in _ocs(nextcloud, nextcloud.alice, "GET", f"/{collective_id}/pages")["pages"]
+    }
 
 
 async def _call(session: ClientSession, tool: str, **arguments: Any) -> dict[str, Any]:
@@ -89,7 +90,8 @@ async def _every_tool_says_too_old(nextcloud: Nextcloud, session: ClientSession)
         result = await session.call_tool(tool, arguments)
         assert result.is_error, tool
         text = _text(result)
-        assert TOO_OLD in text and "Nextcloud 30 or later" in text, (tool, text)
+        assert TOO_OLD in text, (tool, text)
+        assert "Nextcloud 30 or later" in text
     assert not nextcloud.exists(nextcloud.alice, "Collectives")
     assert not nextcloud.exists(nextcloud.alice, ".Collectives")
 
@@ -102,7 +104,10 @@ async def _the_life_of_a_page(nextcloud: Nextcloud, session: ClientSession) -> N
 
     found = await _call(session, "nc_collectives_list_collectives")
     assert found["total"] == 2
-    assert [(c["name"], c["can_edit"]) for c in found["collectives"]] == [("Garden", True), ("Team Wiki", True)]
+    assert [(c["name"], c["can_edit"]) for c in found["collectives"]] == [
+        ("Garden", True),
+        ("Team Wiki", True),
+    ]
 
     meetings = await _call(
         session, "nc_collectives_create_page", collective_id=cid, title="Meetings", content="# Meetings\n"
@@ -117,7 +122,8 @@ async def _the_life_of_a_page(nextcloud: Nextcloud, session: ClientSession) -> N
         parent_id=meetings["id"],
         content="Agenda: budget and the Ünïcode roadmap",
     )
-    assert weekly["title"] == "Weekly-Sync" and "Weekly-Sync" in weekly["notice"]
+    assert weekly["title"] == "Weekly-Sync"
+    assert "Weekly-Sync" in weekly["notice"]
     # Collectives' own API sees the tree; the parent became a folder with a Readme.md
     pages = _pages(nextcloud, cid)
     assert pages["Weekly-Sync"]["parentId"] == meetings["id"]
@@ -130,8 +136,11 @@ async def _the_life_of_a_page(nextcloud: Nextcloud, session: ClientSession) -> N
         ("Weekly-Sync", 2),
     ]
     assert tree["total"] == 3
-    subtree = await _call(session, "nc_collectives_list_pages", collective_id=cid, under=meetings["id"], limit=1)
-    assert [p["title"] for p in subtree["pages"]] == ["Meetings"] and subtree["total"] == 2
+    subtree = await _call(
+        session, "nc_collectives_list_pages", collective_id=cid, under=meetings["id"], limit=1
+    )
+    assert [p["title"] for p in subtree["pages"]] == ["Meetings"]
+    assert subtree["total"] == 2
 
     read = await _call(session, "nc_collectives_get_page", collective_id=cid, page_id=weekly["id"])
     assert read["content"] == "Agenda: budget and the Ünïcode roadmap"
@@ -164,20 +173,30 @@ async def _the_life_of_a_page(nextcloud: Nextcloud, session: ClientSession) -> N
     assert nextcloud.read_file(alice, path) == b"Agenda: phone edit"
 
     garden = await _call(
-        session, "nc_collectives_create_page", collective_id=other["id"], title="Roses", content="Prune the PHONE"
+        session,
+        "nc_collectives_create_page",
+        collective_id=other["id"],
+        title="Roses",
+        content="Prune the PHONE",
     )
     hits = await _call(session, "nc_collectives_search_pages", query="phone")
-    assert {(h["title"], h["matched_in"]) for h in hits["hits"]} == {("Weekly-Sync", "content"), ("Roses", "content")}
-    assert hits["complete"] is True and hits["searched_pages"] == 5
+    assert {(h["title"], h["matched_in"]) for h in hits["hits"]} == {
+        ("Weekly-Sync", "content"),
+        ("Roses", "content"),
+    }
+    assert hits["complete"] is True
+    assert hits["searched_pages"] == 5
     only = await _call(session, "nc_collectives_search_pages", query="MEETINGS", collective_id=cid)
     assert [(h["title"], h["matched_in"]) for h in only["hits"]] == [("Meetings", "title")]
     assert garden["collective_id"] == other["id"]
 
     # ids that are not there, or in no collective of alice's: Collectives' own words
     missing = await session.call_tool("nc_collectives_get_page", {"collective_id": cid, "page_id": 999999})
-    assert missing.is_error and "File not found" in _text(missing)
+    assert missing.is_error
+    assert "File not found" in _text(missing)
     foreign = await session.call_tool("nc_collectives_list_pages", {"collective_id": 424242})
-    assert foreign.is_error and "Collective not found" in _text(foreign)
+    assert foreign.is_error
+    assert "Collective not found" in _text(foreign)
 
 
 async def test_emptying_a_page_asks_and_a_refusal_changes_nothing(apps_nextcloud: Nextcloud) -> None:
@@ -186,7 +205,9 @@ async def test_emptying_a_page_asks_and_a_refusal_changes_nothing(apps_nextcloud
         await _too_old_for(nextcloud)
         return
     wiki = _collective(nextcloud)
-    page = _ocs(nextcloud, nextcloud.alice, "POST", f"/{wiki['id']}/pages/{wiki['landing']['id']}", title="Plan")
+    page = _ocs(
+        nextcloud, nextcloud.alice, "POST", f"/{wiki['id']}/pages/{wiki['landing']['id']}", title="Plan"
+    )
     path = ".Collectives/Team Wiki/Plan.md"
     nextcloud.put_file(nextcloud.alice, path, b"a long plan " * 20)
     arguments = {"collective_id": wiki["id"], "page_id": page["page"]["id"], "content": "x"}
@@ -218,7 +239,8 @@ async def _too_old_for(nextcloud: Nextcloud) -> None:
             result = await session.call_tool(
                 "nc_collectives_edit_page", {"collective_id": 1, "page_id": 1, "etag": "abc", "content": ""}
             )
-    assert result.is_error and TOO_OLD in _text(result)
+    assert result.is_error
+    assert TOO_OLD in _text(result)
 
 
 async def test_bad_input_is_refused_before_anything_is_sent(apps_nextcloud: Nextcloud) -> None:
@@ -226,7 +248,11 @@ async def test_bad_input_is_refused_before_anything_is_sent(apps_nextcloud: Next
     with running_app(_settings(nextcloud)) as base:
         async with http_session(f"{base}/mcp") as session:
             for tool, arguments, said in [
-                ("nc_collectives_create_page", {"collective_id": 1, "title": "  "}, "title must not be empty"),
+                (
+                    "nc_collectives_create_page",
+                    {"collective_id": 1, "title": "  "},
+                    "title must not be empty",
+                ),
                 ("nc_collectives_create_page", {"collective_id": 1, "title": "a\nb"}, "one line"),
                 ("nc_collectives_create_page", {"collective_id": 1, "title": "x" * 201}, "at most 200"),
                 ("nc_collectives_create_page", {"collective_id": 1, "title": "evil\u202e"}, "U+202E"),
@@ -244,7 +270,8 @@ async def test_bad_input_is_refused_before_anything_is_sent(apps_nextcloud: Next
             ]:
                 result = await session.call_tool(tool, arguments)
                 assert result.is_error, (tool, arguments)
-                assert said in _text(result) and "nothing was changed" in _text(result), _text(result)
+                assert said in _text(result), _text(result)
+                assert "nothing was changed" in _text(result)
     # nothing reached Collectives: no folder of collectives was ever made for alice
     assert not nextcloud.exists(nextcloud.alice, ".Collectives")
 
@@ -280,10 +307,16 @@ async def test_long_pages_are_cut_and_a_search_says_what_it_read(
     monkeypatch.setattr(collectives_tools, "SCAN_PAGES", 2)
     wiki = _collective(nextcloud)
     cid, landing = wiki["id"], wiki["landing"]["id"]
-    made = [_ocs(nextcloud, nextcloud.alice, "POST", f"/{cid}/pages/{landing}", title=t)["page"] for t in "ABC"]
+    made = [
+        _ocs(nextcloud, nextcloud.alice, "POST", f"/{cid}/pages/{landing}", title=t)["page"] for t in "ABC"
+    ]
     long_text = ("é" * 999 + "\n").encode() * 3  # 5997 bytes; byte 999 is inside an é
     # A changed last in 2001, B and C now: a search reads B and C, not A
-    for title, text, mtime in (("A", long_text + b"needle", "1000000000"), ("B", b"hay", None), ("C", b"hay", None)):
+    for title, text, mtime in (
+        ("A", long_text + b"needle", "1000000000"),
+        ("B", b"hay", None),
+        ("C", b"hay", None),
+    ):
         path = nextcloud.dav_path(nextcloud.alice, f".Collectives/Team Wiki/{title}.md")
         with nextcloud.http(nextcloud.alice) as http:
             http.put(path, content=text, headers={"X-OC-MTime": mtime} if mtime else {}).raise_for_status()
@@ -293,16 +326,24 @@ async def test_long_pages_are_cut_and_a_search_says_what_it_read(
             page = await _call(session, "nc_collectives_get_page", collective_id=cid, page_id=made[0]["id"])
             found = await _call(session, "nc_collectives_search_pages", query="needle", collective_id=cid)
             titled = await _call(session, "nc_collectives_search_pages", query="a", collective_id=cid)
-    assert page["truncated"] is True and page["size"] == len(long_text) + 6
+    assert page["truncated"] is True
+    assert page["size"] == len(long_text) + 6
     assert page["content"] == "é" * 499  # whole characters only, at most 999 bytes
     assert found == {"hits": [], "searched_pages": 4, "read_pages": 2, "complete": False}
-    assert titled["read_pages"] == 2 and ("A", "title") in {(h["title"], h["matched_in"]) for h in titled["hits"]}
+    assert titled["read_pages"] == 2
+    assert ("A", "title") in {(h["title"], h["matched_in"]) for h in titled["hits"]}
 
 
 def test_a_file_outside_the_users_files_is_refused() -> None:
     """Collectives names a page's file; a path that climbs out of the user's files is not read."""
     page = Page.model_validate(
-        {"id": 7, "title": "x", "parentId": 0, "fileName": "Readme.md", "collectivePath": ".Collectives/../../bob"}
+        {
+            "id": 7,
+            "title": "x",
+            "parentId": 0,
+            "fileName": "Readme.md",
+            "collectivePath": ".Collectives/../../bob",
+        }
     )
     client = CollectivesClient(cast(Any, None), cast(Any, type("Files", (), {"host": "nc.example"})()))
     with pytest.raises(InvalidResponse, match="unusable file for page 7"):
@@ -312,7 +353,13 @@ def test_a_file_outside_the_users_files_is_refused() -> None:
 def test_the_tree_leaves_out_cycles_and_orphans_and_refuses_an_unknown_root() -> None:
     def page(page_id: int, parent: int, title: str, order: list[int] | None = None) -> Page:
         return Page.model_validate(
-            {"id": page_id, "title": title, "parentId": parent, "fileName": "a.md", "subpageOrder": order or []}
+            {
+                "id": page_id,
+                "title": title,
+                "parentId": parent,
+                "fileName": "a.md",
+                "subpageOrder": order or [],
+            }
         )
 
     pages = [
