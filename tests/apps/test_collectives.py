@@ -197,6 +197,23 @@ async def _the_life_of_a_page(nextcloud: Nextcloud, session: ClientSession) -> N
     foreign = await session.call_tool("nc_collectives_list_pages", {"collective_id": 424242})
     assert foreign.is_error
     assert "Collective not found" in _text(foreign)
+    # the admin's own collective is neither listed nor readable for alice
+    admins: dict[str, Any] = _ocs(nextcloud, nextcloud.admin, "POST", "", name="Board")["collective"]
+    [board_landing] = _ocs(nextcloud, nextcloud.admin, "GET", f"/{admins['id']}/pages")["pages"]
+    listed = await _call(session, "nc_collectives_list_collectives")
+    assert "Board" not in [c["name"] for c in listed["collectives"]]
+    for tool, arguments in [
+        ("nc_collectives_list_pages", {"collective_id": admins["id"]}),
+        ("nc_collectives_get_page", {"collective_id": admins["id"], "page_id": board_landing["id"]}),
+        ("nc_collectives_get_page", {"collective_id": cid, "page_id": board_landing["id"]}),
+        ("nc_collectives_create_page", {"collective_id": admins["id"], "title": "Mine now"}),
+    ]:
+        result = await session.call_tool(tool, arguments)
+        assert result.is_error, (tool, _text(result))
+        assert "not found" in _text(result), _text(result)
+    assert "Mine now" not in {
+        p["title"] for p in _ocs(nextcloud, nextcloud.admin, "GET", f"/{admins['id']}/pages")["pages"]
+    }
 
 
 async def test_emptying_a_page_asks_and_a_refusal_changes_nothing(apps_nextcloud: Nextcloud) -> None:
