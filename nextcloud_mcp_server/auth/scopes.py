@@ -24,6 +24,8 @@ __all__ = [
     "ALL_SCOPES",
     "CALENDAR_READ",
     "CALENDAR_WRITE",
+    "COLLECTIVES_READ",
+    "COLLECTIVES_WRITE",
     "CONTACTS_READ",
     "CONTACTS_WRITE",
     "FILES_READ",
@@ -51,6 +53,8 @@ CONTACTS_WRITE = "contacts:write"
 SHARING_READ = "sharing:read"
 SHARING_WRITE = "sharing:write"
 SEARCH_READ = "search:read"
+COLLECTIVES_READ = "collectives:read"
+COLLECTIVES_WRITE = "collectives:write"
 ALL_SCOPES = (
     NOTES_READ,
     NOTES_WRITE,
@@ -63,6 +67,8 @@ ALL_SCOPES = (
     SHARING_READ,
     SHARING_WRITE,
     SEARCH_READ,
+    COLLECTIVES_READ,
+    COLLECTIVES_WRITE,
 )
 
 ScopeStyle = Literal["colon", "dot"]

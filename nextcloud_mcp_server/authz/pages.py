@@ -38,6 +38,8 @@ SCOPE_WORDS = {
     "sharing:read": "See what you share and what others share with you",
     "sharing:write": "Share your files and change or end shares",
     "search:read": "Search across your Nextcloud",
+    "collectives:read": "See your collectives and read their pages",
+    "collectives:write": "Create and edit pages of your collectives",
 }
 
 
