@@ -137,3 +137,28 @@ async def test_when_nextcloud_cannot_be_asked_nothing_is_hidden(each_real_nextcl
             failed, text = await _text(session, "nc_notes_list_notes")
             assert failed
             assert "127.0.0.1:9" in text
+
+
+async def test_nothing_is_asked_at_start_and_each_user_once(double: Any, settings: Settings) -> None:
+    """The double has no navigation endpoint: Nextcloud cannot say, so nothing is hidden; the
+    question is asked at the first `tools/list`, not at start, and not again at the second."""
+
+    def asked() -> int:
+        return sum(1 for r in double.requests if r.path == "/ocs/v2.php/core/navigation/apps")
+
+    every = settings.model_copy(update={"nextcloud_mcp_toolsets": "all"})
+    with running_app(every) as base:
+        async with http_session(f"{base}/mcp") as session:
+            assert asked() == 0
+            assert "nc_deck_whoami" in await _names(session)
+            assert "nc_deck_whoami" in await _names(session)
+            assert asked() == 1
+
+
+async def test_the_default_never_asks(double: Any, settings: Settings) -> None:
+    with running_app(settings) as base:
+        async with http_session(f"{base}/mcp") as session:
+            names = await _names(session)
+            assert "nc_deck_whoami" not in names
+            assert len(names) == 40
+    assert not [r for r in double.requests if r.path == "/ocs/v2.php/core/navigation/apps"]
