@@ -89,7 +89,7 @@ class AppMissing(Exception):
 
     def __init__(self, app: App) -> None:
         super().__init__(
-            f"{app.name} is not enabled for you on this Nextcloud (app '{app.id}'); "
+            f"{app.name} is not installed or not enabled for you on this Nextcloud (app '{app.id}'); "
             "an administrator can install or enable it"
         )
         self.app = app

@@ -86,7 +86,7 @@ async def test_without_the_app_its_tools_are_neither_listed_nor_run(each_real_ne
             assert {"nc_tags_whoami", "nc_notes_get_note", "nc_webdav_read_file"} <= names
             failed, text = await _text(session, "nc_deck_whoami")
             assert failed
-            assert "Deck is not enabled for you on this Nextcloud" in text
+            assert "Deck is not installed or not enabled for you on this Nextcloud" in text
             assert "alice" not in text  # the tool body did not run
 
 
@@ -111,7 +111,7 @@ async def test_an_app_taken_from_a_user_goes_when_the_cache_expires(apps_nextclo
             await _until(as_alice, False, "nc_deck_whoami")
             failed, text = await _text(as_alice, "nc_deck_whoami")
             assert failed
-            assert "Deck is not enabled for you" in text
+            assert "Deck is not installed or not enabled for you" in text
             assert "nc_deck_whoami" in await _names(as_admin)
             assert await _text(as_admin, "nc_deck_whoami") == (False, "admin")
             apps_nextcloud.instance.occ("config:app:set", "deck", "enabled", "--value=yes")  # everyone

@@ -50,7 +50,7 @@ async def test_scopes_and_apps_both_filter_the_list(
                 if user == "admin":
                     failed, text = await _text(session, "nc_deck_whoami")
                     assert failed
-                    assert "Deck is not enabled for you" in text
+                    assert "Deck is not installed or not enabled for you" in text
     reading = {spec.name for spec in all_tools() if set(spec.scopes) <= {"notes:read"}}
     assert seen["admin"] == reading | {"nc_tags_whoami"}
     assert seen["alice"] == reading | {"nc_tags_whoami", "nc_deck_whoami"}

@@ -57,7 +57,7 @@ def test_core_toolsets_need_no_app_and_unknown_names_none() -> None:
     assert app_of("no-such-toolset") is None
     deck = app_of("deck")
     assert deck is not None
-    assert str(AppMissing(deck)).startswith("Deck is not enabled for you on this Nextcloud")
+    assert str(AppMissing(deck)).startswith("Deck is not installed or not enabled for you on this Nextcloud")
 
 
 class FakeOCS:
