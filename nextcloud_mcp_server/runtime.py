@@ -20,6 +20,7 @@ from nextcloud_mcp_server.auth.provisioning import ElicitationSessions, Provisio
 from nextcloud_mcp_server.auth.scopes import ALL_SCOPES, advertised
 from nextcloud_mcp_server.config import ConfigError, Settings
 from nextcloud_mcp_server.diagnostics import StartupCheck
+from nextcloud_mcp_server.nextcloud.apps import AppsCache
 from nextcloud_mcp_server.nextcloud.discovery import DiscoveryCache
 
 if TYPE_CHECKING:
@@ -65,6 +66,7 @@ class Runtime:
         self._housekeeping: asyncio.Task[None] | None = None
         self.startup_check = StartupCheck(settings)
         self.discovery = DiscoveryCache()
+        self.apps = AppsCache(settings.nextcloud_apps_cache_seconds)  # per user (tools/_apps.py)
         self.elicitation_sessions = ElicitationSessions()
         self.store: StoreBackend | None = None
         self.provisioning: Provisioning | None = None

@@ -22,8 +22,9 @@ from nextcloud_mcp_server.icons import SERVER, icons_for
 from nextcloud_mcp_server.resources import serve_resources
 from nextcloud_mcp_server.runtime import Runtime
 from nextcloud_mcp_server.tools import enabled_tools
+from nextcloud_mcp_server.tools._apps import app_of, offer_available
 from nextcloud_mcp_server.tools._arguments import UNKNOWN_KEYS, strict
-from nextcloud_mcp_server.tools._output_schema import plain, untitled
+from nextcloud_mcp_server.tools._output_schema import published_input, published_output
 from nextcloud_mcp_server.views import register_views
 
 __all__ = ["INSTRUCTIONS", "SERVER_NAME", "build_server"]
@@ -78,6 +79,10 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
         from nextcloud_mcp_server.auth.resource_server import tool_list_filter
 
         middleware.append(tool_list_filter)
+    # toolsets of Nextcloud apps: listed only for users who have the app (docs/ADR/0042)
+    tool_apps = {spec.name: app for spec in enabled_tools(settings) if (app := app_of(spec.toolset))}
+    if tool_apps:
+        middleware.append(offer_available(tool_apps))
     tools = []
     for spec in enabled_tools(settings):
         tool = Tool.from_function(
@@ -91,10 +96,10 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
         )
         strict(tool)  # unknown keys are refused, not ignored
         # what tools/list shows (arguments are validated by the pydantic model of the signature)
-        tool.parameters = untitled(tool.parameters)
+        tool.parameters = published_input(tool.parameters)
         if tool.fn_metadata.output_schema is not None:
             # what clients validate each result against; the SDK reads the field live
-            tool.fn_metadata.output_schema = plain(tool.fn_metadata.output_schema)
+            tool.fn_metadata.output_schema = published_output(tool.fn_metadata.output_schema)
         tools.append(tool)
     middleware.append(serve_resources)  # nextcloud:// resources (docs/ADR/0039-resources.md)
     server: MCPServer[Runtime] = _Server(

@@ -15,7 +15,7 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 
-__all__ = ["Caller", "caller_from_scope", "caller_of"]
+__all__ = ["Caller", "caller_from_scope", "caller_key", "caller_of"]
 
 
 @dataclass(frozen=True)
@@ -67,3 +67,9 @@ def caller_of(ctx: Any) -> Caller | None:
         return caller
     access = get_access_token()
     return Caller.from_access_token(access) if access is not None else None
+
+
+def caller_key(caller: Caller | None) -> tuple[str, str]:
+    """Whose facts a per-user cache holds: the caller's subject at their identity provider, or
+    the one user of single-user mode."""
+    return (caller.issuer, caller.subject) if caller is not None else ("", "")

@@ -21,7 +21,7 @@ from mcp.types import (
     ResourceTemplateReference,
 )
 
-from nextcloud_mcp_server.auth.caller import Caller, caller_of
+from nextcloud_mcp_server.auth.caller import Caller, caller_key, caller_of
 from nextcloud_mcp_server.auth.errors import GrantMissing, OIDCUnavailable
 from nextcloud_mcp_server.auth.scopes import missing_scopes
 from nextcloud_mcp_server.completions._cache import BriefCache
@@ -78,9 +78,7 @@ class Completer:
         selection = source.selection(typed)
         if selection is None:
             return NOTHING
-        # single-user mode has one user; otherwise the caller's subject at their identity provider
-        who = (caller.issuer, caller.subject) if caller is not None else ("", "")
-        key = (who, name, selection)
+        key = (caller_key(caller), name, selection)
         found = self.cache.get(key)
         if found is None:
             try:

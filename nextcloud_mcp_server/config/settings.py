@@ -50,6 +50,8 @@ class Settings(AuthServerSettings, NextcloudSettings):
     nextcloud_mcp_permissions: Literal["read", "write", "destructive"] = "destructive"
     # which toolsets are offered: `default`, `all`, or names (`default,deck`); checked by tools/
     nextcloud_mcp_toolsets: str = "default"
+    # how long a user's enabled Nextcloud apps are remembered (toolsets of apps, tools/_apps.py)
+    nextcloud_apps_cache_seconds: float = Field(default=300.0, gt=0, le=86_400)
     confirm_destructive: bool = True
     files_max_read_bytes: int = Field(default=512 * 1024, gt=0, le=16 * 1024 * 1024)
     default_timezone: str = "UTC"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from nextcloud_mcp_server.config import ConfigError
+from nextcloud_mcp_server.tools._apps import TOOLSET_APPS
 from nextcloud_mcp_server.tools._registry import ToolSpec
 
 if TYPE_CHECKING:
@@ -59,8 +60,9 @@ def account_tools() -> list[ToolSpec]:
 def chosen_toolsets(settings: Settings) -> set[str]:
     """The toolsets NEXTCLOUD_MCP_TOOLSETS names: `default`, `all`, or toolset names, which may
     include `default` (`default,deck`). An unknown name is a configuration error naming the known
-    ones, not a silently smaller tool list."""
-    known = list(dict.fromkeys(spec.toolset for spec in all_tools()))
+    ones, not a silently smaller tool list. The toolsets of Nextcloud apps (`TOOLSET_APPS`) are
+    known names even in a build without their module, so a deployment configured for them starts."""
+    known = list(dict.fromkeys([*(spec.toolset for spec in all_tools()), *TOOLSET_APPS]))
     chosen: set[str] = set()
     for name in settings.toolset_names:
         if name == "all":

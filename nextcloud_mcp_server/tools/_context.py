@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.client import NextcloudClient
     from nextcloud_mcp_server.runtime import Runtime
 
-__all__ = ["nextcloud_for", "runtime_in", "runtime_of"]
+__all__ = ["context_in", "nextcloud_for", "runtime_in", "runtime_of"]
 
 
 def runtime_of(ctx: Context[Any, Any]) -> Runtime:
@@ -20,12 +20,15 @@ def runtime_of(ctx: Context[Any, Any]) -> Runtime:
     return cast("Runtime", ctx.request_context.lifespan_context)
 
 
+def context_in(arguments: dict[str, Any]) -> Context[Any, Any] | None:
+    """The request's `Context` among a tool's keyword arguments."""
+    return next((value for value in arguments.values() if isinstance(value, Context)), None)
+
+
 def runtime_in(arguments: dict[str, Any]) -> Runtime | None:
     """The runtime of the request whose `Context` is among a tool's keyword arguments."""
-    for value in arguments.values():
-        if isinstance(value, Context):
-            return runtime_of(value)
-    return None
+    ctx = context_in(arguments)
+    return runtime_of(ctx) if ctx is not None else None
 
 
 async def nextcloud_for(ctx: Context[Any, Any]) -> NextcloudClient:

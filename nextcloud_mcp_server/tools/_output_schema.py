@@ -15,6 +15,11 @@ a list of types (`"type": ["string", "null"]`) would validate a little faster in
 it is the form schema linters flag as unportable (the MCP Inspector's `--strict` mode warned 84
 times, issue 33), and a schema should validate the same in every client.
 
+`without_defaults` drops `default`s that tell a client nothing (docs/ADR/0042-toolsets-by-app.md):
+in an output schema every one (a default is an annotation; the server writes every field of a
+result), in an input schema `"default": null` (an optional argument is one not `required`). Other
+input defaults (`limit` 200) stay: they tell the model what leaving an argument out means.
+
 Only schema keywords are walked: the contents of `enum`, `const`, `default` and `examples` are
 values, never rewritten.
 """
@@ -25,7 +30,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["plain", "untitled"]
+__all__ = ["plain", "published_input", "published_output", "untitled", "without_defaults"]
 
 _PREFIX = "#/$defs/"
 # keywords whose value is a schema, a list of schemas, or a map of name -> schema
@@ -68,6 +73,29 @@ def untitled(schema: dict[str, Any]) -> dict[str, Any]:
         return _with_subschemas(
             {k: v for k, v in node.items() if not (k == "title" and isinstance(v, str))}, walk
         )
+
+    result: dict[str, Any] = walk(schema)
+    return result
+
+
+def published_output(schema: dict[str, Any]) -> dict[str, Any]:
+    """The output schema `tools/list` shows and clients validate results against."""
+    return without_defaults(plain(schema), output=True)
+
+
+def published_input(schema: dict[str, Any]) -> dict[str, Any]:
+    """The input schema `tools/list` shows (arguments are validated by the signature's model)."""
+    return without_defaults(untitled(schema), output=False)
+
+
+def without_defaults(schema: dict[str, Any], *, output: bool) -> dict[str, Any]:
+    """`schema` without its `default`s (`output`) or without `"default": null` (input)."""
+
+    def walk(node: Any) -> Any:
+        if not isinstance(node, dict):
+            return node
+        kept = {k: v for k, v in node.items() if not (k == "default" and (output or v is None))}
+        return _with_subschemas(kept, walk)
 
     result: dict[str, Any] = walk(schema)
     return result

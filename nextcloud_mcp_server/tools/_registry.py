@@ -33,6 +33,7 @@ from nextcloud_mcp_server.icons import icons_for
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NextcloudError
 from nextcloud_mcp_server.storage.errors import DecryptionFailed
 from nextcloud_mcp_server.tools._approval import ApprovalInterrupt
+from nextcloud_mcp_server.tools._apps import AppMissing, app_of, needing
 from nextcloud_mcp_server.tools._context import runtime_in
 from nextcloud_mcp_server.tools._results import answer, for_every_client
 from nextcloud_mcp_server.views import ui_meta
@@ -115,7 +116,9 @@ class Toolset:
             scopes = declared_scopes(fn)
             if self.nextcloud and not scopes:
                 raise ValueError(f"{fn.__name__} must declare its scopes with @require_scopes")
-            wrapped = _readable_errors(require_provisioning(fn) if self.nextcloud else fn)
+            inner = require_provisioning(fn) if self.nextcloud else fn
+            app = app_of(self.name)  # a toolset of a Nextcloud app: only for users who have it
+            wrapped = _readable_errors(needing(app, inner) if app is not None else inner)
             self.specs.append(
                 ToolSpec(
                     name=fn.__name__,
@@ -163,6 +166,8 @@ def _readable_errors(fn: F) -> F:
             raise ToolError(str(exc)) from exc
         except InvalidInput as exc:
             raise ToolError(f"invalid input: {exc}; nothing was changed") from exc
+        except AppMissing as exc:
+            raise ToolError(str(exc)) from exc
         except OIDCUnavailable as exc:
             raise ToolError(f"the identity provider cannot be reached: {exc}") from exc
         except GrantMissing as exc:

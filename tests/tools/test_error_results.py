@@ -30,7 +30,7 @@ from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NextcloudError
 from nextcloud_mcp_server.storage.errors import DecryptionFailed
 from nextcloud_mcp_server.tools import account_tools, all_tools
 from nextcloud_mcp_server.tools._approval import approve_removal, refuse_changed, require_approval
-from nextcloud_mcp_server.tools._output_schema import plain
+from nextcloud_mcp_server.tools._output_schema import published_output
 from nextcloud_mcp_server.tools._registry import Toolset, ToolSpec
 from nextcloud_mcp_server.tools._results import ERROR_META_KEY, stale_version
 from tests.mcp_clients import Human, http_session, running_app
@@ -116,7 +116,7 @@ ASKED = {"decline": "declined", "cancel": "cancelled", "no_elicitation": "refuse
 
 def _published(spec: ToolSpec) -> dict[str, Any] | None:
     schema = Tool.from_function(spec.fn, name=spec.name).output_schema
-    return None if schema is None else plain(schema)
+    return None if schema is None else published_output(schema)
 
 
 REAL = {spec.name: spec for spec in all_tools() + account_tools() if _published(spec) is not None}

@@ -16,7 +16,7 @@ from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.runtime import Runtime
 from nextcloud_mcp_server.server import build_server
 from nextcloud_mcp_server.tools import account_tools, all_tools
-from nextcloud_mcp_server.tools._output_schema import plain, untitled
+from nextcloud_mcp_server.tools._output_schema import plain, published_input, published_output, untitled
 
 
 def pydantic_schemas() -> dict[str, dict[str, Any]]:
@@ -215,3 +215,36 @@ async def test_no_schema_in_tools_list_has_a_list_of_types(offline: bool) -> Non
     ]
     assert found == []
     assert any('"anyOf"' in json.dumps(tool.output_schema) for tool in tools)
+
+
+def test_defaults_that_tell_nothing_are_dropped_and_values_are_left_alone() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "calendar": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
+            "limit": {"type": "integer", "default": 200},
+            "kind": {"enum": ["default"], "const": {"default": None}},
+            "items": {"type": "array", "items": {"type": "object", "properties": {"x": {"default": False}}}},
+        },
+    }
+    shown = published_input(schema)["properties"]
+    assert shown["calendar"] == {"anyOf": [{"type": "string"}, {"type": "null"}]}
+    assert shown["limit"] == {"type": "integer", "default": 200}  # says what leaving it out means
+    assert shown["kind"] == schema["properties"]["kind"]  # a value, not a schema
+    assert shown["items"]["items"]["properties"]["x"] == {"default": False}
+    validated = published_output(schema)["properties"]
+    assert validated["limit"] == {"type": "integer"}
+    assert validated["items"]["items"]["properties"]["x"] == {}
+    assert validated["kind"] == schema["properties"]["kind"]
+    assert schema["properties"]["limit"]["default"] == 200  # the input is not modified
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
+def test_published_output_schemas_accept_what_pydantic_accepts(name: str) -> None:
+    """Dropping defaults changes no verdict: the same random instances pass and fail."""
+    schema = SCHEMAS[name]
+    rng = random.Random(name)
+    theirs, ours = Draft202012Validator(schema), Draft202012Validator(published_output(schema))
+    for _ in range(50):
+        candidate = instance(schema, schema.get("$defs", {}), rng)
+        assert theirs.is_valid(candidate) == ours.is_valid(candidate)

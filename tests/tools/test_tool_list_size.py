@@ -1,0 +1,40 @@
+"""The `tools/list` a model sees by default stays small (issue 28; measured by
+bench/tool_list_size.py, docs/ADR/0042-toolsets-by-app.md)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+
+from tool_list_size import chars, measure, measured
+
+from tests.mcp_clients import http_session
+
+# Measured 87,184 characters (67,338 without the icons) for 40 tools; a little room for wording.
+DEFAULT_BUDGET = 88_000
+DEFAULT_BUDGET_WITHOUT_ICONS = 68_500
+# What one tool of any toolset costs on average, icons included (contacts, the largest: 2,699).
+PER_TOOL_BUDGET = 3_000
+
+
+def test_the_default_list_stays_within_its_budget() -> None:
+    default = measure("default")
+    assert default["tools"] == 40
+    assert default["chars"] <= DEFAULT_BUDGET, default
+    assert default["without_icons"] <= DEFAULT_BUDGET_WITHOUT_ICONS, default
+
+
+def test_every_toolset_keeps_its_tools_small() -> None:
+    """Short descriptions and lean schemas for every toolset `all` offers, app toolsets too."""
+    for name, entry in measure("all")["per_toolset"].items():
+        assert entry["chars"] / entry["tools"] <= PER_TOOL_BUDGET, (name, entry)
+
+
+async def test_the_measure_is_what_a_client_receives(mcp_url: str) -> None:
+    """The SDK's client over streamable HTTP gets the same tools, to the character."""
+    async with http_session(mcp_url) as session:
+        received = (await session.list_tools()).tools
+    tools = [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in received]
+    assert chars({"tools": tools}) == (await measured("default"))["chars"]
