@@ -33,6 +33,8 @@ __all__ = [
     "SEARCH_READ",
     "SHARING_READ",
     "SHARING_WRITE",
+    "TALK_READ",
+    "TALK_WRITE",
     "advertised",
     "declared_scopes",
     "missing_scopes",
@@ -51,6 +53,8 @@ CONTACTS_WRITE = "contacts:write"
 SHARING_READ = "sharing:read"
 SHARING_WRITE = "sharing:write"
 SEARCH_READ = "search:read"
+TALK_READ = "talk:read"
+TALK_WRITE = "talk:write"
 ALL_SCOPES = (
     NOTES_READ,
     NOTES_WRITE,
@@ -63,6 +67,8 @@ ALL_SCOPES = (
     SHARING_READ,
     SHARING_WRITE,
     SEARCH_READ,
+    TALK_READ,
+    TALK_WRITE,
 )
 
 ScopeStyle = Literal["colon", "dot"]

@@ -38,6 +38,8 @@ SCOPE_WORDS = {
     "sharing:read": "See what you share and what others share with you",
     "sharing:write": "Share your files and change or end shares",
     "search:read": "Search across your Nextcloud",
+    "talk:read": "Read your Talk conversations and messages",
+    "talk:write": "Post, reply and react in Talk, and start conversations",
 }
 
 
