@@ -12,6 +12,7 @@ import pytest
 from mcp import ClientSession
 
 from nextcloud_mcp_server.config import load_settings
+from nextcloud_mcp_server.nextcloud.talk import resolve
 from nextcloud_mcp_server.tools import enabled_tools
 from tests.backends import Login, Nextcloud
 from tests.mcp_clients import Human, http_session, running_app, structured
@@ -97,6 +98,21 @@ def test_six_tools_with_talk_scopes_only_when_chosen() -> None:
         assert not spec.destructive
         assert len(spec.description) < 200  # short: the list a model reads stays small
     assert set(offered("talk", "read")) == {name for name, ro in TOOLS.items() if ro}
+
+
+def test_placeholders_from_a_hostile_nextcloud_stay_bounded_text() -> None:
+    """Talk's `messageParameters` fill `{placeholders}`; whatever they hold, the text stays text."""
+    user = {"type": "user", "id": "bob", "name": "Bob"}
+    assert (
+        resolve("hi {mention-user1} {file}", {"mention-user1": user, "file": {"name": "a.pdf"}})
+        == "hi @Bob a.pdf"
+    )
+    assert resolve("{actor} joined", {"actor": user}) == "Bob joined"  # not a mention
+    assert resolve("{mention-user1}", {"mention-user1": {"type": "file", "name": "x"}}) == "x"
+    assert resolve("{a} {b}", []) == "{a} {b}"  # PHP's empty array
+    assert resolve("{a} {b}", {"a": "not an object", "b": None}) == "{a} {b}"
+    assert resolve("{a}", {"a": {"name": "{b}"}, "b": {"name": "loop"}}) == "{b}"  # filled once, not again
+    assert len(resolve("{a}", {"a": {"name": "n" * 100_000}})) == 200
 
 
 async def test_one_to_one_post_reply_read_since_and_react(apps_nextcloud: Nextcloud) -> None:
@@ -270,6 +286,9 @@ async def test_bad_input_is_refused_clearly_and_nothing_is_posted(apps_nextcloud
             "no user 'nobody-here'": ("nc_talk_create_conversation", {"users": ["nobody-here"]}),
             "give a name for a group": ("nc_talk_create_conversation", {"users": ["admin", "alice"]}),
             "not both": ("nc_talk_read_messages", {"token": token, "since_id": 1, "before_id": 5}),
+            "less than or equal to 100": ("nc_talk_read_messages", {"token": token, "limit": 101}),
+            "at most 50 items": ("nc_talk_create_conversation", {"users": ["admin"] * 51, "name": "x"}),
+            "1 to 255 characters": ("nc_talk_create_conversation", {"users": ["admin"], "name": "a\nb"}),
         }
         for expected, (tool, arguments) in cases.items():
             text = error_text(await session.call_tool(tool, arguments))
