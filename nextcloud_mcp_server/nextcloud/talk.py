@@ -4,7 +4,8 @@
 The same calls work on Talk 19.0.15 (Nextcloud 29) and 24.0.0-rc.1 (Nextcloud 34): a group
 conversation is created empty with its name and its participants are added one by one (Talk 24
 also takes them in the creation call, Talk 19 does not). Reading never long-polls (`timeout=0`)
-and leaves the user's read marker, notifications and status as they were.
+and leaves the user's read marker, notifications and status as they were. The answers become the
+bounded values of `talk_models`.
 
 Talk answers errors in the OCS envelope with the HTTP status mirrored in `ocs.meta.statuscode`
 (404 for a conversation that does not exist *or* that the user is not in); Nextcloud answers
@@ -15,7 +16,6 @@ Talk answers errors in the OCS envelope with the HTTP status mirrored in `ocs.me
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from nextcloud_mcp_server.nextcloud.auth import Credential
@@ -27,19 +27,22 @@ from nextcloud_mcp_server.nextcloud.errors import (
     error_for_status,
 )
 from nextcloud_mcp_server.nextcloud.http import Answer, NextcloudHTTP, json_body
+from nextcloud_mcp_server.nextcloud.talk_models import (
+    Conversation,
+    Mentionable,
+    Message,
+    MessagePage,
+    Participant,
+    conversation_of,
+    message_of,
+)
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 
 __all__ = [
-    "KINDS",
     "MAX_MESSAGE",
     "TALK_MISSING",
-    "Conversation",
-    "Mentionable",
-    "Message",
-    "MessagePage",
-    "Participant",
     "TalkAppMissing",
     "TalkClient",
     "check_message",
@@ -53,20 +56,16 @@ CHAT = "/ocs/v2.php/apps/spreed/api/v1/chat"
 REACTION = "/ocs/v2.php/apps/spreed/api/v1/reaction"
 _HEADERS = {"OCS-APIRequest": "true", "Accept": "application/json"}
 TALK_MISSING = "Talk is not installed or not enabled for you on this Nextcloud"
-KINDS = {1: "one-to-one", 2: "group", 3: "public", 4: "changelog", 5: "former one-to-one", 6: "note-to-self"}
 MAX_MESSAGE = 32_000  # characters Talk stores of a message
 MAX_ROOMS = 2_000  # conversations read from one answer
 MAX_PARTICIPANTS = 5_000
 _PAGES = 4  # answers read to fill one page of messages
-_CHAT_PERMISSION = 128  # Attendee::PERMISSIONS_CHAT
 _TOKEN = re.compile(r"[a-z0-9]{4,30}")
 _USER = re.compile(r"[^\x00-\x1f\x7f/\\]{1,64}")
-_PLACEHOLDER = re.compile(r"\{([a-z0-9_-]{1,64})\}", re.I)
 # Entries Talk's own clients never show: they update another message (its reactions, edits, deletion).
 _HIDDEN_SYSTEM = frozenset(
     {"reaction", "reaction_deleted", "reaction_revoked", "message_deleted", "message_edited", "poll_voted"}
 )
-_MENTIONS = frozenset({"user", "guest", "group", "user-group", "call", "circle", "email", "federated_user"})
 
 
 class TalkAppMissing(NotFound):
@@ -100,107 +99,6 @@ def check_message(text: str) -> str:
     if len(text) > MAX_MESSAGE:
         raise InvalidInput(f"the message has {len(text)} characters; Talk takes at most {MAX_MESSAGE}")
     return text
-
-
-@dataclass(frozen=True)
-class Conversation:
-    token: str
-    name: str
-    kind: str
-    unread: int
-    mentioned: bool
-    last_activity: int  # Unix time
-    can_post: bool
-    with_user: str | None  # the other user of a one-to-one conversation
-    actor_type: str  # the user themselves, as a participant of it
-    actor_id: str
-
-
-@dataclass(frozen=True)
-class Participant:
-    actor_type: str  # users, groups, guests, emails, circles, federated_users
-    actor_id: str
-    name: str
-
-
-@dataclass(frozen=True)
-class Message:
-    id: int
-    author_id: str
-    author_type: str
-    author_name: str
-    timestamp: int
-    text: str  # placeholders resolved: mentions as @Name, files by name
-    system: bool
-    reply_to: int | None
-    reactions: dict[str, int] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class MessagePage:
-    messages: list[Message]  # oldest first
-    cursor: int | None  # Talk's X-Chat-Last-Given: where the next page starts
-
-
-@dataclass(frozen=True)
-class Mentionable:
-    id: str  # what goes between the quotes of @"..."
-    name: str
-    kind: str  # users, groups, calls (everyone), guests, ...
-
-
-def resolve(text: str, parameters: Any) -> str:
-    """Talk's `{placeholder}` text with its `messageParameters` filled in: mentions as `@Name`,
-    other rich objects (files, polls, locations) by their name; unknown placeholders stay."""
-    if not isinstance(parameters, dict) or not parameters:
-        return text
-
-    def fill(match: re.Match[str]) -> str:
-        value = parameters.get(match.group(1))
-        if not isinstance(value, dict):
-            return match.group(0)
-        name = str(value.get("name") or value.get("id") or "")[:200]
-        mention = match.group(1).startswith("mention-") and value.get("type") in _MENTIONS
-        return f"@{name}" if mention else name
-
-    return _PLACEHOLDER.sub(fill, text)
-
-
-def _conversation(item: Any, host: str) -> Conversation:
-    if not isinstance(item, dict) or not isinstance(item.get("token"), str):
-        raise InvalidResponse(host, "a Talk conversation without a token")
-    kind = KINDS.get(int(item.get("type") or 0), "other")
-    permissions = int(item.get("permissions") or 0)
-    return Conversation(
-        token=item["token"],
-        name=str(item.get("displayName") or item.get("name") or "")[:255],
-        kind=kind,
-        unread=int(item.get("unreadMessages") or 0),
-        mentioned=bool(item.get("unreadMention")),
-        last_activity=int(item.get("lastActivity") or 0),
-        can_post=not item.get("readOnly") and bool(permissions & _CHAT_PERMISSION),
-        with_user=str(item.get("name"))[:64] if kind == "one-to-one" and item.get("name") else None,
-        actor_type=str(item.get("actorType") or ""),
-        actor_id=str(item.get("actorId") or ""),
-    )
-
-
-def _message(item: dict[str, Any]) -> Message:
-    parent = item.get("parent")
-    reactions = item.get("reactions")
-    return Message(
-        id=int(item["id"]),
-        author_id=str(item.get("actorId") or "")[:64],
-        author_type=str(item.get("actorType") or "")[:32],
-        author_name=str(item.get("actorDisplayName") or item.get("actorId") or "")[:200],
-        timestamp=int(item.get("timestamp") or 0),
-        text=resolve(str(item.get("message") or ""), item.get("messageParameters")),
-        system=item.get("messageType") == "system",
-        reply_to=int(parent["id"]) if isinstance(parent, dict) and "id" in parent else None,
-        reactions={str(k)[:32]: int(v) for k, v in list(reactions.items())[:50]}
-        if isinstance(reactions, dict)
-        else {},
-    )
 
 
 class TalkClient:
@@ -256,11 +154,11 @@ class TalkClient:
         data, _ = await self._call("GET", ROOM, params={"noStatusUpdate": 1, "includeLastMessage": "false"})
         if not isinstance(data, list):
             raise InvalidResponse(self.host, "the Talk conversations are not a list")
-        return [_conversation(item, self.host) for item in data[:MAX_ROOMS]]
+        return [conversation_of(item, self.host) for item in data[:MAX_ROOMS]]
 
     async def conversation(self, token: str) -> Conversation:
         data, _ = await self._call("GET", f"{ROOM}/{check_token(token)}")
-        return _conversation(data, self.host)
+        return conversation_of(data, self.host)
 
     async def participants(self, token: str) -> list[Participant]:
         data, _ = await self._call("GET", f"{ROOM}/{check_token(token)}/participants")
@@ -321,7 +219,7 @@ class TalkClient:
             raise InvalidResponse(self.host, "the Talk messages are not a list")
         try:
             found = [
-                _message(item)
+                message_of(item)
                 for item in data[:200]
                 if isinstance(item, dict) and str(item.get("systemMessage") or "") not in _HIDDEN_SYSTEM
             ]
@@ -343,9 +241,10 @@ class TalkClient:
                     f"message {reply_to} is not in this conversation or takes no reply"
                 ) from None
             raise
-        if not isinstance(data, dict) or "id" not in data:
-            raise InvalidResponse(self.host, "Talk did not return the posted message")
-        return _message(data)
+        try:
+            return message_of(data if isinstance(data, dict) else {})
+        except (KeyError, TypeError, ValueError):
+            raise InvalidResponse(self.host, "Talk did not return the posted message") from None
 
     async def react(self, token: str, message_id: int, emoji: str) -> dict[str, int]:
         """Add the user's reaction; returns the message's reactions (emoji -> count) after it."""
@@ -369,13 +268,13 @@ class TalkClient:
             if isinstance(exc, TalkAppMissing):
                 raise
             raise InvalidInput(f"there is no user '{user[:64]}' to talk with") from None
-        return _conversation(data, self.host)
+        return conversation_of(data, self.host)
 
     async def create_group(self, name: str, users: list[str]) -> tuple[Conversation, list[str]]:
         """A new group conversation with `users` added; returns it and the users that could not be."""
         wanted = list(dict.fromkeys(check_user(u) for u in users))
         data, _ = await self._call("POST", ROOM, data={"roomType": 2, "roomName": check_name(name)})
-        room = _conversation(data, self.host)
+        room = conversation_of(data, self.host)
         missing = []
         for user in wanted:
             try:

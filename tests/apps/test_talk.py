@@ -12,7 +12,7 @@ import pytest
 from mcp import ClientSession
 
 from nextcloud_mcp_server.config import load_settings
-from nextcloud_mcp_server.nextcloud.talk import resolve
+from nextcloud_mcp_server.nextcloud.talk_models import conversation_of, message_of, resolve
 from nextcloud_mcp_server.tools import enabled_tools
 from tests.backends import Login, Nextcloud
 from tests.mcp_clients import Human, http_session, running_app, structured
@@ -113,6 +113,12 @@ def test_placeholders_from_a_hostile_nextcloud_stay_bounded_text() -> None:
     assert resolve("{a} {b}", {"a": "not an object", "b": None}) == "{a} {b}"
     assert resolve("{a}", {"a": {"name": "{b}"}, "b": {"name": "loop"}}) == "{b}"  # filled once, not again
     assert len(resolve("{a}", {"a": {"name": "n" * 100_000}})) == 200
+    odd = message_of({"id": "7", "timestamp": "soon", "reactions": {"👍": "x"}, "parent": {"id": None}})
+    assert (odd.id, odd.timestamp, odd.reactions, odd.reply_to) == (7, 0, {"👍": 0}, None)
+    room = conversation_of(
+        {"token": "abcd", "type": "9" * 400, "permissions": [], "lastActivity": 1e300}, "h"
+    )
+    assert (room.kind, room.can_post, room.last_activity) == ("other", False, 2**63 - 1)
 
 
 async def test_one_to_one_post_reply_read_since_and_react(apps_nextcloud: Nextcloud) -> None:
