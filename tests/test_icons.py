@@ -42,7 +42,7 @@ async def seen_by(session: ClientSession) -> None:
     info = session.server_info
     assert info is not None
     check_pair(info.icons, SERVER)
-    toolset_of = {spec.name: spec.toolset for spec in all_tools()}
+    toolset_of = {spec.name: spec.toolset for spec in all_tools() if spec.toolset in DEFAULT_TOOLSETS}
     tools = (await session.list_tools()).tools
     assert len(tools) == sum(toolset in DEFAULT_TOOLSETS for toolset in toolset_of.values())
     for tool in tools:

@@ -35,6 +35,8 @@ __all__ = [
     "SEARCH_READ",
     "SHARING_READ",
     "SHARING_WRITE",
+    "TALK_READ",
+    "TALK_WRITE",
     "advertised",
     "declared_scopes",
     "missing_scopes",
@@ -55,6 +57,8 @@ SHARING_WRITE = "sharing:write"
 SEARCH_READ = "search:read"
 COLLECTIVES_READ = "collectives:read"
 COLLECTIVES_WRITE = "collectives:write"
+TALK_READ = "talk:read"
+TALK_WRITE = "talk:write"
 ALL_SCOPES = (
     NOTES_READ,
     NOTES_WRITE,
@@ -69,6 +73,8 @@ ALL_SCOPES = (
     SEARCH_READ,
     COLLECTIVES_READ,
     COLLECTIVES_WRITE,
+    TALK_READ,
+    TALK_WRITE,
 )
 
 ScopeStyle = Literal["colon", "dot"]

@@ -40,6 +40,8 @@ SCOPE_WORDS = {
     "search:read": "Search across your Nextcloud",
     "collectives:read": "See your collectives and read their pages",
     "collectives:write": "Create and edit pages of your collectives",
+    "talk:read": "Read your Talk conversations and messages",
+    "talk:write": "Post, reply and react in Talk, and start conversations",
 }
 
 

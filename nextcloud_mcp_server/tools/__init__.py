@@ -35,6 +35,7 @@ def all_tools() -> list[ToolSpec]:
         notes,
         search,
         sharing,
+        talk,
         tasks,
     )
 
@@ -46,6 +47,7 @@ def all_tools() -> list[ToolSpec]:
         sharing.toolset,
         search.toolset,
         collectives.toolset,
+        talk.toolset,
     )
     return [spec for toolset in toolsets for spec in toolset.specs]
 
