@@ -26,7 +26,19 @@ DEFAULT_TOOLSETS = ("notes", "calendar", "files", "contacts", "sharing", "search
 def all_tools() -> list[ToolSpec]:
     """Every tool of every toolset, in a stable order."""
     # `tasks` registers its tools on the calendar toolset when imported.
-    from nextcloud_mcp_server.tools import calendar, contacts, files, notes, search, sharing, tasks  # noqa: F401
+    from nextcloud_mcp_server.tools import (  # noqa: F401  # file apps (issue 28)
+        calendar,
+        comments,
+        contacts,
+        files,
+        notes,
+        search,
+        sharing,
+        tags,
+        tasks,
+        trash,
+        versions,
+    )
 
     toolsets = (
         notes.toolset,
@@ -35,6 +47,10 @@ def all_tools() -> list[ToolSpec]:
         contacts.toolset,
         sharing.toolset,
         search.toolset,
+        trash.toolset,
+        versions.toolset,
+        tags.toolset,
+        comments.toolset,
     )
     return [spec for toolset in toolsets for spec in toolset.specs]
 
