@@ -58,7 +58,7 @@ async def nc_comments_list(
     limit: Annotated[int, Field(ge=1, le=MAX_PAGE - 1)] = 20,
     offset: Annotated[int, Field(ge=0, le=100_000)] = 0,
 ) -> CommentList:
-    """List the comments on a file or folder, newest first."""
+    """List the comments on a file or folder, newest first: author, text, time, mentions."""
     _, entry, file_id = await resolve(ctx, path)
     comments = await (await nextcloud_for(ctx)).comments()
     found = await comments.list_comments(file_id, limit=limit + 1, offset=offset)

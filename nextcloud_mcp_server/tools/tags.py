@@ -115,7 +115,7 @@ async def nc_tags_assign(
 @toolset.tool(title="Untag a file", idempotent=True)
 @require_scopes(FILES_WRITE)
 async def nc_tags_unassign(path: FilePath, tag: TagName, ctx: Context[Any, Any]) -> TagChange:
-    """Remove a tag from a file or folder (the tag itself stays)."""
+    """Remove a tag from a file or folder. The tag itself stays, and other files keep it."""
     _, entry, file_id = await resolve(ctx, path)
     tags = await (await nextcloud_for(ctx)).systemtags()
     found = await _existing(tags, tag)
@@ -131,7 +131,7 @@ async def nc_tags_find_files(
     limit: Annotated[int, Field(ge=1, le=200)] = 50,
     offset: Annotated[int, Field(ge=0, le=100_000)] = 0,
 ) -> TaggedFiles:
-    """Find your files and folders that carry a tag."""
+    """Find your files and folders that carry a tag (by its name), in pages."""
     tags = await (await nextcloud_for(ctx)).systemtags()
     found = await _existing(tags, tag)
     entries = await tags.files_with(found.id, limit=limit + 1, offset=offset)
