@@ -180,6 +180,23 @@ async def test_trash_lists_restores_refuses_a_taken_place_and_empties_after_appr
         missing = await session.call_tool("nc_trash_restore", {"name": "nothing.txt.d1"})
         assert "no item named 'nothing.txt.d1' in the trash" in _text(missing)
 
+        # its folder gone, an item goes back into the root folder
+        nc.put_file(alice, "Gone/c.txt", b"c")
+        _delete(nc, alice, "Gone/c.txt")
+        _delete(nc, alice, "Gone")
+        items = structured(await session.call_tool("nc_trash_list", {}))["items"]
+        [c_item] = [i for i in items if i["original_path"] == "/Gone/c.txt"]
+        assert (
+            structured(await session.call_tool("nc_trash_restore", {"name": c_item["name"]}))["path"]
+            == "/c.txt"
+        )
+        assert nc.read_file(alice, "c.txt") == b"c"
+        assert not nc.exists(alice, "Gone")
+        [folder] = [i for i in items if i["original_path"] == "/Gone"]
+        assert folder["type"] == "directory"
+        structured(await session.call_tool("nc_trash_restore", {"name": folder["name"]}))
+        assert nc.exists(alice, "Gone")
+
         emptied = structured(await session.call_tool("nc_trash_empty", {}))
     assert emptied == {"deleted": 1}
     assert _trash_names(nc, alice) == []
