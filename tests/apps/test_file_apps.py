@@ -265,17 +265,40 @@ async def test_versions_list_newest_first_and_restore_an_older_one_after_approva
     assert "(3 bytes)? The current content is kept as a version." in question
 
 
-async def test_a_declined_version_restore_keeps_the_current_content(each_real_nextcloud: Nextcloud) -> None:
+async def test_a_version_restore_declined_or_overtaken_keeps_the_current_content(
+    each_real_nextcloud: Nextcloud,
+) -> None:
     nc, alice = each_real_nextcloud, each_real_nextcloud.alice
     for content in (b"first", b"second"):
         _put_in_a_later_second(nc, alice, "w.txt", content)
     async with alice_session(nc, Human(approve=False)) as session:
         listed = structured(await session.call_tool("nc_versions_list", {"path": "w.txt"}))
-        declined = await session.call_tool(
-            "nc_versions_restore", {"path": "w.txt", "version": listed["versions"][-1]["version"]}
-        )
+        oldest = {"path": "w.txt", "version": listed["versions"][-1]["version"]}
+        declined = await session.call_tool("nc_versions_restore", oldest)
     assert refusal_details(declined)["decision"] == "declined"
     assert nc.read_file(alice, "w.txt") == b"second"
+
+    async def edit_elsewhere() -> None:
+        _put_in_a_later_second(nc, alice, "w.txt", b"third, from another device")
+
+    async with alice_session(nc, Human(while_asked=edit_elsewhere)) as session:
+        overtaken = await session.call_tool("nc_versions_restore", oldest)
+    assert refusal_details(overtaken) == {"error": "conflict", "decision": "refused_changed"}
+    assert nc.read_file(alice, "w.txt") == b"third, from another device"
+
+    async with alice_session(nc, confirm_destructive=False) as session:  # approvals off: no question
+        structured(await session.call_tool("nc_versions_restore", oldest))
+    assert nc.read_file(alice, "w.txt") == b"first"
+
+
+async def test_at_the_write_level_emptying_and_restoring_versions_are_not_offered(
+    each_real_nextcloud: Nextcloud,
+) -> None:
+    async with alice_session(each_real_nextcloud, nextcloud_mcp_permissions="write") as session:
+        names = {t.name for t in (await session.list_tools()).tools}
+        refused = await session.call_tool("nc_trash_empty", {})
+    assert names == set(TOOLS) - {"nc_trash_empty", "nc_versions_restore"}
+    assert refused.is_error
 
 
 async def test_tags_are_created_only_when_asked_assigned_found_and_removed(
