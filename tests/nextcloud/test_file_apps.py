@@ -4,6 +4,7 @@ keeps only the page asked for, what a server sends is cut to its bounds."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 
 import pytest
@@ -13,10 +14,11 @@ from nextcloud_mcp_server.nextcloud.comments import CommentsClient, check_messag
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NotFound
 from nextcloud_mcp_server.nextcloud.file_apps import one_segment
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
-from nextcloud_mcp_server.nextcloud.systemtags import check_tag_name
+from nextcloud_mcp_server.nextcloud.systemtags import SystemTagsClient, check_tag_name
 from nextcloud_mcp_server.nextcloud.trash import TrashClient
-from nextcloud_mcp_server.nextcloud.versions import check_version_id
+from nextcloud_mcp_server.nextcloud.versions import VersionsClient, check_version_id
 from tests import http_mock
+from tests.recordings import load
 
 BASE = "https://cloud.example.com"
 TRASH = f"{BASE}/remote.php/dav/trashbin/alice/trash"
@@ -109,3 +111,60 @@ async def test_a_servers_long_comment_and_many_mentions_are_cut(http: NextcloudH
     )
     [found] = await CommentsClient(http, BasicCredential("alice", "pw"), "alice").list_comments(7, limit=5)
     assert (len(found.message), len(found.mentions), found.author_id) == (1000, 50, "bob")
+
+
+def _recorded(name: str, version: str) -> http_mock.Response:
+    recording = load(name, version)
+    headers = {k: v for k, v in recording.headers.items() if k in ("content-type", "content-location")}
+    return http_mock.Response(recording.status, text=recording.body, headers=headers)
+
+
+@pytest.mark.parametrize("version", ["29", "34"])
+@http_mock.mock
+async def test_the_recorded_answers_of_29_and_34_read_the_same(version: str, http: NextcloudHTTP) -> None:
+    """tests/record_file_apps.py: a file with three versions, a deleted file, a tag, a comment."""
+    alice = BasicCredential("alice", "pw")
+    file_id = int(re.findall(r"<oc:fileid>(\d+)<", load("file_apps_fileid", version).body)[0])
+    dav = f"{BASE}/remote.php/dav"
+    http_mock.request("PROPFIND", f"{dav}/versions/alice/versions/{file_id}").mock(
+        return_value=_recorded("file_apps_versions", version)
+    )
+    http_mock.request("PROPFIND", f"{dav}/trashbin/alice/trash").mock(
+        return_value=_recorded("file_apps_trash", version)
+    )
+    http_mock.post(f"{dav}/systemtags/").mock(return_value=_recorded("file_apps_tag_create", version))
+    relation = f"{dav}/systemtags-relations/files/{file_id}/1"
+    http_mock.put(relation).mock(
+        side_effect=[
+            _recorded("file_apps_tag_assign", version),
+            _recorded("file_apps_tag_assign_again", version),
+        ]
+    )
+    http_mock.request("REPORT", f"{dav}/files/alice/").mock(
+        return_value=_recorded("file_apps_tag_files", version)
+    )
+    http_mock.request("REPORT", f"{dav}/comments/files/{file_id}").mock(
+        return_value=_recorded("file_apps_comments", version)
+    )
+
+    versions = await VersionsClient(http, alice, "alice").list_versions(file_id)
+    assert [v.size for v in versions] == [5, 7, 3]  # newest first; the current content is listed too
+    assert all(v.mime == "text/plain" for v in versions)
+    trash = await TrashClient(http, alice, "alice").list_items(limit=10)
+    [item] = trash.items
+    assert (item.file_name, item.original_location, item.kind, item.size) == ("t.txt", "t.txt", "file", 8)
+    assert item.name == f"t.txt.d{item.deleted_at}"
+    assert item.deleted_by == ("alice" if version == "34" else None)  # deleted-by: 34 only
+    tags = SystemTagsClient(http, alice, "alice")
+    tag = await tags.create("Project X")
+    assert (tag.id, tag.name) == (1, "Project X")
+    assert (await tags.assign(file_id, 1), await tags.assign(file_id, 1)) == (True, False)
+    [tagged] = await tags.files_with(1, limit=5)
+    assert (tagged.path, tagged.file_id, tagged.size) == ("v.txt", file_id, 5)
+    [comment] = await CommentsClient(http, alice, "alice").list_comments(file_id, limit=5)
+    assert (comment.author_id, comment.author, comment.message, comment.mentions) == (
+        "alice",
+        "Alice",
+        "hello @admin",
+        ["admin"],
+    )
