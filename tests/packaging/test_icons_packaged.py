@@ -26,7 +26,7 @@ print(json.dumps({"module": icons.__file__,
 
 
 def test_the_wheel_and_the_sdist_carry_every_icon(dist: Path, wheel: Path) -> None:
-    assert len(ICONS) == 16  # the server and seven toolsets, light and dark
+    assert len(ICONS) == 24  # the server and eleven toolsets, light and dark
     with zipfile.ZipFile(wheel) as archive:
         for icon in ICONS:
             assert archive.read(f"nextcloud_mcp_server/icons/{icon.name}") == icon.read_bytes()
