@@ -21,8 +21,12 @@ from nextcloud_mcp_server.nextcloud.ocs import OCSClient
 if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.caldav import CalDAVClient
     from nextcloud_mcp_server.nextcloud.carddav import CardDAVClient
+    from nextcloud_mcp_server.nextcloud.comments import CommentsClient
     from nextcloud_mcp_server.nextcloud.shares import SharesClient
+    from nextcloud_mcp_server.nextcloud.systemtags import SystemTagsClient
+    from nextcloud_mcp_server.nextcloud.trash import TrashClient
     from nextcloud_mcp_server.nextcloud.unified_search import UnifiedSearchClient
+    from nextcloud_mcp_server.nextcloud.versions import VersionsClient
     from nextcloud_mcp_server.nextcloud.webdav import WebDAVClient
 
 __all__ = ["DiscoveryCache", "NextcloudClient"]
@@ -86,3 +90,25 @@ class NextcloudClient:
         from nextcloud_mcp_server.nextcloud.webdav import WebDAVClient
 
         return WebDAVClient(self.http, self.credential, await self.dav_user_id())
+
+    # The file apps' DAV APIs (trash bin, versions, system tags, comments), by DAV user id.
+
+    async def trash(self) -> TrashClient:
+        from nextcloud_mcp_server.nextcloud.trash import TrashClient
+
+        return TrashClient(self.http, self.credential, await self.dav_user_id())
+
+    async def versions(self) -> VersionsClient:
+        from nextcloud_mcp_server.nextcloud.versions import VersionsClient
+
+        return VersionsClient(self.http, self.credential, await self.dav_user_id())
+
+    async def systemtags(self) -> SystemTagsClient:
+        from nextcloud_mcp_server.nextcloud.systemtags import SystemTagsClient
+
+        return SystemTagsClient(self.http, self.credential, await self.dav_user_id())
+
+    async def comments(self) -> CommentsClient:
+        from nextcloud_mcp_server.nextcloud.comments import CommentsClient
+
+        return CommentsClient(self.http, self.credential, await self.dav_user_id())

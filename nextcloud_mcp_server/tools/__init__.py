@@ -30,13 +30,17 @@ def all_tools() -> list[ToolSpec]:
     from nextcloud_mcp_server.tools import (  # noqa: F401
         calendar,
         collectives,
+        comments,
         contacts,
         files,
         notes,
         search,
         sharing,
+        tags,
         talk,
         tasks,
+        trash,
+        versions,
     )
 
     toolsets = (
@@ -48,6 +52,10 @@ def all_tools() -> list[ToolSpec]:
         search.toolset,
         collectives.toolset,
         talk.toolset,
+        trash.toolset,
+        versions.toolset,
+        tags.toolset,
+        comments.toolset,
     )
     return [spec for toolset in toolsets for spec in toolset.specs]
 

@@ -339,7 +339,8 @@ async def test_each_permission_level_lists_what_the_readme_says(level: str, next
     hint above it, and a hidden tool cannot be called."""
     order = ["read", "write", "destructive"]
     expected = {name for name, at in _readme_levels().items() if order.index(at) <= order.index(level)}
-    limited = nextcloud.settings(nextcloud_mcp_permissions=level)
+    # every toolset: the README's table lists them all
+    limited = nextcloud.settings(nextcloud_mcp_permissions=level, nextcloud_mcp_toolsets="all")
     with running_app(limited) as base:
         async with http_session(f"{base}/mcp") as session:
             tools = (await session.list_tools()).tools

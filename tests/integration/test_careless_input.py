@@ -157,7 +157,7 @@ async def test_every_object_in_every_input_schema_refuses_keys_it_does_not_decla
     """What tools/list shows says so too: `additionalProperties: false` on the arguments and on
     every object inside them, for every tool a client can see (a map, such as the search's
     cursors by provider, declares the type of its values instead)."""
-    with running_app(nextcloud.settings()) as base:
+    with running_app(nextcloud.settings(nextcloud_mcp_toolsets="all")) as base:
         async with http_session(f"{base}/mcp") as session:
             tools = (await session.list_tools()).tools
     open_objects = []

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from nextcloud_mcp_server import __version__
+from nextcloud_mcp_server.icons import TOOLSETS
 from tests.packaging.conftest import ROOT
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
@@ -26,7 +27,8 @@ print(json.dumps({"module": icons.__file__,
 
 
 def test_the_wheel_and_the_sdist_carry_every_icon(dist: Path, wheel: Path) -> None:
-    assert len(ICONS) == 16  # the server and seven toolsets, light and dark
+    # the server and every toolset, light and dark (the icons test holds TOOLSETS to the toolsets)
+    assert len(ICONS) == 2 * (1 + len(TOOLSETS))
     with zipfile.ZipFile(wheel) as archive:
         for icon in ICONS:
             assert archive.read(f"nextcloud_mcp_server/icons/{icon.name}") == icon.read_bytes()
@@ -49,7 +51,7 @@ def test_the_icons_are_read_from_the_installed_package(wheel: Path, tmp_path: Pa
     )
     found = json.loads(done.stdout)
     assert found["module"].startswith(str(wheel))  # not the checkout
-    assert len(found["icons"]) == 8
+    assert len(found["icons"]) == 1 + len(TOOLSETS)
     assert all(
         len(pair) == 2 and all(src.startswith("data:image/svg+xml,") for src in pair)
         for pair in found["icons"].values()

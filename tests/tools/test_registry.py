@@ -13,13 +13,17 @@ from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.tools import DEFAULT_TOOLSETS, all_tools, enabled_tools
 from nextcloud_mcp_server.tools._registry import Toolset
 
+# Toolsets that act on the user's files use the files scopes (ADR 0047).
+ON_FILES = {"trash": "files", "versions": "files", "tags": "files", "comments": "files"}
+
 
 def test_every_tool_declares_known_scopes_of_its_own_toolset() -> None:
     """A notes tool needs notes scopes; read-only tools need only read scopes."""
     for spec in all_tools():
         assert spec.scopes, spec.name
         assert set(spec.scopes) <= set(ALL_SCOPES), spec.name
-        assert all(s.startswith(f"{spec.toolset}:") for s in spec.scopes), spec.name
+        prefix = ON_FILES.get(spec.toolset, spec.toolset)
+        assert all(s.startswith(f"{prefix}:") for s in spec.scopes), spec.name
         if spec.read_only:
             assert all(s.endswith(":read") for s in spec.scopes), spec.name
         else:
