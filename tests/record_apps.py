@@ -66,10 +66,14 @@ class Recorder:
         params: dict[str, Any] | None = None,
         data: Any = None,
     ) -> httpx.Response:
-        query = "?" + urlencode({"format": "json", **(params or {})}) if path.startswith("/ocs/") else ""
-        headers = {**OCS, "Content-Type": "application/json"} if data is not None else dict(OCS)
+        ocs = path.startswith("/ocs/")
+        query = {"format": "json", **(params or {})} if ocs else dict(params or {})
+        path += "?" + urlencode(query) if query else ""
+        headers = dict(OCS) if ocs else {"Accept": "application/json"}  # REST: what TablesClient sends
+        if data is not None:
+            headers["Content-Type"] = "application/json"
         body = json.dumps(data) if data is not None else None
-        return self.clients[user].request(method, path + query, headers=headers, content=body)
+        return self.clients[user].request(method, path, headers=headers, content=body)
 
     def record(
         self,
@@ -194,9 +198,89 @@ def collectives(rec: Recorder, major: str) -> None:
     rec.record("collectives_collective_missing", "GET", f"{COLLECTIVES}/77777/pages")
 
 
+TABLES = "/index.php/apps/tables/api/1"
+OPTIONS = [{"id": 1, "label": "open"}, {"id": 2, "label": "done"}]
+COLUMNS = [
+    {"title": "Name", "type": "text", "subtype": "line", "mandatory": True},
+    {"title": "Status", "type": "selection", "selectionOptions": json.dumps(OPTIONS)},
+    {
+        "title": "Tags",
+        "type": "selection",
+        "subtype": "multi",
+        "selectionOptions": json.dumps([{"id": 1, "label": "red"}, {"id": 2, "label": "blue"}]),
+    },
+    {"title": "Hours", "type": "number", "numberMin": 0, "numberMax": 100, "numberDecimals": 1},
+    {"title": "Due", "type": "datetime", "subtype": "date"},
+    {"title": "Booked", "type": "selection", "subtype": "check"},
+    {"title": "Link", "type": "text", "subtype": "link"},
+    {"title": "Notes", "type": "text", "subtype": "long"},
+]
+LINK = "https://example.org/train"
+
+
+def tables(rec: Recorder, major: str) -> None:
+    """A table "Trip" with a column of each kind, a view "Done" that Nextcloud filters, two rows."""
+    table = rec.send("POST", f"{TABLES}/tables", data={"title": "Trip", "emoji": "🧳"}).json()["id"]
+    ids = {}
+    for spec in COLUMNS:
+        column = rec.send("POST", f"{TABLES}/tables/{table}/columns", data={"mandatory": False, **spec})
+        ids[spec["title"]] = column.json()["id"]
+    view = rec.send("POST", f"{TABLES}/tables/{table}/views", data={"title": "Done"}).json()["id"]
+    shown = [ids["Name"], ids["Hours"]]
+    rule = [[{"columnId": ids["Status"], "operator": "is-equal", "value": "@selection-id-2"}]]
+    if major == "29":  # Tables 0.9 takes JSON text; 2.2 JSON and column settings
+        settings: dict[str, Any] = {"columns": json.dumps(shown), "filter": json.dumps(rule)}
+    else:
+        settings = {
+            "columnSettings": [{"columnId": c, "order": n} for n, c in enumerate(shown)],
+            "filter": rule,
+        }
+    rec.send("PUT", f"{TABLES}/views/{view}", data={"data": settings})
+    rec.record("tables_list", "GET", f"{TABLES}/tables")
+    rec.record("tables_table", "GET", f"{TABLES}/tables/{table}")
+    rec.record("tables_views", "GET", f"{TABLES}/tables/{table}/views")
+    rec.record("tables_view", "GET", f"{TABLES}/views/{view}")
+    rec.record("tables_columns", "GET", f"{TABLES}/tables/{table}/columns")
+    rec.record("tables_view_columns", "GET", f"{TABLES}/views/{view}/columns")
+    cells = {
+        "Name": "Book the train",
+        "Status": 2,
+        "Tags": [1, 2],
+        "Hours": 2.5,
+        "Due": "2026-12-01",
+        "Booked": "true",
+        "Link": json.dumps({"title": LINK, "value": LINK}),
+        "Notes": "Seat 42, **window**",
+    }
+    data = {"data": {str(ids[title]): value for title, value in cells.items()}}
+    row = rec.record("tables_create_row", "POST", f"{TABLES}/tables/{table}/rows", data=data)["id"]
+    rec.record("tables_row_created", "GET", f"{TABLES}/rows/{row}")
+    other = {"data": {str(ids["Name"]): "Hotel", str(ids["Status"]): 1}}
+    hotel = rec.send("POST", f"{TABLES}/tables/{table}/rows", data=other).json()["id"]
+    page = {"limit": 50, "offset": 0}
+    rec.record("tables_rows", "GET", f"{TABLES}/tables/{table}/rows", params=page)
+    rec.record("tables_view_rows", "GET", f"{TABLES}/views/{view}/rows", params=page)
+    rec.record("tables_update_row", "PUT", f"{TABLES}/rows/{row}", data={"data": {str(ids["Hours"]): 3}})
+    rec.record("tables_row_updated", "GET", f"{TABLES}/rows/{row}")
+    rec.record(
+        "tables_create_row_without_mandatory",
+        "POST",
+        f"{TABLES}/tables/{table}/rows",
+        data={"data": {str(ids["Notes"]): "no name"}},
+    )
+    rec.record("tables_delete_row", "DELETE", f"{TABLES}/rows/{hotel}")
+    rec.record("tables_table_missing", "GET", f"{TABLES}/tables/99999")
+    rec.record("tables_row_missing", "GET", f"{TABLES}/rows/99999")
+    rec.record(
+        "tables_update_row_missing", "PUT", f"{TABLES}/rows/99999", data={"data": {str(ids["Hours"]): 1}}
+    )
+    rec.record("tables_capabilities", "GET", "/ocs/v2.php/cloud/capabilities")
+
+
 SEQUENCES: dict[str, Callable[[Recorder, str], None]] = {
     "talk": lambda rec, _major: talk(rec),
     "collectives": collectives,
+    "tables": tables,
 }
 
 
