@@ -1,16 +1,20 @@
 """Record what the app APIs of a real Nextcloud answer to the requests our clients send
-(`nextcloud/talk.py`, `nextcloud/collectives.py`), into tests/fixtures/apps/<29|34>/ in the format
-of `tests/recordings.py`. Run by hand, never by the suite:
+(`nextcloud/talk.py`, `nextcloud/collectives.py`, `nextcloud/tables.py`), into
+tests/fixtures/apps/<29|34>/ in the format of `tests/recordings.py`. Run by hand, never by the suite:
 
     .venv/bin/python -m tests.record_apps            # both releases (or: 29, 34)
 
 Starts the kit's Nextcloud with its apps (`Kit.locate().start(version, apps=True)`), resets it to
 the seed state, then as alice (admin as the other participant): a Talk group conversation with a
 mention, a reply and a reaction, and a one-to-one conversation; a collective with a page, a subpage
-and a taken title (34; on 29 Collectives 2.18 has no API, so its refusal is recorded). Scrubbed:
+and a taken title (34; on 29 Collectives 2.18 has no API, so its refusal is recorded); a table
+with a column of each kind, a filtered view and rows. Scrubbed:
 passwords and app passwords, cookies, the host (127.0.0.1:8080) and Talk's conversation tokens,
 which become stable `tok…` names. Nothing here is replayed against the double: the tests read the
-answers through our clients (tests/apps/test_recorded_answers.py).
+answers through our clients (tests/apps/test_recorded_answers.py, test_recorded_tables.py).
+
+The file apps (trash, versions, tags, comments) are recorded by their own script into
+tests/fixtures/nextcloud{,34}/; it runs here too, so one command records every app.
 """
 
 from __future__ import annotations
@@ -19,13 +23,15 @@ import json
 import re
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
 import httpx
 
+from tests import record_file_apps
 from tests.real_nextcloud import Instance, Kit
-from tests.recordings import APPS
+from tests.recordings import APPS, FIXTURES
 
 RECORDED_HOST = "http://127.0.0.1:8080"
 OCS = {"OCS-APIRequest": "true", "Accept": "application/json"}
@@ -282,6 +288,18 @@ SEQUENCES: dict[str, Callable[[Recorder, str], None]] = {
     "collectives": collectives,
     "tables": tables,
 }
+# Recorded by scripts of their own into tests/fixtures/nextcloud{,34}/, each from a reset instance.
+OTHERS: dict[str, Callable[[Path], None]] = {"file apps": lambda d: _keeping_29s(record_file_apps.main, d)}
+
+
+def _keeping_29s(record: Callable[[Path], None], directory: Path) -> None:
+    """record_more.Recorder writes every recording into 29's directory, and those scripts move 34's
+    on from there: recording 34 would overwrite 29's files of the same names, so they are put back."""
+    kept = {p: p.read_bytes() for p in FIXTURES.glob("*.txt")}
+    record(directory)
+    if json.loads((directory / "nextcloud.json").read_text())["version"].startswith("34."):
+        for path, content in kept.items():
+            path.write_bytes(content)
 
 
 def main(argv: list[str]) -> int:
@@ -290,9 +308,12 @@ def main(argv: list[str]) -> int:
         instance = kit.start(major, apps=True)
         for name, sequence in SEQUENCES.items():
             instance.reset()  # each app's sequence starts from the seed state
-            rec = Recorder(instance, major)
             print(f"Nextcloud {instance.version}: {name}")
-            sequence(rec, major)
+            sequence(Recorder(instance, major), major)
+        for name, record in OTHERS.items():
+            instance.reset()
+            print(f"Nextcloud {instance.version}: {name}")
+            record(instance.dir)
     return 0
 
 

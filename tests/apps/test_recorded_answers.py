@@ -5,7 +5,6 @@ parsed values asserted. No Nextcloud needed; the double does not play these apps
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import AsyncIterator
 
@@ -23,12 +22,11 @@ from nextcloud_mcp_server.nextcloud.ocs import OCSClient
 from nextcloud_mcp_server.nextcloud.talk import TalkAppMissing, TalkClient
 from nextcloud_mcp_server.nextcloud.webdav import WebDAVClient
 from tests import http_mock
-from tests.recordings import APPS, Recording, load_app
+from tests.apps.replayed import BASE, replay
+from tests.recordings import APPS, load_app
 
-BASE = "https://cloud.example.com"
 ALICE = BasicCredential("alice", "pw")
 THUMBS = "\N{THUMBS UP SIGN}"
-_KEPT_HEADERS = ("content-type", "x-chat-last-given", "x-chat-last-common-read")
 
 both = pytest.mark.parametrize("version", ["29", "34"])
 
@@ -38,33 +36,6 @@ async def http() -> AsyncIterator[NextcloudHTTP]:
     client = NextcloudHTTP(BASE, max_retries=0)
     yield client
     await client.aclose()
-
-
-def _json(text: str | bytes | None) -> object:
-    return json.loads(text) if text else None
-
-
-def replay(version: str, *names: str) -> http_mock.Route:
-    """One route for the recorded exchanges `names` (same method and URL, query included), answered
-    in turn; each request our client sends must carry the recorded JSON body."""
-    recordings = [load_app(name, version) for name in names]
-    first = recordings[0]
-    assert first.method
-    assert first.path
-    assert all((r.method, r.path) == (first.method, first.path) for r in recordings), names
-    queue = list(recordings)
-
-    def answer(request: http_mock.Request) -> http_mock.Response:
-        recording = queue.pop(0)
-        assert _json(request.content) == _json(recording.request_body), recording.name
-        return _response(recording)
-
-    return http_mock.request(first.method, BASE + first.path).mock(side_effect=answer)
-
-
-def _response(recording: Recording) -> http_mock.Response:
-    headers = {k: v for k, v in recording.headers.items() if k in _KEPT_HEADERS}
-    return http_mock.Response(recording.status, content=recording.body.encode(), headers=headers)
 
 
 def _token(name: str, version: str) -> str:
