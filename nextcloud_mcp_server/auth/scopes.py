@@ -26,6 +26,8 @@ __all__ = [
     "CALENDAR_WRITE",
     "CONTACTS_READ",
     "CONTACTS_WRITE",
+    "DECK_READ",
+    "DECK_WRITE",
     "FILES_READ",
     "FILES_WRITE",
     "NOTES_READ",
@@ -51,6 +53,8 @@ CONTACTS_WRITE = "contacts:write"
 SHARING_READ = "sharing:read"
 SHARING_WRITE = "sharing:write"
 SEARCH_READ = "search:read"
+DECK_READ = "deck:read"
+DECK_WRITE = "deck:write"
 ALL_SCOPES = (
     NOTES_READ,
     NOTES_WRITE,
@@ -63,6 +67,8 @@ ALL_SCOPES = (
     SHARING_READ,
     SHARING_WRITE,
     SEARCH_READ,
+    DECK_READ,
+    DECK_WRITE,
 )
 
 ScopeStyle = Literal["colon", "dot"]

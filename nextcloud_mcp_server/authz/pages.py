@@ -38,6 +38,8 @@ SCOPE_WORDS = {
     "sharing:read": "See what you share and what others share with you",
     "sharing:write": "Share your files and change or end shares",
     "search:read": "Search across your Nextcloud",
+    "deck:read": "See your Deck boards, cards and their comments",
+    "deck:write": "Create, move and change Deck cards, comment on them, delete cards and boards",
 }
 
 
