@@ -86,7 +86,7 @@ async def nc_deck_list_boards(
     limit: Annotated[int, Field(ge=1, le=200)] = 50,
     offset: Annotated[int, Field(ge=0)] = 0,
 ) -> BoardList:
-    """List the Deck boards you can see: id, title, owner."""
+    """List the Deck boards you can see (id, title, owner); nc_deck_get_board shows one."""
     nc = await nextcloud_for(ctx)
     boards = [b for b in await nc.deck.boards() if not b.deleted_at and (include_archived or not b.archived)]
     boards.sort(key=lambda b: (b.title.casefold(), b.id))
@@ -144,7 +144,7 @@ async def nc_deck_get_card(
     ctx: Context[Any, Any],
     comments: Annotated[int, Field(ge=0, le=100, description="How many of the newest comments")] = 10,
 ) -> CardDetail:
-    """One card with its description and its newest comments."""
+    """One card with its description, due date, labels, assignees and newest comments."""
     nc = await nextcloud_for(ctx)
     _, card = await _locate(nc, board_id, stack_id, card_id)
     found = await nc.deck.comments(card_id, limit=comments, offset=0) if comments else []
@@ -163,7 +163,7 @@ async def nc_deck_create_card(
         str | None, Field(description="ISO 8601 with offset, e.g. 2026-12-01T17:00:00+01:00")
     ] = None,
 ) -> CardDetail:
-    """Create a card at the bottom of a stack."""
+    """Create a card at the bottom of a stack, with an optional description and due date."""
     title, description = check_card_title(title), check_description(description)
     duedate = check_due(due) if due else None
     nc = await nextcloud_for(ctx)
@@ -247,7 +247,7 @@ async def nc_deck_add_comment(
     message: Annotated[str, Field(max_length=4000, description="At most 1000 characters; @user mentions")],
     ctx: Context[Any, Any],
 ) -> Comment:
-    """Add a comment to a card; everyone on its board can read it."""
+    """Add a comment to a card (needs only the card id); everyone on its board can read it."""
     message = check_comment(message)
     nc = await nextcloud_for(ctx)
     return comment_view(await nc.deck.add_comment(card_id, message))
@@ -258,7 +258,7 @@ async def nc_deck_add_comment(
 async def nc_deck_upcoming_cards(
     ctx: Context[Any, Any], limit: Annotated[int, Field(ge=1, le=200)] = 50
 ) -> UpcomingCards:
-    """Your cards with a due date, overdue first, across all boards."""
+    """Your cards with a due date across all boards, overdue first, with board and stack."""
     nc = await nextcloud_for(ctx)
     groups = await nc.deck.upcoming()
     found = [
@@ -275,7 +275,7 @@ async def nc_deck_upcoming_cards(
 async def nc_deck_delete_card(
     board_id: BoardId, stack_id: StackId, card_id: CardId, ctx: Context[Any, Any]
 ) -> DeletedItem:
-    """Delete a card. The user is asked to approve first."""
+    """Delete a card from its board. The user is asked to approve first."""
     nc = await nextcloud_for(ctx)
     board, card = await _locate(nc, board_id, stack_id, card_id)
     target = f'the card "{cut(card.title, 100)}"'
