@@ -4,6 +4,7 @@ through Deck's own API with alice's app password, never through our client."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
@@ -163,6 +164,10 @@ async def test_list_create_move_label_assign_comment_and_upcoming(apps_nextcloud
             )
             assert moved["stack_id"] == doing
             assert api.stacks(board["id"]) == {todo: [], doing: [card_id, first["id"]], done: []}
+            cut = await call(client, "nc_deck_get_board", board_id=board["id"], cards_per_stack=1)
+            assert [len(s["cards"]) for s in cut["stacks"]] == [0, 1, 0]
+            assert cut["stacks"][1]["card_count"] == 2
+            assert cut["notes"] == [f"stack {doing}: 1 of 2 cards shown"]
 
             changed = await call(
                 client,
@@ -282,6 +287,10 @@ async def test_a_card_named_in_the_wrong_place_or_bad_input_changes_nothing(
                 client, "nc_deck_create_card", board_id=board["id"], stack_id=todo, title=" "
             )
             assert "must not be empty" in said
+            said = await refused(
+                client, "nc_deck_create_card", board_id=board["id"], stack_id=todo, title="x" * 256
+            )
+            assert "at most 255 characters" in said
             said = await refused(client, "nc_deck_get_board", board_id=secret["id"])
             assert "permission denied" in said
         stored = api.get_card(board["id"], todo, card["id"]).json()
@@ -317,6 +326,11 @@ async def test_deleting_a_card_or_a_board_asks_the_human(apps_nextcloud: Nextclo
 async def test_without_deck_the_tools_say_so(apps_nextcloud: Nextcloud) -> None:
     assert apps_nextcloud.instance is not None
     apps_nextcloud.instance.occ("app:disable", "deck")  # back at the next test's reset
+    # Nextcloud 34's PHP workers keep app settings cached up to 3 s (AppConfig's LOCAL_CACHE_TTL)
+    with deck(apps_nextcloud) as api:
+        deadline = time.monotonic() + 60
+        while api.http.get(f"{API}/boards").status_code != 404:
+            assert time.monotonic() < deadline, "Deck still answers a minute after occ disabled it"
     async with session(apps_nextcloud) as client:
         said = await refused(client, "nc_deck_list_boards")
     assert "Deck is not installed or not enabled for you on this Nextcloud" in said
