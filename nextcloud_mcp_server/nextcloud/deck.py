@@ -26,6 +26,7 @@ from nextcloud_mcp_server.nextcloud import etags
 from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.deck_models import DeckBoard, DeckCard, DeckComment, DeckStack
 from nextcloud_mcp_server.nextcloud.errors import (
+    Forbidden,
     InvalidResponse,
     NextcloudHTTPError,
     NotFound,
@@ -226,12 +227,23 @@ class DeckClient:
 
     async def comments(self, card_id: int, *, limit: int, offset: int) -> list[DeckComment]:
         """Newest first, as Deck pages them."""
-        data = await self._ocs("GET", f"/cards/{card_id}/comments", params={"limit": limit, "offset": offset})
+        params = {"limit": limit, "offset": offset}
+        data = await self._card_ocs(card_id, "GET", f"/cards/{card_id}/comments", params=params)
         return self._parse_list(DeckComment, data, "comment")
 
     async def add_comment(self, card_id: int, message: str) -> DeckComment:
-        data = await self._ocs("POST", f"/cards/{card_id}/comments", body={"message": message, "parentId": 0})
+        body = {"message": message, "parentId": 0}
+        data = await self._card_ocs(card_id, "POST", f"/cards/{card_id}/comments", body=body)
         return self._parse(DeckComment, data, "comment")
+
+    async def _card_ocs(self, card_id: int, method: str, path: str, **kwargs: Any) -> Any:
+        """An OCS call about one card: Deck's comments answer 403 or OCS's generic 404 for a card
+        that does not exist or is not shared with the caller; both are said with the card's id."""
+        try:
+            return await self._ocs(method, path, **kwargs)
+        except (NotFound, Forbidden) as exc:
+            said = f"card {card_id} does not exist, or it is not shared with you"
+            raise type(exc)(self.host, said, status=exc.status, body=exc.body) from None
 
     async def upcoming(self) -> dict[str, list[DeckCard]]:
         """The caller's cards with a due date, by group (`UPCOMING_GROUPS`)."""

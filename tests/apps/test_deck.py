@@ -283,6 +283,8 @@ async def test_a_card_named_in_the_wrong_place_or_bad_input_changes_nothing(
             assert "'Later'" in said
             said = await refused(client, "nc_deck_add_comment", card_id=card["id"], message="x" * 1001)
             assert "at most 1000 characters" in said
+            said = await refused(client, "nc_deck_add_comment", card_id=999999, message="Hello")
+            assert "card 999999 does not exist, or it is not shared with you" in said
             said = await refused(
                 client, "nc_deck_create_card", board_id=board["id"], stack_id=todo, title=" "
             )
