@@ -4,10 +4,11 @@ card id. Deleting a card or a board asks the human first."""
 
 from __future__ import annotations
 
+import hashlib
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import DECK_READ, DECK_WRITE, require_scopes
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
@@ -53,6 +54,14 @@ Names = Annotated[list[Annotated[str, Field(max_length=255)]], Field(max_length=
 MAX_CARDS_SHOWN = 500  # cards of one board in one answer, over all its stacks
 MAX_STACKS_SHOWN = 50
 DESCRIPTION_SHOWN = 8000
+
+
+def _version(*items: BaseModel) -> str:
+    """What an approval is bound to: Deck's ETag changes once a second at most, so a digest of
+    everything read is compared as well (a label added in the same second is a change)."""
+    etag = str(getattr(items[0], "etag", ""))
+    digest = hashlib.sha256("\n".join(item.model_dump_json() for item in items).encode()).hexdigest()
+    return f"{etag}-{digest[:16]}"
 
 
 def _stack_title(board: DeckBoard, stack_id: int) -> str:
@@ -282,8 +291,9 @@ async def nc_deck_delete_card(
     where = f'in stack "{cut(_stack_title(board, stack_id), 60)}" of board "{cut(board.title, 60)}"'
     question = f"Delete {target} {where}?"
     tool = "nc_deck_delete_card"
-    asked = await require_approval(ctx, tool=tool, target=target, question=question, version=card.etag)
-    if asked and (await nc.deck.card(board_id, stack_id, card_id)).etag != card.etag:
+    version = _version(card)
+    asked = await require_approval(ctx, tool=tool, target=target, question=question, version=version)
+    if asked and _version(await nc.deck.card(board_id, stack_id, card_id)) != version:
         await refuse_changed(ctx, tool=tool, target=target)
     await nc.deck.delete_card(board_id, stack_id, card_id)
     return DeletedItem(id=card.id, title=cut(card.title))
@@ -297,13 +307,15 @@ async def nc_deck_delete_board(board_id: BoardId, ctx: Context[Any, Any]) -> Del
     board = await nc.deck.board(board_id)
     if not board.can("manage"):
         raise InvalidDeckInput(f"only the owner or a manager of board {board_id} can delete it")
-    cards = sum(len(stack.cards) for stack in await nc.deck.stacks(board_id))
+    stacks = await nc.deck.stacks(board_id)
+    cards = sum(len(stack.cards) for stack in stacks)
     target = f'the board "{cut(board.title, 100)}"'
     shared = f", shared with {len(board.users) - 1} others" if len(board.users) > 1 else ""
     question = f"Delete {target} with its {len(board.stacks)} stacks and {cards} cards{shared}?"
     tool = "nc_deck_delete_board"
-    asked = await require_approval(ctx, tool=tool, target=target, question=question, version=board.etag)
-    if asked and (await nc.deck.board(board_id)).etag != board.etag:
+    version = _version(board, *stacks)
+    asked = await require_approval(ctx, tool=tool, target=target, question=question, version=version)
+    if asked and _version(await nc.deck.board(board_id), *await nc.deck.stacks(board_id)) != version:
         await refuse_changed(ctx, tool=tool, target=target)
     await nc.deck.delete_board(board_id)
     return DeletedItem(id=board.id, title=cut(board.title))

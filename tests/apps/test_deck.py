@@ -325,6 +325,27 @@ async def test_deleting_a_card_or_a_board_asks_the_human(apps_nextcloud: Nextclo
         assert [b["id"] for b in left if b["id"] == board["id"] and not b["deletedAt"]] == []
 
 
+async def test_a_card_changed_while_the_human_is_asked_is_not_deleted(apps_nextcloud: Nextcloud) -> None:
+    """Deck's ETag changes once a second at most; a label added in the same second still counts."""
+    with deck(apps_nextcloud) as api:
+        board = api.board("Kitchen")
+        todo = board["stack_ids"][0]
+        card = api.card(board, todo, "Fix the tap")
+        path = f"{API}/boards/{board['id']}/stacks/{todo}/cards/{card['id']}/assignLabel"
+        label = api.call("GET", f"{API}/boards/{board['id']}")["labels"][0]["id"]
+
+        async def on_the_phone() -> None:
+            api.call("PUT", path, json={"labelId": label})
+
+        human = Human(while_asked=on_the_phone)
+        async with session(apps_nextcloud, human=human) as client:
+            said = await refused(
+                client, "nc_deck_delete_card", board_id=board["id"], stack_id=todo, card_id=card["id"]
+            )
+        assert "changed while you were being asked" in said
+        assert api.stacks(board["id"])[todo] == [card["id"]]
+
+
 async def test_without_deck_the_tools_say_so(apps_nextcloud: Nextcloud) -> None:
     assert apps_nextcloud.instance is not None
     apps_nextcloud.instance.occ("app:disable", "deck")  # back at the next test's reset
