@@ -28,6 +28,8 @@ __all__ = [
     "COLLECTIVES_WRITE",
     "CONTACTS_READ",
     "CONTACTS_WRITE",
+    "DECK_READ",
+    "DECK_WRITE",
     "FILES_READ",
     "FILES_WRITE",
     "NOTES_READ",
@@ -59,6 +61,8 @@ COLLECTIVES_READ = "collectives:read"
 COLLECTIVES_WRITE = "collectives:write"
 TALK_READ = "talk:read"
 TALK_WRITE = "talk:write"
+DECK_READ = "deck:read"
+DECK_WRITE = "deck:write"
 ALL_SCOPES = (
     NOTES_READ,
     NOTES_WRITE,
@@ -75,6 +79,8 @@ ALL_SCOPES = (
     COLLECTIVES_WRITE,
     TALK_READ,
     TALK_WRITE,
+    DECK_READ,
+    DECK_WRITE,
 )
 
 ScopeStyle = Literal["colon", "dot"]

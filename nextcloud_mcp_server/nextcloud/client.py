@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.caldav import CalDAVClient
     from nextcloud_mcp_server.nextcloud.carddav import CardDAVClient
     from nextcloud_mcp_server.nextcloud.comments import CommentsClient
+    from nextcloud_mcp_server.nextcloud.deck import DeckClient
     from nextcloud_mcp_server.nextcloud.shares import SharesClient
     from nextcloud_mcp_server.nextcloud.systemtags import SystemTagsClient
     from nextcloud_mcp_server.nextcloud.trash import TrashClient
@@ -77,6 +78,12 @@ class NextcloudClient:
         from nextcloud_mcp_server.nextcloud.carddav import CardDAVClient
 
         return CardDAVClient(self.http, self.credential, self.cache.addressbook_homes, self.cache.principals)
+
+    @cached_property
+    def deck(self) -> DeckClient:
+        from nextcloud_mcp_server.nextcloud.deck import DeckClient
+
+        return DeckClient(self.http, self.credential)
 
     async def dav_user_id(self) -> str:
         """The user id in DAV paths, which need not be the login name (LDAP, e-mail logins)."""

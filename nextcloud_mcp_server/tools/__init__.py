@@ -32,6 +32,7 @@ def all_tools() -> list[ToolSpec]:
         collectives,
         comments,
         contacts,
+        deck,
         files,
         notes,
         search,
@@ -56,6 +57,7 @@ def all_tools() -> list[ToolSpec]:
         versions.toolset,
         tags.toolset,
         comments.toolset,
+        deck.toolset,
     )
     return [spec for toolset in toolsets for spec in toolset.specs]
 
