@@ -33,6 +33,8 @@ __all__ = [
     "SEARCH_READ",
     "SHARING_READ",
     "SHARING_WRITE",
+    "TABLES_READ",
+    "TABLES_WRITE",
     "advertised",
     "declared_scopes",
     "missing_scopes",
@@ -51,6 +53,8 @@ CONTACTS_WRITE = "contacts:write"
 SHARING_READ = "sharing:read"
 SHARING_WRITE = "sharing:write"
 SEARCH_READ = "search:read"
+TABLES_READ = "tables:read"
+TABLES_WRITE = "tables:write"
 ALL_SCOPES = (
     NOTES_READ,
     NOTES_WRITE,
@@ -63,6 +67,8 @@ ALL_SCOPES = (
     SHARING_READ,
     SHARING_WRITE,
     SEARCH_READ,
+    TABLES_READ,
+    TABLES_WRITE,
 )
 
 ScopeStyle = Literal["colon", "dot"]

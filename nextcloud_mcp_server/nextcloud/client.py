@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.caldav import CalDAVClient
     from nextcloud_mcp_server.nextcloud.carddav import CardDAVClient
     from nextcloud_mcp_server.nextcloud.shares import SharesClient
+    from nextcloud_mcp_server.nextcloud.tables import TablesClient
     from nextcloud_mcp_server.nextcloud.unified_search import UnifiedSearchClient
     from nextcloud_mcp_server.nextcloud.webdav import WebDAVClient
 
@@ -73,6 +74,12 @@ class NextcloudClient:
         from nextcloud_mcp_server.nextcloud.carddav import CardDAVClient
 
         return CardDAVClient(self.http, self.credential, self.cache.addressbook_homes, self.cache.principals)
+
+    @cached_property
+    def tables(self) -> TablesClient:
+        from nextcloud_mcp_server.nextcloud.tables import TablesClient
+
+        return TablesClient(self.http, self.credential, self.ocs)
 
     async def dav_user_id(self) -> str:
         """The user id in DAV paths, which need not be the login name (LDAP, e-mail logins)."""

@@ -26,7 +26,7 @@ DEFAULT_TOOLSETS = ("notes", "calendar", "files", "contacts", "sharing", "search
 def all_tools() -> list[ToolSpec]:
     """Every tool of every toolset, in a stable order."""
     # `tasks` registers its tools on the calendar toolset when imported.
-    from nextcloud_mcp_server.tools import calendar, contacts, files, notes, search, sharing, tasks  # noqa: F401
+    from nextcloud_mcp_server.tools import calendar, contacts, files, notes, search, sharing, tables, tasks  # noqa: F401
 
     toolsets = (
         notes.toolset,
@@ -35,6 +35,7 @@ def all_tools() -> list[ToolSpec]:
         contacts.toolset,
         sharing.toolset,
         search.toolset,
+        tables.toolset,
     )
     return [spec for toolset in toolsets for spec in toolset.specs]
 
