@@ -13,7 +13,7 @@ from mcp import ClientSession
 from mcp.types import Icon
 
 from nextcloud_mcp_server.icons import SERVER, TOOLSETS, icons_for
-from nextcloud_mcp_server.tools import account_tools, all_tools
+from nextcloud_mcp_server.tools import DEFAULT_TOOLSETS, account_tools, all_tools
 from tests.mcp_clients import http_session, stdio_session
 
 ICONS = Path(__file__).resolve().parents[1] / "nextcloud_mcp_server" / "icons"
@@ -42,7 +42,7 @@ async def seen_by(session: ClientSession) -> None:
     info = session.server_info
     assert info is not None
     check_pair(info.icons, SERVER)
-    toolset_of = {spec.name: spec.toolset for spec in all_tools()}
+    toolset_of = {spec.name: spec.toolset for spec in all_tools() if spec.toolset in DEFAULT_TOOLSETS}
     tools = (await session.list_tools()).tools
     assert len(tools) == len(toolset_of)
     for tool in tools:

@@ -18,7 +18,7 @@ from mcp.types import Icon
 __all__ = ["SERVER", "THEMES", "TOOLSETS", "icons_for", "svg"]
 
 SERVER = "nextcloud"
-TOOLSETS = ("notes", "calendar", "files", "contacts", "sharing", "search", "account")
+TOOLSETS = ("notes", "calendar", "files", "contacts", "sharing", "search", "account", "tables")
 THEMES: tuple[Literal["light", "dark"], ...] = ("light", "dark")
 # What a data URI must escape (RFC 3986 allows the rest as it is; the files use single quotes).
 _SAFE = "/:=';,.()-"

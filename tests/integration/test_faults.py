@@ -16,7 +16,7 @@ from cryptography.x509.oid import NameOID
 from pydantic import SecretStr
 
 from nextcloud_mcp_server.config import Settings
-from nextcloud_mcp_server.tools import all_tools
+from nextcloud_mcp_server.tools import DEFAULT_TOOLSETS, all_tools
 from tests.mcp_clients import http_session, running_app, structured
 from tests.nextcloud_double import NextcloudDouble
 from tests.nextcloud_double.server import serve_in_thread
@@ -100,7 +100,7 @@ async def test_unreachable_nextcloud_gives_one_clear_error_and_the_server_stays_
     assert first.is_error
     assert f"Nextcloud at 127.0.0.1:{port}: connection refused" in _text(first)
     assert "Traceback" not in _text(first)
-    assert len(tools.tools) == len(all_tools())
+    assert len(tools.tools) == len([t for t in all_tools() if t.toolset in DEFAULT_TOOLSETS])
     assert second.is_error
     assert "connection refused" in _text(second)
 

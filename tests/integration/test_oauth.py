@@ -35,7 +35,7 @@ from mcp.shared.auth import (
 from nextcloud_mcp_server.app import create_app
 from nextcloud_mcp_server.auth.scopes import ALL_SCOPES
 from nextcloud_mcp_server.config import ConfigError, Settings, load_settings
-from nextcloud_mcp_server.tools import all_tools
+from nextcloud_mcp_server.tools import DEFAULT_TOOLSETS, all_tools
 from tests.mcp_clients import INITIALIZE, MCP_HEADERS, http_session, structured
 from tests.nextcloud_double import NextcloudDouble
 from tests.nextcloud_double.server import serve_in_thread
@@ -131,7 +131,7 @@ async def test_a_valid_token_with_our_audience_among_others_reaches_nextcloud(
         )
         files = structured(await session.call_tool("nc_webdav_list_directory", {"path": "/"}))
         notes = await session.call_tool("nc_notes_list_notes", {})
-    assert len(tools) == len(all_tools())
+    assert len(tools) == len([t for t in all_tools() if t.toolset in DEFAULT_TOOLSETS])
     assert written["created"] is True
     assert (double.user_files("admin") / "via-oauth.txt").read_text() == "hi"
     assert [e["name"] for e in files["entries"]] == ["via-oauth.txt"]
@@ -240,7 +240,11 @@ async def test_tools_list_shows_only_what_the_scopes_allow(server: OAuthServer, 
     token = idp.access_token(user="admin", resource=server.mcp, scope="notes:read calendar:read")
     async with http_session(server.mcp, headers={"Authorization": f"Bearer {token}"}) as session:
         names = {t.name for t in (await session.list_tools()).tools}
-    expected = {t.name for t in all_tools() if set(t.scopes) <= {"notes:read", "calendar:read"}}
+    expected = {
+        t.name
+        for t in [t for t in all_tools() if t.toolset in DEFAULT_TOOLSETS]
+        if set(t.scopes) <= {"notes:read", "calendar:read"}
+    }
     assert names == expected
     assert "nc_notes_get_note" in names
     assert "nc_notes_create_note" not in names
@@ -253,7 +257,7 @@ async def test_a_token_with_every_read_scope_sees_no_writing_tool(server: OAuthS
     token = idp.access_token(user="admin", resource=server.mcp, scope=reads)
     async with http_session(server.mcp, headers={"Authorization": f"Bearer {token}"}) as session:
         names = {t.name for t in (await session.list_tools()).tools}
-    assert names == {t.name for t in all_tools() if t.read_only}
+    assert names == {t.name for t in [t for t in all_tools() if t.toolset in DEFAULT_TOOLSETS] if t.read_only}
     assert {"nc_share_list", "nc_search"} <= names
     assert not names & {"nc_share_create", "nc_share_update", "nc_share_delete"}
     assert "nc_contacts_search" in names

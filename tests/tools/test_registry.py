@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from nextcloud_mcp_server.auth.scopes import ALL_SCOPES, require_scopes
 from nextcloud_mcp_server.config import Settings
-from nextcloud_mcp_server.tools import all_tools, enabled_tools
+from nextcloud_mcp_server.tools import DEFAULT_TOOLSETS, all_tools, enabled_tools
 from nextcloud_mcp_server.tools._registry import Toolset
 
 
@@ -71,7 +71,7 @@ def test_account_tools_are_offered_at_every_level_in_offline_mode(level: str) ->
     nextcloud = [
         spec for spec in enabled_tools(offline) if spec.name.startswith("nc_") and spec.toolset != "account"
     ]
-    assert nextcloud == [spec for spec in all_tools() if spec.allowed_at(level)]
+    assert nextcloud == [s for s in all_tools() if s.allowed_at(level) and s.toolset in DEFAULT_TOOLSETS]
 
 
 async def test_a_returned_model_goes_out_as_structured_content_and_the_same_compact_json() -> None:
