@@ -38,6 +38,8 @@ SCOPE_WORDS = {
     "sharing:read": "See what you share and what others share with you",
     "sharing:write": "Share your files and change or end shares",
     "search:read": "Search across your Nextcloud",
+    "tables:read": "Read your tables in the Tables app",
+    "tables:write": "Add, change and delete rows of your tables",
 }
 
 
