@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from mcp import ClientSession
 
+from nextcloud_mcp_server.tools import tables as tables_tools
 from tests.backends import Nextcloud
 from tests.mcp_clients import Human, http_session, running_app, structured
 from tests.strict_clients import refusal_details
@@ -331,3 +332,64 @@ async def test_without_the_tables_app_the_tools_say_so(apps_nextcloud: Nextcloud
     async with _session(nc) as session:
         result = await session.call_tool("nc_tables_list_tables", {})
     assert "Tables is not installed or not enabled for you on this Nextcloud" in _error(result)
+
+
+async def test_another_users_table_and_row_stay_closed(apps_nextcloud: Nextcloud) -> None:
+    """Admin's table, its columns and its row are refused to alice; nothing of it is changed."""
+    nc = apps_nextcloud
+    with nc.http(nc.admin) as http:
+        table = http.post(
+            f"{API}/tables", json={"title": "Salaries"}, headers={"Accept": "application/json"}
+        ).json()
+        column = {"title": "Who", "type": "text", "subtype": "line", "mandatory": False}
+        who = http.post(
+            f"{API}/tables/{table['id']}/columns", json=column, headers={"Accept": "application/json"}
+        )
+        row = http.post(
+            f"{API}/tables/{table['id']}/rows",
+            json={"data": {str(who.json()["id"]): "admin"}},
+            headers={"Accept": "application/json"},
+        ).json()
+    async with _session(nc) as session:
+        listed = structured(await session.call_tool("nc_tables_list_tables", {}))
+        assert table["id"] not in [t["id"] for t in listed["tables"]], (table, listed)
+        for tool, args in (
+            ("nc_tables_get_columns", {"table_id": table["id"]}),
+            ("nc_tables_read_rows", {"table_id": table["id"]}),
+            ("nc_tables_add_row", {"table_id": table["id"], "values": {"Who": "alice"}}),
+            ("nc_tables_update_row", {"row_id": row["id"], "version": "x", "values": {"Who": "alice"}}),
+            ("nc_tables_delete_row", {"row_id": row["id"]}),
+        ):
+            said = _error(await session.call_tool(tool, args))
+            assert "no access" in said or "does not exist" in said, (tool, said)
+    with nc.http(nc.admin) as http:
+        rows = http.get(f"{API}/tables/{table['id']}/rows", headers={"Accept": "application/json"}).json()
+    assert [[c["value"] for c in r["data"]] for r in rows] == [["admin"]]
+
+
+async def test_a_long_answer_is_cut_between_rows(
+    apps_nextcloud: Nextcloud, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows stop before the answer outgrows its bound (made small here), and it says where to
+    continue; the server runs in this process, so the bound can be lowered."""
+    monkeypatch.setattr(tables_tools, "MAX_ANSWER", 3000)
+    nc = apps_nextcloud
+    ids = _trip(nc)
+    for n in range(5):
+        _add(nc, ids, Name=f"day {n}", Notes=str(n) * 2000)
+    async with _session(nc) as session:
+        page = structured(
+            await session.call_tool("nc_tables_read_rows", {"table_id": ids["table"], "limit": 5})
+        )
+        first = [r["values"]["Name"] for r in page["rows"]]
+        assert 1 <= len(first) < 5
+        assert len(json.dumps(page["rows"])) <= 3000
+        assert page["next_offset"] == len(first)
+        assert f"cut at {len(first)} rows" in page["notice"]
+        rest = structured(
+            await session.call_tool(
+                "nc_tables_read_rows", {"table_id": ids["table"], "offset": page["next_offset"], "limit": 5}
+            )
+        )
+        more = [r["values"]["Name"] for r in rest["rows"]]
+        assert first + more == [f"day {n}" for n in range(5)]
