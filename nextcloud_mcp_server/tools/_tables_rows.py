@@ -93,12 +93,15 @@ def shown_titles(columns: list[TableColumn]) -> dict[int, str]:
     return {c.id: c.title if seen[c.title] == 1 else f"{c.title} #{c.id}" for c in columns}
 
 
-def row_out(row: TableRow, columns: list[TableColumn], titles: dict[int, str]) -> RowOut:
+def row_out(
+    row: TableRow, columns: list[TableColumn], titles: dict[int, str], max_cell: int = MAX_CELL
+) -> RowOut:
+    """A row as shown; filters see it whole (`max_cell` large), answers cut to MAX_CELL."""
     cells = row.cells
     values: dict[str, Any] = {}
     cut: list[str] = []
     for column in columns:
-        value, was_cut = shown_value(column, cells.get(column.id), MAX_CELL)
+        value, was_cut = shown_value(column, cells.get(column.id), max_cell)
         values[titles[column.id]] = value
         if was_cut:
             cut.append(titles[column.id])

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 from nextcloud_mcp_server.auth.scopes import TABLES_READ, TABLES_WRITE, require_scopes
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 from nextcloud_mcp_server.nextcloud.errors import PreconditionFailed
-from nextcloud_mcp_server.nextcloud.table_values import InvalidTableInput, TableColumn
+from nextcloud_mcp_server.nextcloud.table_values import MAX_TEXT, InvalidTableInput, TableColumn
 from nextcloud_mcp_server.nextcloud.tables import TableRow
 from nextcloud_mcp_server.tools._approval import refuse_changed, require_approval, shrinks
 from nextcloud_mcp_server.tools._context import nextcloud_for
@@ -224,10 +224,9 @@ async def nc_tables_read_rows(
         page = await nc.tables.rows(table_id=table_id, view_id=view_id, limit=chunk, offset=position)
         scanned += len(page)
         for index, row in enumerate(page):
-            full = row_out(row, all_columns, titles)
-            if rules and not matches(full, rules):
+            if rules and not matches(row_out(row, all_columns, titles, MAX_TEXT), rules):
                 continue
-            out = row_out(row, shown, titles) if columns else full
+            out = row_out(row, shown, titles)
             cost = len(out.model_dump_json())
             if len(rows) == limit or (rows and size + cost > MAX_ANSWER):
                 if len(rows) < limit:

@@ -261,6 +261,16 @@ async def test_filters_paging_and_long_texts(apps_nextcloud: Nextcloud) -> None:
         )
         assert [r["values"]["Name"] for r in rest["rows"]] == ["stop 4", "stop 5"]
         assert rest["next_offset"] is None
+        tail = structured(
+            await session.call_tool(
+                "nc_tables_read_rows",
+                {
+                    "table_id": ids["table"],
+                    "filters": [{"column": "Notes", "op": "contains", "value": "x" * 2999}],
+                },
+            )
+        )
+        assert [r["values"]["Name"] for r in tail["rows"]] == ["stop 5"]  # matched beyond the cut
         long = rest["rows"][1]
         assert long["cut"] == ["Notes"]
         assert len(long["values"]["Notes"]) == 501
