@@ -408,3 +408,32 @@ async def test_a_long_answer_is_cut_between_rows(
         )
         more = [r["values"]["Name"] for r in rest["rows"]]
         assert first + more == [f"day {n}" for n in range(5)]
+
+
+async def test_emptying_a_cell_asks_and_a_change_meanwhile_is_refused(apps_nextcloud: Nextcloud) -> None:
+    """At level destructive, emptying a cell asks; if the row changes while the human is asked,
+    the approval does not cover it and nothing is written."""
+    nc = apps_nextcloud
+    ids = _trip(nc)
+    row = _add(nc, ids, Name="Evora", Notes="temple", Hours=2)
+
+    async def someone_edits() -> None:
+        _next_second()
+        _api(nc, "PUT", f"/rows/{row}", {"data": {str(ids["Hours"]): 5}})
+
+    meanwhile = Human(while_asked=someone_edits)
+    async with _session(nc, meanwhile) as session:
+        page = structured(await session.call_tool("nc_tables_read_rows", {"table_id": ids["table"]}))
+        args = {"row_id": row, "version": page["rows"][0]["version"], "values": {"Notes": None}}
+        refused = await session.call_tool("nc_tables_update_row", args)
+        assert "changed while you were being asked" in _error(refused)
+    assert meanwhile.questions == [f'Empty or cut "Notes" in row {row} of table {ids["table"]}?']
+    assert _cells(nc, row)[ids["Notes"]] == "temple"
+
+    async with _session(nc, Human()) as session:
+        page = structured(await session.call_tool("nc_tables_read_rows", {"table_id": ids["table"]}))
+        args = {"row_id": row, "version": page["rows"][0]["version"], "values": {"Notes": None}}
+        emptied = structured(await session.call_tool("nc_tables_update_row", args))
+    assert emptied["row"]["values"]["Notes"] is None
+    assert _cells(nc, row).get(ids["Notes"]) in (None, "")
+    assert _cells(nc, row)[ids["Hours"]] == 5
