@@ -37,6 +37,8 @@ __all__ = [
     "SEARCH_READ",
     "SHARING_READ",
     "SHARING_WRITE",
+    "TABLES_READ",
+    "TABLES_WRITE",
     "TALK_READ",
     "TALK_WRITE",
     "advertised",
@@ -63,6 +65,8 @@ TALK_READ = "talk:read"
 TALK_WRITE = "talk:write"
 DECK_READ = "deck:read"
 DECK_WRITE = "deck:write"
+TABLES_READ = "tables:read"
+TABLES_WRITE = "tables:write"
 ALL_SCOPES = (
     NOTES_READ,
     NOTES_WRITE,
@@ -81,6 +85,8 @@ ALL_SCOPES = (
     TALK_WRITE,
     DECK_READ,
     DECK_WRITE,
+    TABLES_READ,
+    TABLES_WRITE,
 )
 
 ScopeStyle = Literal["colon", "dot"]

@@ -44,6 +44,8 @@ SCOPE_WORDS = {
     "talk:write": "Post, reply and react in Talk, and start conversations",
     "deck:read": "See your Deck boards, cards and their comments",
     "deck:write": "Create, move and change Deck cards, comment on them, delete cards and boards",
+    "tables:read": "Read your tables in the Tables app",
+    "tables:write": "Add, change and delete rows of your tables",
 }
 
 

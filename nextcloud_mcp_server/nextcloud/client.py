@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.deck import DeckClient
     from nextcloud_mcp_server.nextcloud.shares import SharesClient
     from nextcloud_mcp_server.nextcloud.systemtags import SystemTagsClient
+    from nextcloud_mcp_server.nextcloud.tables import TablesClient
     from nextcloud_mcp_server.nextcloud.trash import TrashClient
     from nextcloud_mcp_server.nextcloud.unified_search import UnifiedSearchClient
     from nextcloud_mcp_server.nextcloud.versions import VersionsClient
@@ -84,6 +85,12 @@ class NextcloudClient:
         from nextcloud_mcp_server.nextcloud.deck import DeckClient
 
         return DeckClient(self.http, self.credential)
+
+    @cached_property
+    def tables(self) -> TablesClient:
+        from nextcloud_mcp_server.nextcloud.tables import TablesClient
+
+        return TablesClient(self.http, self.credential, self.ocs)
 
     async def dav_user_id(self) -> str:
         """The user id in DAV paths, which need not be the login name (LDAP, e-mail logins)."""

@@ -37,6 +37,7 @@ def all_tools() -> list[ToolSpec]:
         notes,
         search,
         sharing,
+        tables,
         tags,
         talk,
         tasks,
@@ -58,6 +59,7 @@ def all_tools() -> list[ToolSpec]:
         tags.toolset,
         comments.toolset,
         deck.toolset,
+        tables.toolset,
     )
     return [spec for toolset in toolsets for spec in toolset.specs]
 
