@@ -25,7 +25,8 @@ IDP_DIR = Path(__file__).parent / "idp"
 NODE = IDP_DIR / "node_modules" / ".bin" / "node"
 APP_SCOPES = (
     "notes:read notes:write calendar:read calendar:write files:read files:write "
-    "contacts:read contacts:write sharing:read sharing:write search:read"
+    "contacts:read contacts:write sharing:read sharing:write search:read tables:read tables:write "
+    "deck:read deck:write talk:read talk:write collectives:read collectives:write"
 )
 
 

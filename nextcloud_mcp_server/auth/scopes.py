@@ -28,6 +28,8 @@ __all__ = [
     "COLLECTIVES_WRITE",
     "CONTACTS_READ",
     "CONTACTS_WRITE",
+    "DECK_READ",
+    "DECK_WRITE",
     "FILES_READ",
     "FILES_WRITE",
     "NOTES_READ",
@@ -35,6 +37,8 @@ __all__ = [
     "SEARCH_READ",
     "SHARING_READ",
     "SHARING_WRITE",
+    "TABLES_READ",
+    "TABLES_WRITE",
     "TALK_READ",
     "TALK_WRITE",
     "advertised",
@@ -59,6 +63,10 @@ COLLECTIVES_READ = "collectives:read"
 COLLECTIVES_WRITE = "collectives:write"
 TALK_READ = "talk:read"
 TALK_WRITE = "talk:write"
+DECK_READ = "deck:read"
+DECK_WRITE = "deck:write"
+TABLES_READ = "tables:read"
+TABLES_WRITE = "tables:write"
 ALL_SCOPES = (
     NOTES_READ,
     NOTES_WRITE,
@@ -75,6 +83,10 @@ ALL_SCOPES = (
     COLLECTIVES_WRITE,
     TALK_READ,
     TALK_WRITE,
+    DECK_READ,
+    DECK_WRITE,
+    TABLES_READ,
+    TABLES_WRITE,
 )
 
 ScopeStyle = Literal["colon", "dot"]

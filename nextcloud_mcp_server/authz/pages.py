@@ -42,6 +42,10 @@ SCOPE_WORDS = {
     "collectives:write": "Create and edit pages of your collectives",
     "talk:read": "Read your Talk conversations and messages",
     "talk:write": "Post, reply and react in Talk, and start conversations",
+    "deck:read": "See your Deck boards, cards and their comments",
+    "deck:write": "Create, move and change Deck cards, comment on them, delete cards and boards",
+    "tables:read": "Read your tables in the Tables app",
+    "tables:write": "Add, change and delete rows of your tables",
 }
 
 

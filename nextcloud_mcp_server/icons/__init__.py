@@ -32,6 +32,8 @@ TOOLSETS = (
     "versions",
     "tags",
     "comments",
+    "deck",
+    "tables",
 )
 THEMES: tuple[Literal["light", "dark"], ...] = ("light", "dark")
 # What a data URI must escape (RFC 3986 allows the rest as it is; the files use single quotes).

@@ -22,8 +22,10 @@ if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.caldav import CalDAVClient
     from nextcloud_mcp_server.nextcloud.carddav import CardDAVClient
     from nextcloud_mcp_server.nextcloud.comments import CommentsClient
+    from nextcloud_mcp_server.nextcloud.deck import DeckClient
     from nextcloud_mcp_server.nextcloud.shares import SharesClient
     from nextcloud_mcp_server.nextcloud.systemtags import SystemTagsClient
+    from nextcloud_mcp_server.nextcloud.tables import TablesClient
     from nextcloud_mcp_server.nextcloud.trash import TrashClient
     from nextcloud_mcp_server.nextcloud.unified_search import UnifiedSearchClient
     from nextcloud_mcp_server.nextcloud.versions import VersionsClient
@@ -77,6 +79,18 @@ class NextcloudClient:
         from nextcloud_mcp_server.nextcloud.carddav import CardDAVClient
 
         return CardDAVClient(self.http, self.credential, self.cache.addressbook_homes, self.cache.principals)
+
+    @cached_property
+    def deck(self) -> DeckClient:
+        from nextcloud_mcp_server.nextcloud.deck import DeckClient
+
+        return DeckClient(self.http, self.credential)
+
+    @cached_property
+    def tables(self) -> TablesClient:
+        from nextcloud_mcp_server.nextcloud.tables import TablesClient
+
+        return TablesClient(self.http, self.credential, self.ocs)
 
     async def dav_user_id(self) -> str:
         """The user id in DAV paths, which need not be the login name (LDAP, e-mail logins)."""

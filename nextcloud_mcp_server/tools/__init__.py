@@ -32,10 +32,12 @@ def all_tools() -> list[ToolSpec]:
         collectives,
         comments,
         contacts,
+        deck,
         files,
         notes,
         search,
         sharing,
+        tables,
         tags,
         talk,
         tasks,
@@ -56,6 +58,8 @@ def all_tools() -> list[ToolSpec]:
         versions.toolset,
         tags.toolset,
         comments.toolset,
+        deck.toolset,
+        tables.toolset,
     )
     return [spec for toolset in toolsets for spec in toolset.specs]
 

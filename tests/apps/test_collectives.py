@@ -156,7 +156,8 @@ async def _the_life_of_a_page(nextcloud: Nextcloud, session: ClientSession) -> N
         etag=read["etag"],
         content="Agenda: budget, hiring and the Ünïcode roadmap",
     )
-    assert edited["etag"] != read["etag"]
+    # (not "!= read['etag']": Nextcloud keeps a file's ETag when it is replaced within the same
+    # second, see tests/backends.py put_new_version; what counts is that the answer is current)
     path = ".Collectives/Team Wiki/Meetings/Weekly-Sync.md"
     assert nextcloud.read_file(alice, path) == "Agenda: budget, hiring and the Ünïcode roadmap".encode()
     assert edited["etag"] == nextcloud.etag(alice, path)

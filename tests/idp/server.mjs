@@ -26,7 +26,8 @@ import { SignJWT, importJWK } from 'jose';
 
 const env = process.env;
 const SCOPES = ['notes:read', 'notes:write', 'calendar:read', 'calendar:write', 'files:read', 'files:write',
-  'contacts:read', 'contacts:write', 'sharing:read', 'sharing:write', 'search:read'];
+  'contacts:read', 'contacts:write', 'sharing:read', 'sharing:write', 'search:read', 'tables:read', 'tables:write',
+  'deck:read', 'deck:write', 'talk:read', 'talk:write', 'collectives:read', 'collectives:write'];
 const FORMAT = env.ACCESS_TOKEN_FORMAT || 'jwt';
 const TTL = Number(env.ACCESS_TOKEN_TTL || 3600);
 const TTL_MCP = Number(env.ACCESS_TOKEN_TTL_MCP || TTL);

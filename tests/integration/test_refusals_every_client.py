@@ -196,7 +196,7 @@ async def test_every_tool_that_asks_is_refused_readably_in_both_clients(
 
 def test_the_asking_tools_above_are_all_that_can_ask() -> None:
     """Every destructive tool asks (ADR 0013), and the two updates that can remove (ADR 0019)."""
-    # the default toolsets; the file apps' asking tools are tested in tests/apps/test_file_apps.py
+    # the default toolsets; app toolsets (deck, trash, ...) test their approvals in tests/apps/
     destructive = {spec.name for spec in all_tools() if spec.destructive and spec.toolset in DEFAULT_TOOLSETS}
     removing_updates = {"nc_notes_update_note", "nc_calendar_update_event"}
     world_tools = {
