@@ -14,7 +14,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from nextcloud_mcp_server import __version__
-from nextcloud_mcp_server.tools import all_tools
+from nextcloud_mcp_server.tools import DEFAULT_TOOLSETS, all_tools
 from tests.backends import Nextcloud
 from tests.mcp_clients import structured
 from tests.packaging.conftest import ROOT, run, tool_env
@@ -74,6 +74,11 @@ def test_the_manifest_asks_for_what_the_server_needs(bundle: Path, tmp_path: Pat
         "destructive",
         True,
     )
+    # the toolsets field names every toolset there is, and its default is the server's
+    assert config["toolsets"]["default"] == "default"
+    named = {spec.toolset for spec in all_tools()} - set(DEFAULT_TOOLSETS)
+    assert all(f" {name}" in config["toolsets"]["description"] for name in named)
+    assert manifest["server"]["mcp_config"]["env"]["NEXTCLOUD_MCP_TOOLSETS"] == "${user_config.toolsets}"
     assert [t["name"] for t in manifest["tools"]] == [spec.name for spec in all_tools()]
     assert manifest["server"]["type"] == "uv"
     assert (tmp_path / manifest["server"]["entry_point"]).is_file()
