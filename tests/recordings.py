@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["FIXTURES", "FIXTURES_34", "Recording", "load"]
+__all__ = ["APPS", "FIXTURES", "FIXTURES_34", "Recording", "load", "load_app"]
 
 FIXTURES = Path(__file__).parent / "fixtures" / "nextcloud"  # Nextcloud 29.0.6, Notes 4.13.1
 # Nextcloud 34.0.1 (Notes 6.0.2): the sequences of record_nextcloud.py and record_more.py again
 FIXTURES_34 = Path(__file__).parent / "fixtures" / "nextcloud34"
+# The app APIs (Talk, Collectives) of the kit's 29 and 34 with `--apps all`: apps/29, apps/34
+APPS = Path(__file__).parent / "fixtures" / "apps"
 
 
 @dataclass
@@ -38,7 +40,17 @@ class Recording:
 
 def load(name: str, version: str = "29") -> Recording:
     """A recorded exchange of Nextcloud 29 (or of 34, `version="34"`)."""
-    text = ((FIXTURES_34 if version == "34" else FIXTURES) / f"{name}.txt").read_text(encoding="utf-8")
+    return _parse(
+        name, ((FIXTURES_34 if version == "34" else FIXTURES) / f"{name}.txt").read_text(encoding="utf-8")
+    )
+
+
+def load_app(name: str, version: str) -> Recording:
+    """A recorded exchange with an app of Nextcloud `version` ("29" or "34"), tests/record_apps.py."""
+    return _parse(name, (APPS / version / f"{name}.txt").read_text(encoding="utf-8"))
+
+
+def _parse(name: str, text: str) -> Recording:
     method = path = None
     request_headers: dict[str, str] = {}
     body: str | None = None
