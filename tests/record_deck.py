@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 from tests.record_more import JSON, OCS, Recorder
@@ -70,7 +71,12 @@ def record(instance: Path) -> None:
     call("deck_upcoming", "GET", f"{DECK_OCS}/overview/upcoming?format=json", headers=OCS)
     rec.occ("app:disable", "deck")
     try:
-        call("deck_app_disabled_404", "GET", f"{API}/boards", headers=OCS)
+        # Nextcloud 34 keeps the enabled apps cached for a few seconds: ask (with a deadline)
+        # until Deck is gone, so the recording is of the disabled app, not of the cache.
+        deadline = time.monotonic() + 30
+        while call("deck_app_disabled_404", "GET", f"{API}/boards", headers=OCS)[0] != 404:
+            if time.monotonic() > deadline:
+                raise SystemExit("Deck still answered 30 s after occ app:disable deck")
     finally:
         rec.occ("app:enable", "deck")
     if target != FIXTURES:
