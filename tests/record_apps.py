@@ -32,7 +32,7 @@ import httpx
 
 from tests import record_file_apps
 from tests.real_nextcloud import Instance, Kit
-from tests.recordings import APPS, FIXTURES
+from tests.recordings import APPS
 
 RECORDED_HOST = "http://127.0.0.1:8080"
 OCS = {"OCS-APIRequest": "true", "Accept": "application/json"}
@@ -292,17 +292,7 @@ SEQUENCES: dict[str, Callable[[Recorder, str], None]] = {
 # Recorded by scripts of their own into tests/fixtures/nextcloud{,34}/, each from a reset instance.
 # Not Deck's (tests/record_deck.py): on 34 it asks right after `occ app:disable deck`, which Nextcloud
 # 34's few seconds of enabled-apps cache still answers with the boards; run it on its own.
-OTHERS: dict[str, Callable[[Path], None]] = {"file apps": lambda d: _keeping_29s(record_file_apps.main, d)}
-
-
-def _keeping_29s(record: Callable[[Path], None], directory: Path) -> None:
-    """record_more.Recorder writes every recording into 29's directory, and those scripts move 34's
-    on from there: recording 34 would overwrite 29's files of the same names, so they are put back."""
-    kept = {p: p.read_bytes() for p in FIXTURES.glob("*.txt")}
-    record(directory)
-    if json.loads((directory / "nextcloud.json").read_text())["version"].startswith("34."):
-        for path, content in kept.items():
-            path.write_bytes(content)
+OTHERS: dict[str, Callable[[Path], None]] = {"file apps": record_file_apps.main}
 
 
 def main(argv: list[str]) -> int:

@@ -24,11 +24,9 @@ DECK_OCS = "/ocs/v2.php/apps/deck/api/v1.0"
 def record(instance: Path) -> None:
     rec = Recorder(instance)
     major = rec.config["version"].split(".")[0]
-    target = FIXTURES_34 if major == "34" else FIXTURES
-    names: list[str] = []
+    rec.out = FIXTURES_34 if major == "34" else FIXTURES
 
     def call(name: str, method: str, path: str, **kwargs: object) -> tuple[int, dict[str, str], str]:
-        names.append(name)
         return rec.call(name, method, path, **kwargs)  # type: ignore[arg-type]
 
     call("deck_boards_list", "GET", f"{API}/boards", headers=OCS)
@@ -79,9 +77,6 @@ def record(instance: Path) -> None:
                 raise SystemExit("Deck still answered 30 s after occ app:disable deck")
     finally:
         rec.occ("app:enable", "deck")
-    if target != FIXTURES:
-        for name in names:
-            (FIXTURES / f"{name}.txt").replace(target / f"{name}.txt")
 
 
 if __name__ == "__main__":

@@ -32,14 +32,11 @@ class FileAppsRecorder(Recorder):
         self.out = FIXTURES_34 if self.config["version"].startswith("34.") else FIXTURES
 
     def record(self, name: str, method: str, path: str, **kwargs: object) -> tuple[int, dict[str, str], str]:
-        status, headers, text = self.call(name, method, path, user="alice", **kwargs)  # type: ignore[arg-type]
-        if self.out != FIXTURES:  # Recorder writes 29's directory; 34's recordings go to their own
-            (FIXTURES / f"{name}.txt").rename(self.out / f"{name}.txt")
-        return status, headers, text
+        return self.call(name, method, path, user="alice", **kwargs)  # type: ignore[arg-type]
 
     def put(self, path: str, data: str) -> None:
         self.call("_scratch", "PUT", f"{FILES}/{path}", body=data, user="alice")
-        (FIXTURES / "_scratch.txt").unlink()
+        (self.out / "_scratch.txt").unlink()
 
 
 def main(instance: Path) -> None:
@@ -69,7 +66,7 @@ def main(instance: Path) -> None:
     )
     rec.put("t.txt", "trash me")
     rec.call("_scratch", "DELETE", f"{FILES}/t.txt", user="alice")
-    (FIXTURES / "_scratch.txt").unlink()
+    (rec.out / "_scratch.txt").unlink()
     rec.record(
         "file_apps_trash",
         "PROPFIND",
