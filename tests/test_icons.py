@@ -52,6 +52,20 @@ async def seen_by(session: ClientSession) -> None:
 async def test_icons_over_stdio(server_env: dict[str, str]) -> None:
     async with stdio_session(server_env) as session:
         await seen_by(session)
+        templates = (await session.list_resource_templates()).resource_templates
+        views = [r for r in (await session.list_resources()).resources if str(r.uri).startswith("ui://")]
+    # resource templates show their toolset's icons, the views the calendar's and the server's
+    shown = {t.uri_template.split("/")[2]: t.icons for t in templates}
+    for part, toolset in (
+        ("notes", "notes"),
+        ("files", "files"),
+        ("calendar", "calendar"),
+        ("contacts", "contacts"),
+    ):
+        check_pair(shown[part], toolset)
+    by_uri = {str(v.uri): v.icons for v in views}
+    check_pair(by_uri["ui://nextcloud/agenda.html"], "calendar")
+    check_pair(by_uri["ui://nextcloud/approval.html"], SERVER)
 
 
 async def test_icons_over_http(mcp_url: str) -> None:

@@ -13,6 +13,7 @@ from mcp.types import ResourceTemplate
 
 from nextcloud_mcp_server.auth.provisioning import require_provisioning
 from nextcloud_mcp_server.auth.scopes import CALENDAR_READ, CONTACTS_READ, FILES_READ, NOTES_READ
+from nextcloud_mcp_server.icons import icons_for
 from nextcloud_mcp_server.resources._readers import (
     MAX_EVENTS,
     Contents,
@@ -33,6 +34,10 @@ from nextcloud_mcp_server.tools._registry import SCOPES_META_KEY
 __all__ = ["KINDS", "ResourceKind", "match"]
 
 Reader = Callable[[Context[Any, Any], str, dict[str, str | list[str]]], Awaitable[Any]]
+
+
+# each kind shows the icons of the toolset whose read tools it mirrors
+ICONS_OF = {"note": "notes", "file": "files", "calendar": "calendar", "contact": "contacts"}
 
 
 @dataclass(frozen=True)
@@ -62,6 +67,7 @@ class ResourceKind:
             title=self.title,
             description=self.description,
             mime_type=self.mime_type,
+            icons=list(icons_for(ICONS_OF[self.name])),
             _meta={SCOPES_META_KEY: [self.scope]},
         )
 

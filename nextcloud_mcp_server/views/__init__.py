@@ -21,6 +21,8 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.resources import TextResource
 
+from nextcloud_mcp_server.icons import SERVER, icons_for
+
 __all__ = ["AGENDA", "APPROVAL", "MIME_TYPE", "VIEWS", "View", "html", "register_views", "ui_meta"]
 
 MIME_TYPE = "text/html;profile=mcp-app"  # what MCP Apps hosts render (ext-apps RESOURCE_MIME_TYPE)
@@ -41,6 +43,7 @@ class View:
     file: str
     title: str
     description: str
+    icon: str  # whose icons it shows: a toolset's, or the server's
 
 
 VIEWS = (
@@ -50,6 +53,7 @@ VIEWS = (
         "Agenda",
         "The events of nc_calendar_list_events by day, and the free slots of "
         "nc_calendar_find_availability among the busy events.",
+        "calendar",
     ),
     View(
         APPROVAL,
@@ -57,6 +61,7 @@ VIEWS = (
         "Approval preview",
         "What a delete or a new share is about to remove or publish: the note's text, the folder's "
         "entries, the link's target.",
+        SERVER,
     ),
 )
 
@@ -77,6 +82,7 @@ def _resource(view: View) -> TextResource:
         title=view.title,
         description=view.description,
         mime_type=MIME_TYPE,
+        icons=list(icons_for(view.icon)),
         text=html(view),
         meta={"ui": {"csp": NO_DOMAINS, "prefersBorder": True}},
     )
