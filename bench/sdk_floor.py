@@ -35,7 +35,7 @@ from mcp.types import CallToolResult
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.webdav import PROPFIND_BODY
-from nextcloud_mcp_server.tools._output_schema import plain, untitled
+from nextcloud_mcp_server.tools._output_schema import published_input, published_output
 from nextcloud_mcp_server.tools._results import answer
 from nextcloud_mcp_server.tools.files import DirectoryListing, FileInfo
 from nextcloud_mcp_server.tools.notes import NoteDetail, NoteList, NoteSummary, _iso
@@ -116,9 +116,9 @@ def build(nextcloud: str, user: str, password: str) -> MCPServer[Any]:
     tools = []
     for fn in (nc_notes_list_notes, nc_notes_get_note, nc_webdav_list_directory):
         tool = Tool.from_function(answered(fn), name=fn.__name__)
-        tool.parameters = untitled(tool.parameters)  # what this server does to its schemas
+        tool.parameters = published_input(tool.parameters)  # what this server does to its schemas
         if tool.fn_metadata.output_schema is not None:
-            tool.fn_metadata.output_schema = plain(tool.fn_metadata.output_schema)
+            tool.fn_metadata.output_schema = published_output(tool.fn_metadata.output_schema)
         tools.append(tool)
 
     @asynccontextmanager

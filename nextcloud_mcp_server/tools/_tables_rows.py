@@ -16,6 +16,7 @@ from nextcloud_mcp_server.nextcloud.table_values import (
     shown_value,
 )
 from nextcloud_mcp_server.nextcloud.tables import TableRow
+from nextcloud_mcp_server.tools._arguments import StrictArguments
 
 __all__ = [
     "MAX_CELL",
@@ -49,7 +50,7 @@ Operator = Literal[
 ]
 
 
-class RowFilter(BaseModel):
+class RowFilter(StrictArguments):
     column: Annotated[str, Field(max_length=MAX_KEY, description="Column title or id")]
     op: Operator
     value: Annotated[

@@ -39,7 +39,7 @@ TableId = Annotated[int | None, Field(ge=1, le=2**53, description="The table's i
 ViewId = Annotated[int | None, Field(ge=1, le=2**53, description="A view's id instead of table_id")]
 RowId = Annotated[int, Field(ge=1, le=2**53, description="The row's id, as read")]
 Values = Annotated[
-    dict[str, Any],
+    dict[str, str | int | float | bool | list[str] | None],
     Field(
         description="Column title (or id) -> value: text, number, option label(s), true/false, "
         "'YYYY-MM-DD', 'YYYY-MM-DD HH:MM', 'HH:MM', a URL; null empties a cell"
