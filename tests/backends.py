@@ -192,6 +192,17 @@ class Nextcloud:
         assert response.status_code in (201, 204), (response.status_code, response.text[:300])
         return (response.headers.get("etag") or "").strip('"')
 
+    def make_calendar(self, cal_id: str, name: str, login: Login | None = None) -> None:
+        """A new calendar (MKCALENDAR) with that id and display name."""
+        login = login or self.admin
+        body = (
+            '<c:mkcalendar xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:set><d:prop>'
+            f"<d:displayname>{name}</d:displayname></d:prop></d:set></c:mkcalendar>"
+        )
+        with self.http(login) as client:
+            url = f"/remote.php/dav/calendars/{quote(login.user, safe='')}/{cal_id}/"
+            assert client.request("MKCALENDAR", url, content=body).status_code == 201
+
     def calendar_objects(self, login: Login, calendar: str = "personal") -> dict[str, str]:
         """href -> iCalendar text of every object in a calendar."""
         body = (

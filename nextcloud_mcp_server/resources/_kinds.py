@@ -28,6 +28,7 @@ from nextcloud_mcp_server.resources._uris import (
     FILE_TEMPLATE,
     MAX_URI_CHARS,
     NOTE_TEMPLATE,
+    ONE_CALENDAR_TEMPLATE,
 )
 from nextcloud_mcp_server.tools._registry import SCOPES_META_KEY
 
@@ -37,7 +38,13 @@ Reader = Callable[[Context[Any, Any], str, dict[str, str | list[str]]], Awaitabl
 
 
 # each kind shows the icons of the toolset whose read tools it mirrors
-ICONS_OF = {"note": "notes", "file": "files", "calendar": "calendar", "contact": "contacts"}
+ICONS_OF = {
+    "note": "notes",
+    "file": "files",
+    "calendar": "calendar",
+    "one-calendar": "calendar",
+    "contact": "contacts",
+}
 
 
 @dataclass(frozen=True)
@@ -101,6 +108,16 @@ KINDS = (
         "all your calendars, recurring events expanded, as JSON in the default time zone; at most "
         f"{MAX_EVENTS} occurrences.",
         uri_template=CALENDAR_TEMPLATE,
+        scope=CALENDAR_READ,
+        mime_type="application/json",
+        reader=read_calendar,
+    ),
+    ResourceKind(
+        name="one-calendar",
+        title="One calendar's day or week",
+        description="As nextcloud://calendar/{date}, for one calendar only, by its id (as "
+        "nc_calendar_list_calendars shows it, e.g. personal).",
+        uri_template=ONE_CALENDAR_TEMPLATE,
         scope=CALENDAR_READ,
         mime_type="application/json",
         reader=read_calendar,

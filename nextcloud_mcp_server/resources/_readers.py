@@ -125,14 +125,18 @@ async def read_file(ctx: Context[Any, Any], uri: str, values: dict[str, str | li
 
 
 async def read_calendar(ctx: Context[Any, Any], uri: str, values: dict[str, str | list[str]]) -> Contents:
-    """The events of a day or an ISO week in every calendar, recurring ones expanded: what
-    nc_calendar_list_events answers for that range, in the default time zone."""
+    """The events of a day or an ISO week in every calendar, or in the one the URI names, recurring
+    ones expanded: what nc_calendar_list_events answers for that range, in the default time zone."""
     asked = _one(values, "date")
     span = span_of(asked)
+    calendar = _one(values, "calendar") if "calendar" in values else None
+    if calendar is not None and not 0 < len(calendar) <= MAX_UID_CHARS:
+        raise BadUri(f"the calendar id must be 1 to {MAX_UID_CHARS} characters")
     listed = await nc_calendar_list_events(
-        start=span.first.isoformat(), end=span.end.isoformat(), ctx=ctx, limit=MAX_EVENTS
+        start=span.first.isoformat(), end=span.end.isoformat(), ctx=ctx, calendar=calendar, limit=MAX_EVENTS
     )
     body = {
+        **({"calendar": calendar} if calendar is not None else {}),
         "date": asked,
         "span": span.kind,
         "first_day": span.first.isoformat(),

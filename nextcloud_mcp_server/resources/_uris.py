@@ -17,6 +17,7 @@ __all__ = [
     "FILE_TEMPLATE",
     "MAX_URI_CHARS",
     "NOTE_TEMPLATE",
+    "ONE_CALENDAR_TEMPLATE",
     "SCHEME",
     "BadUri",
     "Span",
@@ -33,6 +34,7 @@ SCHEME = "nextcloud://"
 NOTE_TEMPLATE = "nextcloud://notes/{id}"
 FILE_TEMPLATE = "nextcloud://files/{+path}"
 CALENDAR_TEMPLATE = "nextcloud://calendar/{date}"
+ONE_CALENDAR_TEMPLATE = "nextcloud://calendars/{calendar}/{date}"
 CONTACT_TEMPLATE = "nextcloud://contacts/{addressbook}/{uid}"
 MAX_URI_CHARS = 8192  # a file path is at most 4096 characters (the tools' limit), percent-encoded
 MAX_NOTE_ID = 2**63 - 1

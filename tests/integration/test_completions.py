@@ -15,6 +15,7 @@ from mcp.types import Completion, PromptReference, ResourceTemplateReference
 
 from nextcloud_mcp_server.completions import _sources as sources
 from nextcloud_mcp_server.config import Settings, load_settings
+from nextcloud_mcp_server.resources import ONE_CALENDAR_TEMPLATE
 from tests.backends import Nextcloud
 from tests.integration.test_oauth import oauth_server
 from tests.mcp_clients import http_session, running_app, stdio_session
@@ -27,7 +28,7 @@ pytestmark = pytest.mark.integration
 # The argument names are what counts; these URIs are only the references a client sends.
 FILES = ResourceTemplateReference(uri="nextcloud://files/{+path}")
 NOTES = ResourceTemplateReference(uri="nextcloud://notes/{category}")
-CALENDAR = ResourceTemplateReference(uri="nextcloud://calendar/{calendar_id}/{date}")
+CALENDAR = ResourceTemplateReference(uri=ONE_CALENDAR_TEMPLATE)  # a real template with a calendar id
 
 
 async def complete(
@@ -43,13 +44,7 @@ def mcp_url(nextcloud: Nextcloud) -> Iterator[str]:
 
 
 def mkcalendar(nextcloud: Nextcloud, cal_id: str, name: str) -> None:
-    body = (
-        '<c:mkcalendar xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:set><d:prop>'
-        f"<d:displayname>{name}</d:displayname></d:prop></d:set></c:mkcalendar>"
-    )
-    with nextcloud.http() as client:
-        url = f"/remote.php/dav/calendars/{nextcloud.admin.user}/{cal_id}/"
-        assert client.request("MKCALENDAR", url, content=body).status_code == 201
+    nextcloud.make_calendar(cal_id, name)
 
 
 async def test_the_server_declares_completions(mcp_url: str) -> None:
@@ -331,9 +326,10 @@ async def test_every_template_argument_a_person_types_is_completed(
                 ref = ResourceTemplateReference(uri=template.uri_template)
                 found = await complete(session, name, "", ref)
                 offered[name] = found.values
-    assert set(offered) == {"id", "path", "date", "addressbook", "uid"}
+    assert set(offered) == {"id", "path", "date", "calendar", "addressbook", "uid"}
     assert set(offered) - set(sources.SOURCES) == {"id", "uid"}
     assert offered["id"] == offered["uid"] == []
     assert "Reports/" in offered["path"]
     assert "contacts" in offered["addressbook"]
+    assert "personal" in offered["calendar"]
     assert len(offered["date"]) > 15

@@ -16,7 +16,7 @@ from mcp import ClientSession, MCPError
 from mcp.types import BlobResourceContents, PaginatedRequestParams, TextResourceContents
 
 from nextcloud_mcp_server.config import Settings
-from nextcloud_mcp_server.resources import file_uri
+from nextcloud_mcp_server.resources import KINDS, file_uri
 from nextcloud_mcp_server.resources._listing import MAX_NOTES, PAGE_SIZE
 from tests.backends import Nextcloud
 from tests.mcp_clients import http_session, running_app, stdio_session
@@ -66,6 +66,7 @@ async def test_templates_and_a_listing_read_in_pages(nextcloud: Nextcloud) -> No
         ("nextcloud://notes/{id}", "text/markdown"),
         ("nextcloud://files/{+path}", None),
         ("nextcloud://calendar/{date}", "application/json"),
+        ("nextcloud://calendars/{calendar}/{date}", "application/json"),
         ("nextcloud://contacts/{addressbook}/{uid}", "text/vcard"),
     }
     # the views (ui://, registered with the SDK) come first on page one only, then 20 of ours
@@ -92,7 +93,7 @@ async def test_a_note_reads_as_markdown_with_its_title(nextcloud: Nextcloud) -> 
     headed = nextcloud.add_note(title="Plan", content="# Plan\n\nShip it.")
     async with _session(nextcloud, nextcloud_mcp_permissions="read") as session:
         assert "nc_notes_create_note" not in {t.name for t in (await session.list_tools()).tools}
-        assert len((await session.list_resource_templates()).resource_templates) == 4
+        assert len((await session.list_resource_templates()).resource_templates) == len(KINDS)
         first = await _one(session, f"nextcloud://notes/{plain['id']}")
         second = await _one(session, f"nextcloud://notes/{headed['id']}")
         code, message = await _refused(session, "nextcloud://notes/987654")
@@ -190,6 +191,30 @@ async def test_a_calendar_day_and_an_iso_week_with_real_events(nextcloud: Nextcl
     assert none["events"] == []
 
 
+async def test_one_calendars_week_holds_only_its_events(nextcloud: Nextcloud) -> None:
+    """`nextcloud://calendars/{calendar}/{date}`: the same answer, for the named calendar alone."""
+    nextcloud.make_calendar("work-2026", "Work")
+    for uid, (times, summary) in WEEK_EVENTS.items():
+        nextcloud.put_calendar_object(nextcloud.admin, uid, _event(uid, times, summary))
+    nextcloud.put_calendar_object(
+        nextcloud.admin,
+        "review",
+        _event("review", "DTSTART:20261125T140000Z\nDTEND:20261125T150000Z", "Review"),
+        calendar="work-2026",
+    )
+    async with _session(nextcloud) as session:
+        work = await _one(session, "nextcloud://calendars/work-2026/2026-W48")
+        personal = await _one(session, "nextcloud://calendars/personal/2026-W48")
+        both = await _one(session, "nextcloud://calendar/2026-W48")
+    assert isinstance(work, TextResourceContents)
+    assert isinstance(personal, TextResourceContents)
+    assert isinstance(both, TextResourceContents)
+    assert [e["summary"] for e in json.loads(work.text)["events"]] == ["Review"]
+    assert json.loads(work.text)["calendar"] == "work-2026"
+    assert [e["summary"] for e in json.loads(personal.text)["events"]] == ["Standup", "Dentist", "Trip"]
+    assert [e["summary"] for e in json.loads(both.text)["events"]] == ["Standup", "Review", "Dentist", "Trip"]
+
+
 async def test_a_contact_reads_as_its_vcard(nextcloud: Nextcloud) -> None:
     nextcloud.put_card(
         nextcloud.admin,
@@ -233,6 +258,8 @@ BAD_URIS = [
     ("nextcloud://calendar/2026-W54", "is not a day like 2026-11-26"),
     ("nextcloud://calendar/9999-12-31", "is not a day like 2026-11-26"),
     ("nextcloud://calendar/tomorrow", "is not a day like 2026-11-26"),
+    ("nextcloud://calendars/personal/tomorrow", "is not a day like 2026-11-26"),
+    ("nextcloud://calendars/no-such-calendar/2026-11-26", "no calendar 'no-such-calendar'"),
     ("nextcloud://contacts/..%2F..%2Falice%2Fcontacts/x", "no address book"),
     ("nextcloud://contacts/contacts/" + "u" * 201, "1 to 200 characters"),
     ("nextcloud://tasks/1", "unknown resource"),
@@ -259,7 +286,7 @@ async def test_a_resource_read_over_stdio(nextcloud: Nextcloud) -> None:
     [contents] = read.contents
     assert isinstance(contents, TextResourceContents)
     assert contents.text == "# Over stdio\n\npiped"
-    assert len(templates.resource_templates) == 4
+    assert len(templates.resource_templates) == len(KINDS) == 5
 
 
 async def test_the_listing_holds_at_most_the_newest_hundred_notes(

@@ -65,7 +65,10 @@ async def test_a_token_without_the_scope_is_refused_and_sees_only_what_it_may_re
         templates = (await session.list_resource_templates()).resource_templates
         listed = (await session.list_resources()).resources
         read = await session.read_resource("nextcloud://calendar/2026-11-26")
-    assert [t.uri_template for t in templates] == ["nextcloud://calendar/{date}"]
+    assert [t.uri_template for t in templates] == [
+        "nextcloud://calendar/{date}",
+        "nextcloud://calendars/{calendar}/{date}",
+    ]
     ours = [str(r.uri) for r in listed if str(r.uri).startswith("nextcloud://")]
     assert [uri.split("/")[2] for uri in ours] == ["calendar", "calendar"]  # no notes
     [contents] = read.contents
