@@ -70,7 +70,11 @@ def test_uris_round_trip_through_their_templates() -> None:
     assert found is not None
     assert found[1] == {"addressbook": "contacts", "uid": "a/b c"}
     assert match("nextcloud://files/" + "a" * 9000) is None
-    assert [k.scope for k in KINDS] == ["notes:read", "files:read", "calendar:read", "contacts:read"]
+    found = match("nextcloud://calendars/work%202026/2026-W48")
+    assert found is not None
+    assert (found[0].name, found[1]) == ("one-calendar", {"calendar": "work 2026", "date": "2026-W48"})
+    scopes = [k.scope for k in KINDS]
+    assert scopes == ["notes:read", "files:read", "calendar:read", "calendar:read", "contacts:read"]
 
 
 def test_a_cursor_is_only_what_this_server_gave_out() -> None:
