@@ -31,6 +31,7 @@ from urllib.parse import urlencode
 import httpx
 
 from tests import record_file_apps
+from tests.apps.trip_table import COLUMNS
 from tests.real_nextcloud import Instance, Kit
 from tests.recordings import APPS
 
@@ -206,22 +207,6 @@ def collectives(rec: Recorder, major: str) -> None:
 
 
 TABLES = "/index.php/apps/tables/api/1"
-OPTIONS = [{"id": 1, "label": "open"}, {"id": 2, "label": "done"}]
-COLUMNS = [
-    {"title": "Name", "type": "text", "subtype": "line", "mandatory": True},
-    {"title": "Status", "type": "selection", "selectionOptions": json.dumps(OPTIONS)},
-    {
-        "title": "Tags",
-        "type": "selection",
-        "subtype": "multi",
-        "selectionOptions": json.dumps([{"id": 1, "label": "red"}, {"id": 2, "label": "blue"}]),
-    },
-    {"title": "Hours", "type": "number", "numberMin": 0, "numberMax": 100, "numberDecimals": 1},
-    {"title": "Due", "type": "datetime", "subtype": "date"},
-    {"title": "Booked", "type": "selection", "subtype": "check"},
-    {"title": "Link", "type": "text", "subtype": "link"},
-    {"title": "Notes", "type": "text", "subtype": "long"},
-]
 LINK = "https://example.org/train"
 
 

@@ -15,6 +15,7 @@ import pytest
 from mcp import ClientSession
 
 from nextcloud_mcp_server.tools import tables as tables_tools
+from tests.apps.trip_table import COLUMNS
 from tests.backends import Nextcloud
 from tests.mcp_clients import Human, http_session, running_app, structured
 from tests.strict_clients import refusal_details
@@ -42,24 +43,8 @@ def _api(nextcloud: Nextcloud, method: str, path: str, body: Any = None) -> Any:
 def _trip(nextcloud: Nextcloud) -> dict[str, int]:
     """A table "Trip" of alice's with one column of each kind; {title: column id, "table": id}."""
     table = _api(nextcloud, "POST", "/tables", {"title": "Trip", "emoji": "🧳"})["id"]
-    options = [{"id": 1, "label": "open"}, {"id": 2, "label": "done"}]
-    specs = [
-        {"title": "Name", "type": "text", "subtype": "line", "mandatory": True},
-        {"title": "Status", "type": "selection", "selectionOptions": json.dumps(options)},
-        {
-            "title": "Tags",
-            "type": "selection",
-            "subtype": "multi",
-            "selectionOptions": json.dumps([{"id": 1, "label": "red"}, {"id": 2, "label": "blue"}]),
-        },
-        {"title": "Hours", "type": "number", "numberMin": 0, "numberMax": 100, "numberDecimals": 1},
-        {"title": "Due", "type": "datetime", "subtype": "date"},
-        {"title": "Booked", "type": "selection", "subtype": "check"},
-        {"title": "Link", "type": "text", "subtype": "link"},
-        {"title": "Notes", "type": "text", "subtype": "long"},
-    ]
     ids = {"table": table}
-    for spec in specs:
+    for spec in COLUMNS:
         ids[spec["title"]] = _api(
             nextcloud, "POST", f"/tables/{table}/columns", {"mandatory": False, **spec}
         )["id"]
