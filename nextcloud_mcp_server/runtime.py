@@ -22,6 +22,7 @@ from nextcloud_mcp_server.config import ConfigError, Settings
 from nextcloud_mcp_server.diagnostics import StartupCheck
 from nextcloud_mcp_server.nextcloud.apps import AppsCache
 from nextcloud_mcp_server.nextcloud.discovery import DiscoveryCache
+from nextcloud_mcp_server.nextcloud.kept import KeptAnswers
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.auth.consent_providers import ConsentProvider
@@ -66,6 +67,7 @@ class Runtime:
         self._housekeeping: asyncio.Task[None] | None = None
         self.startup_check = StartupCheck(settings)
         self.discovery = DiscoveryCache()
+        self.answers = KeptAnswers()  # per user, always revalidated with Nextcloud (nextcloud/kept.py)
         self.apps = AppsCache(settings.nextcloud_apps_cache_seconds)  # per user (tools/_apps.py)
         self.elicitation_sessions = ElicitationSessions()
         self.store: StoreBackend | None = None
@@ -162,7 +164,7 @@ class Runtime:
         from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 
         credential = await self.credentials.credential_for(caller)
-        return NextcloudClient(self.http, credential, cache=self.discovery)
+        return NextcloudClient(self.http, credential, cache=self.discovery, answers=self.answers)
 
     @property
     def verifier(self) -> BearerTokenVerifier:

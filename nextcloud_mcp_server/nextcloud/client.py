@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.discovery import DiscoveryCache
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
+from nextcloud_mcp_server.nextcloud.kept import KeptAnswers
 from nextcloud_mcp_server.nextcloud.notes import NotesClient
 from nextcloud_mcp_server.nextcloud.ocs import OCSClient
 
@@ -38,11 +39,18 @@ class NextcloudClient:
     """The APIs of one Nextcloud, for the user whose credential it carries."""
 
     def __init__(
-        self, http: NextcloudHTTP, credential: Credential, *, cache: DiscoveryCache | None = None
+        self,
+        http: NextcloudHTTP,
+        credential: Credential,
+        *,
+        cache: DiscoveryCache | None = None,
+        answers: KeptAnswers | None = None,
     ) -> None:
         self.http = http
         self.credential = credential
         self.cache = cache or DiscoveryCache()
+        # answers kept per user with Nextcloud's validator (kept.py): shared by the process
+        self.answers = answers if answers is not None else KeptAnswers()
 
     @property
     def user_id(self) -> str:
