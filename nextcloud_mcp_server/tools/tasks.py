@@ -87,7 +87,7 @@ async def nc_calendar_list_todos(
     for cal in calendars:
         if "VTODO" not in cal.components:
             continue
-        for obj in await caldav.query(cal, "VTODO"):
+        for obj in await caldav.todos(cal):
             info = _info(obj.ics, cal.id, obj.etag)
             if (status == "open" and info.completed) or (status == "completed" and not info.completed):
                 continue
