@@ -206,7 +206,11 @@ async def nc_calendar_list_events(
     expanded into their occurrences in the range (moved or cancelled occurrences honoured)."""
     lower, upper, tz = _range(ctx, start, end, timezone)
     caldav = (await nextcloud_for(ctx)).caldav
-    calendars = [await caldav.calendar(calendar)] if calendar else await caldav.calendars()
+    calendars = (
+        [await caldav.calendar(calendar, find_default=False)]
+        if calendar
+        else await caldav.calendars(find_default=False)
+    )
     objects = await _events_in(ctx, caldav, calendars, lower, upper)
     expanded = await recurrence().expand([obj.ics for _, obj in objects], lower, upper)
     found: list[tuple[datetime, EventInfo]] = []
@@ -435,7 +439,11 @@ async def nc_calendar_find_availability(
     day_start = _clock(working_hours_start, "working_hours_start")
     day_end = _clock(working_hours_end, "working_hours_end")
     caldav = (await nextcloud_for(ctx)).caldav
-    chosen = [await caldav.calendar(c) for c in calendars] if calendars else await caldav.calendars()
+    chosen = (
+        [await caldav.calendar(c, find_default=False) for c in calendars]
+        if calendars
+        else await caldav.calendars(find_default=False)
+    )
     objects = [obj.ics for _, obj in await _events_in(ctx, caldav, chosen, lower, upper)]
     expanded = await recurrence().expand(objects, lower, upper)
     occurrences = [o for found in expanded.occurrences for o, _ in found or []]

@@ -82,7 +82,11 @@ async def nc_calendar_list_todos(
     after = module.as_datetime(module.parse_moment(due_after, tz), tz) if due_after else None
     before = module.as_datetime(module.parse_moment(due_before, tz), tz) if due_before else None
     caldav = (await nextcloud_for(ctx)).caldav
-    calendars = [await caldav.calendar(calendar)] if calendar else await caldav.calendars()
+    calendars = (
+        [await caldav.calendar(calendar, find_default=False)]
+        if calendar
+        else await caldav.calendars(find_default=False)
+    )
     found: list[TodoInfo] = []
     for cal in calendars:
         if "VTODO" not in cal.components:
