@@ -16,6 +16,7 @@ import pytest
 
 from nextcloud_mcp_server.nextcloud import ical, recurrence
 from tests.backends import Nextcloud
+from tests.integration.test_calendar_tools import mkcalendar
 from tests.mcp_clients import http_session, running_app, structured
 
 pytestmark = pytest.mark.integration
@@ -361,3 +362,31 @@ async def test_bad_ranges_are_refused_before_nextcloud_is_asked(
     assert result.is_error
     assert message in json.dumps([getattr(c, "text", "") for c in result.content])
     assert requests.count("REPORT") == 0
+
+
+async def test_an_unchanged_task_list_is_not_read_again_and_a_new_task_is_seen(nextcloud: Nextcloud) -> None:
+    def task(uid: str, summary: str) -> str:
+        return (
+            "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//test//EN\r\nBEGIN:VTODO\r\n"
+            f"UID:{uid}\r\nDTSTAMP:20261101T000000Z\r\nSUMMARY:{summary}\r\nEND:VTODO\r\nEND:VCALENDAR\r\n"
+        )
+
+    mkcalendar(nextcloud, "tasks", "Tasks", "VTODO")
+    nextcloud.put_calendar_object(
+        nextcloud.admin, "first-task", task("first-task", "Water the plants"), "tasks"
+    )
+
+    async def listed(session: Any) -> list[str]:
+        todos = structured(await session.call_tool("nc_calendar_list_todos", {"calendar": "tasks"}))["todos"]
+        return sorted(t["summary"] for t in todos)
+
+    with running_app(nextcloud.settings()) as url:
+        async with http_session(url + "/mcp") as session:
+            assert await listed(session) == ["Water the plants"]
+            again = _Requests(nextcloud)
+            assert await listed(session) == ["Water the plants"]
+            assert again.count("REPORT") == 0
+            nextcloud.put_calendar_object(
+                nextcloud.admin, "second-task", task("second-task", "Call Bob"), "tasks"
+            )
+            assert await listed(session) == ["Call Bob", "Water the plants"]
