@@ -42,6 +42,11 @@ def _call(name: str, **extra: Any) -> bytes:
         (b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": "nc_notes_list_notes"}', False),
         (b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": ["x"]}}', False),
         (b'{"jsonrpc": "2.0", "id": 1, "method": ["ping"]}', False),
+        (
+            b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", '
+            b'"params": {"name": "nc_notes_list_notes", "_meta": {"progressToken": 7}}}',
+            False,
+        ),
         (b"{not json", False),
         (b"[" * 100_000, False),
     ],
@@ -57,6 +62,7 @@ def _call(name: str, **extra: Any) -> bytes:
         "bad-params",
         "list-name",
         "list-method",
+        "progress-token",
         "malformed",
         "deep",
     ],

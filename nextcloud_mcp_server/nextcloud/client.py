@@ -68,7 +68,9 @@ class NextcloudClient:
     def caldav(self) -> CalDAVClient:
         from nextcloud_mcp_server.nextcloud.caldav import CalDAVClient
 
-        return CalDAVClient(self.http, self.credential, self.cache.calendar_homes, self.cache.principals)
+        return CalDAVClient(
+            self.http, self.credential, self.cache.calendar_homes, self.cache.principals, answers=self.answers
+        )
 
     @cached_property
     def unified_search(self) -> UnifiedSearchClient:

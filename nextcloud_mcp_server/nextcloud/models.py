@@ -94,6 +94,7 @@ class Calendar(_Model):
     components: list[str] = Field(default_factory=list)
     writable: bool = True
     default: bool = False  # the user's default calendar (the principal's schedule-default-calendar-URL)
+    ctag: str = ""  # getctag: changes with every change in the calendar (Nextcloud: its sync token)
 
 
 class CalendarObject(_Model):

@@ -12,7 +12,7 @@ from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import CALENDAR_READ, CALENDAR_WRITE, require_scopes
-from nextcloud_mcp_server.nextcloud.errors import InvalidInput, PreconditionFailed, ServerError
+from nextcloud_mcp_server.nextcloud.errors import InvalidInput, PreconditionFailed
 from nextcloud_mcp_server.nextcloud.models import Calendar, CalendarObject
 from nextcloud_mcp_server.tools._approval import require_approval, shrinks
 from nextcloud_mcp_server.tools._arguments import StrictArguments
@@ -153,29 +153,21 @@ def _range(
 
 
 async def _events_in(
-    caldav: CalDAVClient, cal: Calendar, lower: datetime, upper: datetime, notes: list[str]
-) -> list[CalendarObject]:
-    """The event objects of `cal` that may touch [lower, upper): those Nextcloud finds by date, and
-    every repeating one, expanded here within bounds. An event that repeats more than 3500 times
-    up to the range's end (Sabre's limit) makes Nextcloud 29 fail the whole date query with HTTP
-    500 (then every event is read) and Nextcloud 34 leave that event out without a word (a daily
-    event since 2016 vanished from this week): so repeating events are always asked for apart."""
-    repeating = asyncio.ensure_future(caldav.query(cal, "VEVENT", recurring=True))
-    try:
-        timed = await caldav.query(cal, "VEVENT", start=lower, end=upper)
-    except BaseException as exc:
-        repeating.cancel()
-        await asyncio.gather(repeating, return_exceptions=True)
-        if not isinstance(exc, ServerError):
-            raise
-        notes.append(
-            f"Nextcloud could not search calendar '{cal.id}' by date (it fails when an event repeats "
-            "more than 3500 times); all its events were read and filtered here instead"
-        )
-        return await caldav.query(cal, "VEVENT")
-    found = {obj.href: obj for obj in await repeating}
-    found.update((obj.href, obj) for obj in timed)
-    return list(found.values())
+    ctx: Context[Any, Any], caldav: CalDAVClient, calendars: list[Calendar], lower: datetime, upper: datetime
+) -> list[tuple[str, CalendarObject]]:
+    """The event objects of `calendars` that may touch [lower, upper), read at once (ADR 0050), with
+    progress reported per calendar read to a client that asked for it."""
+    chosen = [cal for cal in calendars if "VEVENT" in cal.components]
+    done = 0
+
+    async def read(cal: Calendar) -> list[tuple[str, CalendarObject]]:
+        nonlocal done
+        objects = await caldav.events_between(cal, lower, upper)
+        done += 1
+        await ctx.report_progress(done, len(chosen), f"read calendar {cal.id}")
+        return [(cal.id, obj) for obj in objects]
+
+    return [pair for found in await asyncio.gather(*(read(cal) for cal in chosen)) for pair in found]
 
 
 @toolset.tool(title="List calendars", read_only=True)
@@ -214,12 +206,12 @@ async def nc_calendar_list_events(
     expanded into their occurrences in the range (moved or cancelled occurrences honoured)."""
     lower, upper, tz = _range(ctx, start, end, timezone)
     caldav = (await nextcloud_for(ctx)).caldav
-    calendars = [await caldav.calendar(calendar)] if calendar else await caldav.calendars()
-    objects: list[tuple[str, CalendarObject]] = []
-    notes: list[str] = []
-    for cal in calendars:
-        if "VEVENT" in cal.components:
-            objects += [(cal.id, obj) for obj in await _events_in(caldav, cal, lower, upper, notes)]
+    calendars = (
+        [await caldav.calendar(calendar, find_default=False)]
+        if calendar
+        else await caldav.calendars(find_default=False)
+    )
+    objects = await _events_in(ctx, caldav, calendars, lower, upper)
     expanded = await recurrence().expand([obj.ics for _, obj in objects], lower, upper)
     found: list[tuple[datetime, EventInfo]] = []
     for (cal_id, obj), occurrences in zip(objects, expanded.occurrences, strict=True):
@@ -229,7 +221,7 @@ async def nc_calendar_list_events(
             found.append((moment, info))
     found.sort(key=lambda item: (item[0], item[1].summary))
     return EventList(
-        events=[info for _, info in found[:limit]], truncated=len(found) > limit, notes=notes + expanded.notes
+        events=[info for _, info in found[:limit]], truncated=len(found) > limit, notes=expanded.notes
     )
 
 
@@ -447,12 +439,12 @@ async def nc_calendar_find_availability(
     day_start = _clock(working_hours_start, "working_hours_start")
     day_end = _clock(working_hours_end, "working_hours_end")
     caldav = (await nextcloud_for(ctx)).caldav
-    chosen = [await caldav.calendar(c) for c in calendars] if calendars else await caldav.calendars()
-    objects: list[str] = []
-    notes: list[str] = []
-    for cal in chosen:
-        if "VEVENT" in cal.components:
-            objects += [obj.ics for obj in await _events_in(caldav, cal, lower, upper, notes)]
+    chosen = (
+        [await caldav.calendar(c, find_default=False) for c in calendars]
+        if calendars
+        else await caldav.calendars(find_default=False)
+    )
+    objects = [obj.ics for _, obj in await _events_in(ctx, caldav, chosen, lower, upper)]
     expanded = await recurrence().expand(objects, lower, upper)
     occurrences = [o for found in expanded.occurrences for o, _ in found or []]
     slots = ical().free_slots(
@@ -471,5 +463,5 @@ async def nc_calendar_find_availability(
             Slot(start=s.isoformat(), end=e.isoformat(), minutes=int((e - s).total_seconds() // 60))
             for s, e in slots[:limit]
         ],
-        notes=notes + expanded.notes,
+        notes=expanded.notes,
     )

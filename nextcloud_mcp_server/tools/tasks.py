@@ -82,12 +82,16 @@ async def nc_calendar_list_todos(
     after = module.as_datetime(module.parse_moment(due_after, tz), tz) if due_after else None
     before = module.as_datetime(module.parse_moment(due_before, tz), tz) if due_before else None
     caldav = (await nextcloud_for(ctx)).caldav
-    calendars = [await caldav.calendar(calendar)] if calendar else await caldav.calendars()
+    calendars = (
+        [await caldav.calendar(calendar, find_default=False)]
+        if calendar
+        else await caldav.calendars(find_default=False)
+    )
     found: list[TodoInfo] = []
     for cal in calendars:
         if "VTODO" not in cal.components:
             continue
-        for obj in await caldav.query(cal, "VTODO"):
+        for obj in await caldav.todos(cal):
             info = _info(obj.ics, cal.id, obj.etag)
             if (status == "open" and info.completed) or (status == "completed" and not info.completed):
                 continue

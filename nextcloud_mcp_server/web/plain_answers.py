@@ -48,8 +48,9 @@ _answer_plain: contextvars.ContextVar[bool] = contextvars.ContextVar("answer_pla
 
 
 def plain_answer_wanted(body: bytes, read_only_tools: Collection[str]) -> bool:
-    """True for one JSON-RPC request that needs no stream: a read-only tool's call, a tool list
-    or a ping (never `initialize`, notifications or batches: those keep the SDK's own answer)."""
+    """True for one JSON-RPC request that needs no stream: a read-only tool's call without a
+    progress token, a tool list or a ping (never `initialize`, notifications or batches: those
+    keep the SDK's own answer)."""
     try:
         message = json.loads(body)
     except (ValueError, RecursionError):
@@ -62,6 +63,9 @@ def plain_answer_wanted(body: bytes, read_only_tools: Collection[str]) -> bool:
     if method in _PLAIN_METHODS:
         return True
     name = params.get("name") if isinstance(params, dict) else None
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if isinstance(meta, dict) and "progressToken" in meta:
+        return False  # the caller wants progress notifications: they need the stream (ADR 0050)
     return method == "tools/call" and isinstance(name, str) and name in read_only_tools
 
 

@@ -59,13 +59,10 @@ async def test_an_endless_secondly_event_is_listed_once_with_a_note(planted: Nex
     assert hostile[0]["recurrence"] == "FREQ=SECONDLY"
     assert len(weekly) == (1 if end == "2026-11-24" else 105)
     # Nextcloud 29 (and the double) refuse to search the calendar by date past Sabre's
-    # 3500-instance limit: a note; 34 leaves the event out of its answer silently, so repeating
-    # events are asked for apart. The event itself: another note.
-    refused_by_date = planted.major < 34
-    assert len(listed["notes"]) == (2 if refused_by_date else 1)
-    if refused_by_date:
-        assert listed["notes"][0].startswith("Nextcloud could not search calendar 'personal' by date")
-    assert '"Every second" (uid hostile) repeats too often to expand (FREQ=SECONDLY' in listed["notes"][-1]
+    # 3500-instance limit and 34 leaves the event out silently: rules without an end are asked
+    # for apart (ADR 0050), so the answer is whole and only the event itself has a note.
+    assert len(listed["notes"]) == 1
+    assert '"Every second" (uid hostile) repeats too often to expand (FREQ=SECONDLY' in listed["notes"][0]
 
 
 async def test_free_time_with_an_endless_secondly_event_says_it_is_unsure(planted: Nextcloud) -> None:
@@ -77,7 +74,7 @@ async def test_free_time_with_an_endless_secondly_event_says_it_is_unsure(plante
                     {"start": "2026-11-23", "end": "2028-11-23", "duration_minutes": 30, "timezone": "UTC"},
                 )
             )
-    assert len(found["notes"]) == (2 if planted.major < 34 else 1)
+    assert len(found["notes"]) == 1  # the answer is whole (ADR 0050); the event is not expanded
     assert "uid hostile" in found["notes"][-1]
 
 

@@ -43,7 +43,7 @@ from tests.nextcloud_double.dav_extras import (
 )
 from tests.nextcloud_double.login_api import LoginAPI
 from tests.nextcloud_double.notes_api import NotesStore, notes_endpoint
-from tests.nextcloud_double.sabre_limits import exceeds_instances
+from tests.nextcloud_double.sabre_limits import exceeds_instances, index_query
 from tests.nextcloud_double.shares_api import SHARES_ENDPOINT, SharesAPI
 from tests.nextcloud_double.users import Account, Accounts, Caller
 
@@ -93,6 +93,8 @@ class NextcloudDouble:
         self._contacts = WSGIMiddleware(contacts, workers=4)
         self.calendar_trash = CalendarTrash(data_dir / "calendars" / "collections" / "collection-root")
         self.requests: collections.deque[Recorded] = collections.deque(maxlen=20_000)
+        # the bodies of the REPORTs on calendars, for tests of what is asked (sabre_limits.py)
+        self.calendar_reports: collections.deque[bytes] = collections.deque(maxlen=1000)
         # Test hooks: (method, path prefix) -> list of statuses to answer before behaving normally.
         self.injected: dict[tuple[str, str], list[int]] = {}
         self.ocs_routes: dict[tuple[str, str], Handler] = {}
@@ -297,10 +299,16 @@ class NextcloudDouble:
             await self._delete_object(inner, receive, send)
         elif calendar and calendar[0] == caller.user_id and calendar[1] and method == "REPORT":
             body = await Request(scope, receive).body()
-            if exceeds_instances(self.calendar_trash.collections / calendar[0] / calendar[1], body):
+            self.calendar_reports.append(body)
+            collection = self.calendar_trash.collections / calendar[0] / calendar[1]
+            if exceeds_instances(collection, body):
                 await Response("MaxInstancesExceededException", status_code=500)(scope, receive, send)
                 return
-
+            rewritten = index_query(collection, path, body)
+            if rewritten is not None:
+                body = rewritten
+                headers = [(k, v) for k, v in inner["headers"] if k.lower() != b"content-length"]
+                inner = dict(inner, headers=[*headers, (b"content-length", str(len(body)).encode())])
             await self._radicale(dict(inner, root_path=CALENDARS_PREFIX), _replay(body), send)
         elif path.startswith(CALENDARS_PREFIX):
             await self._radicale(dict(inner, root_path=CALENDARS_PREFIX), receive, send)
