@@ -116,7 +116,7 @@ def _info(card: Card, book: AddressBook) -> ContactInfo:
         note=view.note,
         addresses=view.addresses,
         urls=view.urls,
-        has_photo=view.has_photo,
+        has_photo=view.has_photo if card.has_photo is None else card.has_photo,
         problems=view.problems,
         etag=card.etag,
     )
@@ -176,7 +176,8 @@ async def nc_contacts_search(
 ) -> ContactList:
     """Find contacts whose name, email, phone number, organisation or group (category) contains
     the text, case-insensitively in any script. Phone numbers match whatever their formatting
-    ('+49 30 1234567' is found by '030/1234567' or '1234567')."""
+    ('+49 30 1234567' is found by '030/1234567' or '1234567'). Each contact shows what
+    nc_contacts_get_contact shows, except problems with its photo (the photo is not fetched)."""
     carddav = (await nextcloud_for(ctx)).carddav
     books = [await _book(carddav, address_book)] if address_book else await carddav.address_books()
     text = query.strip()
@@ -191,10 +192,12 @@ async def nc_contacts_search(
             digits = _digits(text).lstrip("0")
             if len(digits) < 3:
                 raise InvalidInput("give at least three digits of the phone number")
-            cards = await carddav.query(book, ["TEL"], digits[-2:], limit=200)
+            cards = await carddav.query(book, ["TEL"], digits[-2:], limit=200, shown=vcard.SHOWN_PROPERTIES)
             matching = [c for c in cards if any(_digits(p.value).endswith(digits) for p in _phones(c))]
         else:
-            matching = await carddav.query(book, _PROPERTIES[field], text, limit=limit + 1)
+            matching = await carddav.query(
+                book, _PROPERTIES[field], text, limit=limit + 1, shown=vcard.SHOWN_PROPERTIES
+            )
         for card in matching:
             if len(found) >= limit:
                 truncated = True
