@@ -23,9 +23,25 @@ from nextcloud_mcp_server.nextcloud.dav_home import WRITE_PRIVILEGES, DavHomeCli
 from nextcloud_mcp_server.nextcloud.dav_xml import CS, DAV, xml_escape
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NotFound, PreconditionFailed
 
-__all__ = ["CARDDAV", "MAX_QUERY", "MAX_RESULTS", "AddressBook", "Card", "CardDAVClient", "plain_etag"]
+__all__ = [
+    "CARDDAV",
+    "DEFAULT_BOOK",
+    "MAX_QUERY",
+    "MAX_RESULTS",
+    "AddressBook",
+    "Card",
+    "CardDAVClient",
+    "plain_etag",
+]
 
 NC_COM = "http://nextcloud.com/ns"
+DEFAULT_BOOK = "contacts"
+_GENERATED = ("z-app-generated--", "z-server-generated--")  # the accounts, recently contacted
+NO_ADDRESS_BOOK = (
+    "you have no address book of your own yet (Nextcloud makes the default one at the first "
+    "login in a browser, not for an app password): log in to Nextcloud's web page once, or create "
+    "an address book there (Contacts app), then ask again"
+)
 _PROPERTY_NAME = re.compile(r"^[A-Z][A-Z0-9-]{0,39}$")
 
 CARDDAV = "urn:ietf:params:xml:ns:carddav"
@@ -102,6 +118,22 @@ class CardDAVClient(DavHomeClient):
         known = ", ".join(f"{b.id} ({b.name})" for b in books) or "none"
         raise NotFound(self.host, f"no address book '{wanted}'; the address books are: {known}", status=404)
 
+    async def chosen_book(self, wanted: str | None, *, write: bool = False) -> AddressBook:
+        """The book named `wanted`, else `contacts`, else the first of the user's own they can
+        write to; with `write`, refused when read-only."""
+        if wanted is None:
+            books = await self.address_books()
+            own = [b for b in books if b.writable and not b.id.startswith(_GENERATED)]
+            mine = [b for b in books if b.id == DEFAULT_BOOK] or own
+            if not mine:
+                raise InvalidInput(NO_ADDRESS_BOOK)
+            book = mine[0]
+        else:
+            book = await self.address_book(wanted)
+        if write and not book.writable:
+            raise InvalidInput(f"address book '{book.id}' is read-only for you")
+        return book
+
     async def query(
         self,
         book: AddressBook,
@@ -152,6 +184,15 @@ class CardDAVClient(DavHomeClient):
         response = await self._http.request("GET", self._path(href), credential=self._credential)
         etag = plain_etag(response.headers.get("etag"))
         return Card(href=urlsplit(href).path, etag=etag, vcard=response.text)
+
+    async def default_book_card(self, uid: str) -> Card | None:
+        """`<uid>.vcf` in the default address book `contacts` (Nextcloud's, where Contacts writes)
+        with one GET and no listing of the books; None when it is not there."""
+        href = f"{await self.home()}{DEFAULT_BOOK}/{quote(uid, safe='')}.vcf"
+        try:
+            return await self.get(href)
+        except NotFound:
+            return None
 
     async def find(self, book: AddressBook, uid: str) -> Card:
         """The card with this UID: at `<uid>.vcf` first (what Nextcloud Contacts writes), else by
