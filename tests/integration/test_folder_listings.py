@@ -125,6 +125,23 @@ def test_a_kept_listing_is_never_given_to_a_credential_nextcloud_refuses(nextclo
     asyncio.run(main())
 
 
+def test_a_folder_too_large_to_keep_is_streamed_holding_only_the_page(nextcloud: Nextcloud) -> None:
+    for i in range(9):
+        nextcloud.put_file(nextcloud.admin, f"Large/{8 - i}.txt", b"l")
+    nextcloud.make_folder(nextcloud.admin, "Large/sub")
+
+    async def body(files: WebDAVClient) -> None:
+        small = KeptAnswers(max_bytes=4 * 1000)  # a quarter: room for about 5 entries
+        cut = await list_folder(files, "Large", top=4, answers=small)
+        assert (cut.complete, cut.total, len(small)) == (False, 10, 0)
+        assert [e.name for e in cut.entries] == ["sub", "0.txt", "1.txt", "2.txt"]
+        whole = await list_folder(files, "Large", top=4, answers=KeptAnswers())
+        assert whole.complete
+        assert _shown(whole)[:4] == _shown(cut)
+
+    _run(nextcloud, body)
+
+
 def _serving(nextcloud: Nextcloud) -> Any:
     return running_app(nextcloud.settings())
 
