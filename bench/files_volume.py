@@ -321,6 +321,7 @@ async def main() -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--base", default="main", help="git ref of the 'old' server (default main)")
     parser.add_argument("--skip-tools", action="store_true")
+    parser.add_argument("--only", default="", help="only the cases whose name contains this")
     parser.add_argument(
         "--published-venv",
         type=Path,
@@ -335,7 +336,7 @@ async def main() -> int:
     auth = (user, config["alice"]["app_password"])
     results: dict[str, Any] = {}
     async with httpx.AsyncClient(base_url=config["url"], auth=auth, timeout=120) as client:
-        cases = floor_cases(client, user, book)
+        cases = {k: v for k, v in floor_cases(client, user, book).items() if args.only in k}
         rows: dict[str, list[dict[str, float]]] = {name: [] for name in cases}
         for _ in range(args.rounds):
             for name, call in cases.items():
@@ -363,6 +364,8 @@ async def main() -> int:
             for _ in range(args.rounds):
                 for label, session in sessions.items():
                     for name, tool, arguments in TOOLS:
+                        if args.only not in name:
+                            continue
                         if label.startswith("PyPI"):
                             if name not in PUBLISHED:
                                 continue
