@@ -12,6 +12,7 @@ scope becomes `path LIKE 'folder/%'`), so a SEARCH cannot list one folder's own 
 
 from __future__ import annotations
 
+from contextlib import aclosing
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from urllib.parse import quote
@@ -83,10 +84,13 @@ async def search_files(
     headers = {"Content-Type": "text/xml; charset=utf-8"}
     found: list[FileEntry] = []
     try:
-        async for entry in files.entries("SEARCH", "/remote.php/dav/", body, headers, missing=path):
-            found.append(entry)
-            if len(found) >= limit:
-                break
+        async with aclosing(
+            files.entries("SEARCH", "/remote.php/dav/", body, headers, missing=path)
+        ) as entries:
+            async for entry in entries:
+                found.append(entry)
+                if len(found) >= limit:
+                    break
     except NextcloudHTTPError as exc:
         detail = sabre_message(exc.body)
         if detail and exc.status < 500 and exc.status != 404:

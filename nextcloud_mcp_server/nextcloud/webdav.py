@@ -9,7 +9,8 @@ Nextcloud for in `dav_files`.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
 from dataclasses import dataclass
 from urllib.parse import quote
 
@@ -77,7 +78,7 @@ class WebDAVClient:
 
     async def entries(
         self, method: str, url_path: str, body: bytes, headers: dict[str, str], *, missing: str
-    ) -> AsyncIterator[FileEntry]:
+    ) -> AsyncGenerator[FileEntry, None]:
         """The file entries of a PROPFIND or SEARCH answer, as they stream in; a 404 is reported
         as no file or folder at `missing`."""
         try:
@@ -91,20 +92,24 @@ class WebDAVClient:
         except NotFound as exc:
             raise self.not_found(missing, exc) from None
 
-    def _propfind(self, path: str, depth: str, props: str) -> AsyncIterator[FileEntry]:
+    def _propfind(self, path: str, depth: str, props: str) -> AsyncGenerator[FileEntry, None]:
         headers = {"Depth": depth, "Content-Type": "application/xml; charset=utf-8"}
         return self.entries("PROPFIND", self.url_path(path), propfind_body(props), headers, missing=path)
 
-    async def stat(self, path: str) -> FileEntry:
-        async for entry in self._propfind(path, "0", STAT_PROPS):
-            return entry
+    async def _itself(self, path: str, props: str) -> FileEntry:
+        # aclosing: the answer's connection goes back to the pool now, not when the generator is
+        # collected (after the session may have closed)
+        async with aclosing(self._propfind(path, "0", props)) as found:
+            async for entry in found:
+                return entry
         raise NotFound(self.host, f"no file or folder at {paths.display(path)}", status=404)
+
+    async def stat(self, path: str) -> FileEntry:
+        return await self._itself(path, STAT_PROPS)
 
     async def current_etag(self, path: str) -> str | None:
         """The ETag of a file or folder now (one depth-0 PROPFIND asking for nothing else)."""
-        async for entry in self._propfind(path, "0", ETAG_PROPS):
-            return entry.etag
-        raise NotFound(self.host, f"no file or folder at {paths.display(path)}", status=404)
+        return (await self._itself(path, ETAG_PROPS)).etag
 
     async def iter_directory(self, path: str, *, itself: bool = False) -> AsyncIterator[FileEntry]:
         """The entries of a folder, as they stream in; with `itself`, the folder's own entry too
