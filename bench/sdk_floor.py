@@ -68,7 +68,8 @@ def _entry(response: ET.Element, root: str) -> FileInfo:
     assert prop is not None
     folder = prop.find(f"{DAV}resourcetype/{DAV}collection") is not None
     modified = prop.findtext(f"{DAV}getlastmodified")
-    size = prop.findtext(f"{DAV}getcontentlength")
+    # oc:size: a file's length (what the listing asks for since ADR 0051), else getcontentlength
+    size = prop.findtext("{http://owncloud.org/ns}size") or prop.findtext(f"{DAV}getcontentlength")
     return FileInfo(
         path=path,
         name=path.rsplit("/", 1)[-1],

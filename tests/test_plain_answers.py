@@ -35,6 +35,8 @@ def _call(name: str, **extra: Any) -> bytes:
         (b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}', True),
         (b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}', True),
         (_call("nc_notes_delete_note"), False),  # may ask the human: needs the stream
+        (_call("nc_notes_list_notes", _meta={"progressToken": 3}), False),  # progress needs it too
+        (_call("nc_notes_list_notes", _meta={"progressToken": None}), True),
         (_call("no_such_tool"), False),
         (json.dumps(INITIALIZE).encode(), False),
         (b'{"jsonrpc": "2.0", "method": "notifications/initialized"}', False),
@@ -55,6 +57,8 @@ def _call(name: str, **extra: Any) -> bytes:
         "list",
         "ping",
         "destructive",
+        "progress",
+        "no-progress-token",
         "unknown",
         "initialize",
         "notification",

@@ -5,11 +5,15 @@ Discovery like CalDAV: `current-user-principal`, then the principal's `addressbo
 system book of all accounts and "Recently contacted" (`carddav_propfind_books.txt`).
 Searches are `addressbook-query` REPORTs with `text-match` (`i;unicode-casemap`, contains), which
 Nextcloud answers case-insensitively in any script; results are bounded with `card:limit`.
+A search can ask for only some properties of each card (`<card:address-data>` with `<card:prop
+name=...>`, RFC 6352 10.4; Nextcloud 29 and 34 cut the card to those plus UID, VERSION and FN)
+and for Nextcloud's `has-photo`, so a photo (base64, often tens of KB, up to 5 MB) is not sent.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import re
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import quote, unquote, urlsplit
@@ -19,7 +23,26 @@ from nextcloud_mcp_server.nextcloud.dav_home import WRITE_PRIVILEGES, DavHomeCli
 from nextcloud_mcp_server.nextcloud.dav_xml import CS, DAV, xml_escape
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NotFound, PreconditionFailed
 
-__all__ = ["CARDDAV", "MAX_QUERY", "MAX_RESULTS", "AddressBook", "Card", "CardDAVClient", "plain_etag"]
+__all__ = [
+    "CARDDAV",
+    "DEFAULT_BOOK",
+    "MAX_QUERY",
+    "MAX_RESULTS",
+    "AddressBook",
+    "Card",
+    "CardDAVClient",
+    "plain_etag",
+]
+
+NC_COM = "http://nextcloud.com/ns"
+DEFAULT_BOOK = "contacts"
+_GENERATED = ("z-app-generated--", "z-server-generated--")  # the accounts, recently contacted
+NO_ADDRESS_BOOK = (
+    "you have no address book of your own yet (Nextcloud makes the default one at the first "
+    "login in a browser, not for an app password): log in to Nextcloud's web page once, or create "
+    "an address book there (Contacts app), then ask again"
+)
+_PROPERTY_NAME = re.compile(r"^[A-Z][A-Z0-9-]{0,39}$")
 
 CARDDAV = "urn:ietf:params:xml:ns:carddav"
 MAX_QUERY = 200
@@ -46,6 +69,8 @@ class Card:
     href: str
     etag: str
     vcard: str
+    # Nextcloud's `has-photo` when the card was read without its photo; None: read whole
+    has_photo: bool | None = None
 
     @property
     def name(self) -> str:
@@ -93,6 +118,22 @@ class CardDAVClient(DavHomeClient):
         known = ", ".join(f"{b.id} ({b.name})" for b in books) or "none"
         raise NotFound(self.host, f"no address book '{wanted}'; the address books are: {known}", status=404)
 
+    async def chosen_book(self, wanted: str | None, *, write: bool = False) -> AddressBook:
+        """The book named `wanted`, else `contacts`, else the first of the user's own they can
+        write to; with `write`, refused when read-only."""
+        if wanted is None:
+            books = await self.address_books()
+            own = [b for b in books if b.writable and not b.id.startswith(_GENERATED)]
+            mine = [b for b in books if b.id == DEFAULT_BOOK] or own
+            if not mine:
+                raise InvalidInput(NO_ADDRESS_BOOK)
+            book = mine[0]
+        else:
+            book = await self.address_book(wanted)
+        if write and not book.writable:
+            raise InvalidInput(f"address book '{book.id}' is read-only for you")
+        return book
+
     async def query(
         self,
         book: AddressBook,
@@ -101,36 +142,57 @@ class CardDAVClient(DavHomeClient):
         *,
         limit: int = 50,
         match: Literal["contains", "equals"] = "contains",
+        shown: Sequence[str] | None = None,
     ) -> list[Card]:
-        """Cards where any of `properties` contains `text` (case-insensitive), at most `limit`."""
+        """Cards where any of `properties` contains `text` (case-insensitive), at most `limit`.
+        With `shown`, each card carries only those properties (and UID, VERSION, FN) and
+        `has_photo`; without it, the whole card."""
         if not text or len(text) > MAX_QUERY:
             raise InvalidInput(f"search for 1 to {MAX_QUERY} characters")
         if not 1 <= limit <= MAX_RESULTS:
             raise InvalidInput(f"limit must be between 1 and {MAX_RESULTS}")
+        if shown is not None and not all(_PROPERTY_NAME.match(name) for name in shown):
+            raise InvalidInput("property names are upper-case vCard names such as FN or EMAIL")
         collation = "i;octet" if match == "equals" else "i;unicode-casemap"
         filters = "".join(
             f'<card:prop-filter name="{xml_escape(prop)}"><card:text-match collation="{collation}" '
             f'match-type="{match}">{xml_escape(text)}</card:text-match></card:prop-filter>'
             for prop in properties
         )
+        if shown:
+            wanted = "".join(f'<card:prop name="{name}"/>' for name in shown)
+            data = f'<card:address-data>{wanted}</card:address-data><nc:has-photo xmlns:nc="{NC_COM}"/>'
+        else:
+            data = "<card:address-data/>"
         body = (
             f'<?xml version="1.0"?><card:addressbook-query xmlns:d="{DAV}" xmlns:card="{CARDDAV}">'
-            '<d:prop><d:getetag/><card:address-data/></d:prop><card:filter test="anyof">'
+            f'<d:prop><d:getetag/>{data}</d:prop><card:filter test="anyof">'
             f"{filters}</card:filter><card:limit><card:nresults>{limit}</card:nresults></card:limit>"
             "</card:addressbook-query>"
         )
         cards: list[Card] = []
         async for item in self._multistatus("REPORT", book.href, "1", body):
-            data = item.text(f"{{{CARDDAV}}}address-data")
+            data = item.text(f"{{{CARDDAV}}}address-data") or ""
             if data and len(cards) < limit:
                 etag = plain_etag(item.text(f"{{{DAV}}}getetag"))
-                cards.append(Card(href=urlsplit(item.href).path, etag=etag, vcard=data))
+                photo = item.text(f"{{{NC_COM}}}has-photo") if shown else None
+                has_photo = None if photo is None else photo in ("1", "true")
+                cards.append(Card(urlsplit(item.href).path, etag, data, has_photo))
         return cards
 
     async def get(self, href: str) -> Card:
         response = await self._http.request("GET", self._path(href), credential=self._credential)
         etag = plain_etag(response.headers.get("etag"))
         return Card(href=urlsplit(href).path, etag=etag, vcard=response.text)
+
+    async def default_book_card(self, uid: str) -> Card | None:
+        """`<uid>.vcf` in the default address book `contacts` (Nextcloud's, where Contacts writes)
+        with one GET and no listing of the books; None when it is not there."""
+        href = f"{await self.home()}{DEFAULT_BOOK}/{quote(uid, safe='')}.vcf"
+        try:
+            return await self.get(href)
+        except NotFound:
+            return None
 
     async def find(self, book: AddressBook, uid: str) -> Card:
         """The card with this UID: at `<uid>.vcf` first (what Nextcloud Contacts writes), else by

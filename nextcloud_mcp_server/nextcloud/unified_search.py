@@ -2,8 +2,8 @@
 
 What a real Nextcloud 29 answers (see `tests/fixtures/nextcloud/search_*.txt`):
 - the providers depend on the apps installed (files, notes, settings, comments, tags, and contacts,
-  calendar, mail or talk when those apps are there); an unknown provider id is a 500, so ids are
-  checked against the list before asking;
+  calendar, mail or talk when those apps are there); an unknown provider id is a 500 (29) or an
+  error answer, so a caller that gets one reads the list to say which ids exist;
 - each provider pages on its own with an opaque `cursor` (a number for files, null when done);
 - the files provider matches names, not contents, unless a full-text search app is installed.
 """
@@ -18,7 +18,15 @@ from urllib.parse import quote
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, InvalidResponse
 from nextcloud_mcp_server.nextcloud.ocs import OCSClient
 
-__all__ = ["MAX_LIMIT", "MAX_TERM", "Provider", "SearchHit", "SearchPage", "UnifiedSearchClient"]
+__all__ = [
+    "MAX_LIMIT",
+    "MAX_TERM",
+    "Provider",
+    "SearchHit",
+    "SearchPage",
+    "UnifiedSearchClient",
+    "valid_provider_id",
+]
 
 MAX_TERM = 200
 MAX_LIMIT = 50
@@ -51,6 +59,10 @@ class SearchPage:
     name: str
     hits: list[SearchHit]
     cursor: str | None  # pass back for the next page; None when the provider has no more
+
+
+def valid_provider_id(provider: str) -> bool:
+    return bool(_PROVIDER_ID.match(provider))
 
 
 def _text(value: Any) -> str:

@@ -36,6 +36,7 @@ from nextcloud_mcp_server.nextcloud.vcard_lines import BINARY, join, name_of, un
 
 __all__ = [
     "MAX_CARD_BYTES",
+    "SHOWN_PROPERTIES",
     "TYPE_PATTERN",
     "ContactChanges",
     "ContactView",
@@ -62,6 +63,8 @@ _CONTROL_BUT_BREAKS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 logging.getLogger("vobject").setLevel(logging.CRITICAL)
 _KNOWN = ("FN", "N", "NICKNAME", "EMAIL", "TEL", "ORG", "TITLE", "CATEGORIES", "NOTE", "BDAY", "ADR", "URL")
 _SHOWN = frozenset({"BEGIN", "END", "VERSION", "UID", *_KNOWN})
+# What `read` shows, as names to ask a server for (a search need not fetch photos or other apps' data)
+SHOWN_PROPERTIES = ("UID", "VERSION", *_KNOWN)
 _PARTICLES = frozenset("al bin da das de del della den der di do dos du el la le ten ter van von zu".split())  # noqa: SIM905
 
 

@@ -3,47 +3,36 @@
 Listings are parsed as they stream in (see `dav_xml`); reads use HTTP ranges and never hold more
 than the requested page; writes stream the body. Answers follow the recordings of a real
 Nextcloud: MKCOL on an existing folder 405, PUT new 201 / overwrite 204, MOVE or COPY onto an
-existing target with `Overwrite: F` 412, DASL `SEARCH` at `/remote.php/dav/`.
+existing target with `Overwrite: F` 412. Searches are in `file_search`, what each request asks
+Nextcloud for in `dav_files`.
 """
 
 from __future__ import annotations
 
-import email.utils
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from urllib.parse import quote
 
 from nextcloud_mcp_server.nextcloud import etags, paths
 from nextcloud_mcp_server.nextcloud.auth import Credential
-from nextcloud_mcp_server.nextcloud.dav_xml import (
-    DAV,
-    OC,
-    DavResponse,
-    parse_multistatus,
-    sabre_message,
-    xml_escape,
+from nextcloud_mcp_server.nextcloud.dav_files import (
+    ETAG_PROPS,
+    LISTING_PROPS,
+    STAT_PROPS,
+    file_entry,
+    propfind_body,
 )
-from nextcloud_mcp_server.nextcloud.errors import (
-    Conflict,
-    InvalidInput,
-    NextcloudHTTPError,
-    NotFound,
-    PreconditionFailed,
-)
+from nextcloud_mcp_server.nextcloud.dav_xml import parse_multistatus
+from nextcloud_mcp_server.nextcloud.errors import Conflict, InvalidInput, NotFound, PreconditionFailed
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.models import FileEntry
 from nextcloud_mcp_server.outbound.answers import Headers
 
-__all__ = ["FilePage", "SearchFilter", "WebDAVClient", "WriteResult"]
+__all__ = ["PROPFIND_BODY", "FilePage", "WebDAVClient", "WriteResult"]
 
-_PROPS = (
-    "<d:getlastmodified/><d:getetag/><d:getcontenttype/><d:resourcetype/><d:getcontentlength/>"
-    "<oc:fileid/><oc:size/>"
-)
-PROPFIND_BODY = (
-    f'<?xml version="1.0"?><d:propfind xmlns:d="{DAV}" xmlns:oc="{OC}"><d:prop>{_PROPS}</d:prop></d:propfind>'
-)
+# The listing's request body (benchmarks make the same request directly).
+PROPFIND_BODY = propfind_body(LISTING_PROPS).decode()
 CHUNK = 64 * 1024
 
 
@@ -65,53 +54,6 @@ class WriteResult:
     created: bool
 
 
-@dataclass(frozen=True)
-class SearchFilter:
-    name_pattern: str | None = None  # glob: '*.pdf', 'report*'; no wildcard means "contains"
-    mime_type: str | None = None  # 'application/pdf' or a prefix such as 'image/*'
-    modified_since: datetime | None = None
-
-
-_MONTHS = {
-    name: i
-    for i, name in enumerate(
-        ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"], 1
-    )
-}
-
-
-def _http_date(value: str | None) -> datetime | None:
-    if not value:
-        return None
-    parts = value.split()
-    # The form Nextcloud sends, `Mon, 23 Nov 2026 18:04:30 GMT`, read directly: email.utils took a
-    # tenth of the CPU of listing a folder.
-    if len(parts) == 6 and parts[5] == "GMT" and parts[2] in _MONTHS and parts[4].count(":") == 2:
-        hour, minute, second = parts[4].split(":")
-        try:
-            return datetime(
-                int(parts[3]),
-                _MONTHS[parts[2]],
-                int(parts[1]),
-                int(hour),
-                int(minute),
-                int(second),
-                tzinfo=UTC,
-            )
-        except ValueError:
-            pass
-    try:
-        return email.utils.parsedate_to_datetime(value).astimezone(UTC)
-    except (TypeError, ValueError):
-        return None
-
-
-def _like(pattern: str) -> str:
-    if "*" in pattern or "?" in pattern:
-        return pattern.replace("*", "%").replace("?", "_")
-    return f"%{pattern}%"
-
-
 class WebDAVClient:
     """The files of one user."""
 
@@ -131,52 +73,49 @@ class WebDAVClient:
         encoded = paths.encode(path)
         return f"{self._prefix}/{encoded}" if encoded else f"{self._prefix}/"
 
-    def _entry(self, item: DavResponse) -> FileEntry | None:
-        path = paths.relative(item.href, self.root)
-        if path is None:
-            return None
-        is_dir = f"{{{DAV}}}collection" in item.children(f"{{{DAV}}}resourcetype")
-        size_text = item.text(f"{{{OC}}}size") or item.text(f"{{{DAV}}}getcontentlength")
-        file_id = item.text(f"{{{OC}}}fileid")
-        return FileEntry(
-            path=path,
-            name=path.rpartition("/")[2],
-            kind="directory" if is_dir else "file",
-            size=int(size_text) if size_text and size_text.isdigit() else None,
-            modified=_http_date(item.text(f"{{{DAV}}}getlastmodified")),
-            etag=etags.plain(item.text(f"{{{DAV}}}getetag")) or None,
-            mime=None if is_dir else item.text(f"{{{DAV}}}getcontenttype"),
-            file_id=int(file_id) if file_id and file_id.isdigit() else None,
-        )
-
-    def _not_found(self, path: str, exc: NotFound) -> NotFound:
+    def not_found(self, path: str, exc: NotFound) -> NotFound:
         return NotFound(self.host, f"no file or folder at {paths.display(path)}", status=404, body=exc.body)
 
-    async def _propfind(self, path: str, depth: str) -> AsyncIterator[FileEntry]:
+    async def entries(
+        self, method: str, url_path: str, body: bytes, headers: dict[str, str], *, missing: str
+    ) -> AsyncGenerator[FileEntry, None]:
+        """The file entries of a PROPFIND or SEARCH answer, as they stream in; a 404 is reported
+        as no file or folder at `missing`."""
         try:
             async with self._http.stream(
-                "PROPFIND",
-                self.url_path(path),
-                credential=self._credential,
-                headers={"Depth": depth, "Content-Type": "application/xml; charset=utf-8"},
-                content=PROPFIND_BODY.encode(),
+                method, url_path, credential=self._credential, headers=headers, content=body
             ) as response:
                 async for item in parse_multistatus(response, self.host):
-                    entry = self._entry(item)
+                    entry = file_entry(item, self.root)
                     if entry is not None:
                         yield entry
         except NotFound as exc:
-            raise self._not_found(path, exc) from None
+            raise self.not_found(missing, exc) from None
+
+    def _propfind(self, path: str, depth: str, props: str) -> AsyncGenerator[FileEntry, None]:
+        headers = {"Depth": depth, "Content-Type": "application/xml; charset=utf-8"}
+        return self.entries("PROPFIND", self.url_path(path), propfind_body(props), headers, missing=path)
+
+    async def _itself(self, path: str, props: str) -> FileEntry:
+        # aclosing: the answer's connection goes back to the pool now, not when the generator is
+        # collected (after the session may have closed)
+        async with aclosing(self._propfind(path, "0", props)) as found:
+            async for entry in found:
+                return entry
+        raise NotFound(self.host, f"no file or folder at {paths.display(path)}", status=404)
 
     async def stat(self, path: str) -> FileEntry:
-        async for entry in self._propfind(path, "0"):
-            return entry
-        raise NotFound(self.host, f"no file or folder at {paths.display(path)}", status=404)
+        return await self._itself(path, STAT_PROPS)
+
+    async def current_etag(self, path: str) -> str | None:
+        """The ETag of a file or folder now (one depth-0 PROPFIND asking for nothing else)."""
+        return (await self._itself(path, ETAG_PROPS)).etag
 
     async def iter_directory(self, path: str, *, itself: bool = False) -> AsyncIterator[FileEntry]:
         """The entries of a folder, as they stream in; with `itself`, the folder's own entry too
-        (a file listed with Depth 1 answers only itself: that is how a caller tells)."""
-        async for entry in self._propfind(path, "1"):
+        (a file listed with Depth 1 answers only itself: that is how a caller tells). Entries carry
+        what a listing shows, not the file id (`stat` has it)."""
+        async for entry in self._propfind(path, "1", LISTING_PROPS):
             if itself or entry.path != path:
                 yield entry
 
@@ -211,7 +150,7 @@ class WebDAVClient:
                     if wanted <= 0:
                         break
         except NotFound as exc:
-            raise self._not_found(path, exc) from None
+            raise self.not_found(path, exc) from None
         return FilePage(b"".join(chunks), offset, total, mime.strip(), charset, etag)
 
     async def write(
@@ -298,7 +237,7 @@ class WebDAVClient:
                 "DELETE", self.url_path(path), credential=self._credential, headers=headers
             )
         except NotFound as exc:
-            raise self._not_found(path, exc) from None
+            raise self.not_found(path, exc) from None
         except PreconditionFailed as exc:
             raise PreconditionFailed(
                 self.host,
@@ -328,7 +267,7 @@ class WebDAVClient:
                 method, self.url_path(source), credential=self._credential, headers=headers
             )
         except NotFound as exc:
-            raise self._not_found(source, exc) from None
+            raise self.not_found(source, exc) from None
         except PreconditionFailed as exc:
             if replace_etag:
                 raise PreconditionFailed(
@@ -348,60 +287,6 @@ class WebDAVClient:
                 body=exc.body,
             ) from None
         return response.status_code == 201
-
-    async def search(self, where: SearchFilter, *, path: str = "", limit: int = 50) -> list[FileEntry]:
-        """DASL SEARCH (RFC 5323) below `path`; newest first."""
-        conditions = []
-        if where.name_pattern:
-            conditions.append(_compare("like", "<d:displayname/>", _like(where.name_pattern)))
-        if where.mime_type:
-            if where.mime_type.endswith(("/*", "/%")):
-                conditions.append(_compare("like", "<d:getcontenttype/>", where.mime_type[:-1] + "%"))
-            else:
-                conditions.append(_compare("eq", "<d:getcontenttype/>", where.mime_type))
-        if where.modified_since:
-            stamp = str(int(where.modified_since.timestamp()))
-            conditions.append(_compare("gt", "<d:getlastmodified/>", stamp))
-        if not conditions:
-            raise InvalidInput("give at least one of name_pattern, mime_type or modified_since")
-        scope = f"/files/{quote(self.user_id, safe='')}" + (f"/{paths.encode(path)}" if path else "")
-        where_xml = conditions[0] if len(conditions) == 1 else f"<d:and>{''.join(conditions)}</d:and>"
-        body = (
-            f'<?xml version="1.0" encoding="UTF-8"?><d:searchrequest xmlns:d="{DAV}" xmlns:oc="{OC}">'
-            f"<d:basicsearch><d:select><d:prop>{_PROPS}</d:prop></d:select>"
-            f"<d:from><d:scope><d:href>{xml_escape(scope)}</d:href><d:depth>infinity</d:depth></d:scope></d:from>"
-            f"<d:where>{where_xml}</d:where><d:orderby/><d:limit><d:nresults>{int(limit)}</d:nresults></d:limit>"
-            "</d:basicsearch></d:searchrequest>"
-        )
-        found: list[FileEntry] = []
-        try:
-            async with self._http.stream(
-                "SEARCH",
-                "/remote.php/dav/",
-                credential=self._credential,
-                headers={"Content-Type": "text/xml; charset=utf-8"},
-                content=body.encode(),
-            ) as response:
-                async for item in parse_multistatus(response, self.host):
-                    entry = self._entry(item)
-                    if entry is not None:
-                        found.append(entry)
-        except NotFound as exc:
-            raise self._not_found(path, exc) from None
-        except NextcloudHTTPError as exc:
-            detail = sabre_message(exc.body)
-            if detail and exc.status < 500:
-                raise type(exc)(
-                    self.host, f"search refused: {detail}", status=exc.status, body=exc.body
-                ) from None
-            raise
-        epoch = datetime.min.replace(tzinfo=UTC)
-        found.sort(key=lambda e: (e.modified or epoch, e.path), reverse=True)
-        return found[:limit]
-
-
-def _compare(operator: str, prop: str, literal: str) -> str:
-    return f"<d:{operator}><d:prop>{prop}</d:prop><d:literal>{xml_escape(literal)}</d:literal></d:{operator}>"
 
 
 def _total_size(headers: Headers, status: int) -> int | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Annotated, Any, Literal
 
@@ -11,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import CONTACTS_READ, CONTACTS_WRITE, require_scopes
 from nextcloud_mcp_server.nextcloud import vcard
-from nextcloud_mcp_server.nextcloud.carddav import MAX_QUERY, AddressBook, Card, CardDAVClient
+from nextcloud_mcp_server.nextcloud.carddav import DEFAULT_BOOK, MAX_QUERY, AddressBook, Card, CardDAVClient
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, PreconditionFailed
 from nextcloud_mcp_server.tools._approval import refuse_changed, require_approval, shrinks
 from nextcloud_mcp_server.tools._arguments import StrictArguments
@@ -36,6 +37,7 @@ _PROPERTIES: dict[str, list[str]] = {
 }
 _PROPERTIES["any"] = [p for props in _PROPERTIES.values() for p in props]
 _PHONE_CHARS = re.compile(r"^[0-9+()./\s-]+$")
+_SHOWN = vcard.SHOWN_PROPERTIES  # a search fetches these, not photos
 
 
 class AddressBookInfo(BaseModel):
@@ -98,11 +100,11 @@ class DeletedContact(BaseModel):
     deleted: bool = True
 
 
-def _info(card: Card, book: AddressBook) -> ContactInfo:
+def _info(card: Card, book: AddressBook | str) -> ContactInfo:
     view = vcard.read(card.vcard, fallback_uid=card.name.removesuffix(".vcf"))
     return ContactInfo(
         uid=view.uid,
-        address_book=book.id,
+        address_book=book if isinstance(book, str) else book.id,
         full_name=view.full_name,
         given_name=view.given_name,
         family_name=view.family_name,
@@ -116,7 +118,7 @@ def _info(card: Card, book: AddressBook) -> ContactInfo:
         note=view.note,
         addresses=view.addresses,
         urls=view.urls,
-        has_photo=view.has_photo,
+        has_photo=view.has_photo if card.has_photo is None else card.has_photo,
         problems=view.problems,
         etag=card.etag,
     )
@@ -126,30 +128,8 @@ def _digits(text: str) -> str:
     return "".join(c for c in text if c.isdigit())
 
 
-NO_ADDRESS_BOOK = (
-    "you have no address book of your own yet (Nextcloud makes the default one at the first "
-    "login in a browser, not for an app password): log in to Nextcloud's web page once, or create "
-    "an address book there (Contacts app), then ask again"
-)
-
-
 async def _book(carddav: CardDAVClient, wanted: str | None, *, write: bool = False) -> AddressBook:
-    if wanted is None:  # 'contacts', else the first of the user's own they can write to
-        books = await carddav.address_books()
-        own = [
-            b
-            for b in books
-            if b.writable and not b.id.startswith(("z-app-generated--", "z-server-generated--"))
-        ]
-        mine = [b for b in books if b.id == "contacts"] or own
-        if not mine:
-            raise InvalidInput(NO_ADDRESS_BOOK)
-        book = mine[0]
-    else:
-        book = await carddav.address_book(wanted)
-    if write and not book.writable:
-        raise InvalidInput(f"address book '{book.id}' is read-only for you")
-    return book
+    return await carddav.chosen_book(wanted, write=write)
 
 
 @toolset.tool(title="List address books", read_only=True)
@@ -176,25 +156,29 @@ async def nc_contacts_search(
 ) -> ContactList:
     """Find contacts whose name, email, phone number, organisation or group (category) contains
     the text, case-insensitively in any script. Phone numbers match whatever their formatting
-    ('+49 30 1234567' is found by '030/1234567' or '1234567')."""
+    ('+49 30 1234567' is found by '030/1234567' or '1234567'). Each contact shows what
+    nc_contacts_get_contact shows, except problems with its photo (the photo is not fetched)."""
     carddav = (await nextcloud_for(ctx)).carddav
     books = [await _book(carddav, address_book)] if address_book else await carddav.address_books()
     text = query.strip()
     phone = field == "phone" or (field == "any" and _PHONE_CHARS.match(text) and len(_digits(text)) >= 3)
+    if phone and len(_digits(text).lstrip("0")) < 3:
+        raise InvalidInput("give at least three digits of the phone number")
+
+    async def in_book(book: AddressBook) -> list[Card]:
+        if phone:
+            # Numbers are stored formatted ('+49 30 123 45 67'): ask for cards with the last two
+            # digits, compare digits only (a national 0-prefix matches the international tail).
+            digits = _digits(text).lstrip("0")
+            cards = await carddav.query(book, ["TEL"], digits[-2:], limit=200, shown=_SHOWN)
+            return [c for c in cards if any(_digits(p.value).endswith(digits) for p in _phones(c))]
+        return await carddav.query(book, _PROPERTIES[field], text, limit=limit + 1, shown=_SHOWN)
+
+    # the books are asked at once; the answer lists them in their order, as before
+    per_book = await asyncio.gather(*(in_book(book) for book in books))
     found: list[ContactInfo] = []
     truncated = False
-    for book in books:
-        if phone:
-            # Stored numbers are formatted in many ways ('+49 30 123 45 67'): ask the server for
-            # cards with the last two digits, then compare digits only (a national 0-prefix
-            # matches the international form's tail).
-            digits = _digits(text).lstrip("0")
-            if len(digits) < 3:
-                raise InvalidInput("give at least three digits of the phone number")
-            cards = await carddav.query(book, ["TEL"], digits[-2:], limit=200)
-            matching = [c for c in cards if any(_digits(p.value).endswith(digits) for p in _phones(c))]
-        else:
-            matching = await carddav.query(book, _PROPERTIES[field], text, limit=limit + 1)
+    for book, matching in zip(books, per_book, strict=True):
         for card in matching:
             if len(found) >= limit:
                 truncated = True
@@ -214,6 +198,10 @@ async def nc_contacts_get_contact(
 ) -> ContactInfo:
     """One contact with every field and its etag (needed to update it)."""
     carddav = (await nextcloud_for(ctx)).carddav
+    if address_book is None:  # the default book first: one GET, no listing of the books
+        card = await carddav.default_book_card(uid)
+        if card is not None:
+            return _info(card, DEFAULT_BOOK)
     book = await _book(carddav, address_book)
     return _info(await carddav.find(book, uid), book)
 

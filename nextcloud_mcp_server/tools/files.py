@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import base64
-import binascii
-import codecs
-import mimetypes
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -16,7 +13,8 @@ from pydantic import BaseModel, Field
 from nextcloud_mcp_server.auth.scopes import FILES_READ, FILES_WRITE, require_scopes
 from nextcloud_mcp_server.nextcloud import paths
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, PreconditionFailed
-from nextcloud_mcp_server.nextcloud.models import FileEntry
+from nextcloud_mcp_server.nextcloud.file_search import SearchFilter, search_files
+from nextcloud_mcp_server.nextcloud.folder_listing import list_folder
 from nextcloud_mcp_server.tools._approval import refuse_changed
 from nextcloud_mcp_server.tools._context import nextcloud_for, runtime_of
 from nextcloud_mcp_server.tools._file_approval import (
@@ -25,28 +23,27 @@ from nextcloud_mcp_server.tools._file_approval import (
     stat_or_none,
     still_unchanged,
 )
+from nextcloud_mcp_server.tools._files_common import (
+    TEXT_TYPES,
+    FileInfo,
+    check_offset,
+    decode_page,
+    file_info,
+    forgets_listings,
+    is_text,
+    payload,
+)
 from nextcloud_mcp_server.tools._registry import Toolset
 from nextcloud_mcp_server.tools._versions import given_etag
 from nextcloud_mcp_server.views import APPROVAL
 
-__all__ = ["toolset"]
+__all__ = ["TEXT_TYPES", "DirectoryListing", "FileInfo", "toolset"]
 
 toolset = Toolset("files")
 
 Path = Annotated[
     str, Field(max_length=4096, description="Path inside your files, e.g. 'Documents/report.pdf'")
 ]
-TEXT_TYPES = ("application/json", "application/xml", "application/javascript", "application/x-yaml")
-
-
-class FileInfo(BaseModel):
-    path: str
-    name: str
-    type: Literal["file", "directory"]
-    size: int | None = None
-    modified: str | None = Field(default=None, description="ISO 8601 UTC")
-    etag: str | None = None
-    mime: str | None = None
 
 
 class DirectoryListing(BaseModel):
@@ -88,39 +85,6 @@ class SearchResult(BaseModel):
     files: list[FileInfo]
 
 
-def _info(entry: FileEntry) -> FileInfo:
-    modified = entry.modified.isoformat().replace("+00:00", "Z") if entry.modified else None
-    return FileInfo(
-        path=paths.display(entry.path),
-        name=entry.name,
-        type=entry.kind,
-        size=entry.size,
-        modified=modified,
-        etag=entry.etag,
-        mime=entry.mime,
-    )
-
-
-def _is_text(mime: str, charset: str | None) -> bool:
-    return bool(charset) or mime.startswith("text/") or mime in TEXT_TYPES or mime.endswith(("+json", "+xml"))
-
-
-def _decode_page(data: bytes, encoding: str, at_end: bool) -> tuple[str, int, int] | None:
-    """Text of a page cut at character boundaries: (text, bytes skipped at the start, bytes used).
-    None when the bytes are not text in that encoding."""
-    skipped = 0
-    if encoding.lower().replace("-", "") == "utf8":
-        while skipped < min(3, len(data)) and data[skipped] & 0xC0 == 0x80:
-            skipped += 1  # an offset in the middle of a character: start at the next one
-    decoder = codecs.getincrementaldecoder(encoding)()
-    try:
-        text = decoder.decode(data[skipped:], final=at_end)
-    except (UnicodeDecodeError, LookupError):
-        return None
-    pending = len(decoder.getstate()[0])  # bytes of a character cut by the page end
-    return text, skipped, len(data) - pending
-
-
 @toolset.tool(title="List a folder", read_only=True)
 @require_scopes(FILES_READ)
 async def nc_webdav_list_directory(
@@ -130,36 +94,21 @@ async def nc_webdav_list_directory(
     offset: Annotated[int, Field(ge=0)] = 0,
 ) -> DirectoryListing:
     """List a folder: name, type, size, last change, etag and MIME type of each entry.
-    Folders come first, then files, by name."""
+    Folders come first, then files, by name. Large folders come in pages (limit, offset)."""
     folder = paths.clean(path)
-    files = await (await nextcloud_for(ctx)).files()
-    bound, total = offset + limit, 0
-    # Only about offset+limit entries are kept while a listing of any size streams in.
-    kept: list[tuple[tuple[bool, str, str], FileEntry]] = []
-    async for entry in files.iter_directory(folder, itself=True):
-        if entry.path == folder:
-            if entry.kind != "directory":
-                raise InvalidInput(
-                    f"{paths.display(folder)} is a file, not a folder; read it with nc_webdav_read_file"
-                )
-            continue
-        total += 1
-        kept.append(((entry.kind != "directory", entry.name.casefold(), entry.name), entry))
-        if len(kept) >= 2 * bound + 64:
-            kept.sort(key=lambda item: item[0])
-            del kept[bound:]
-    kept.sort(key=lambda item: item[0])
-    page = [_info(entry) for _, entry in kept[offset:bound]]
-    return DirectoryListing(path=paths.display(folder), entries=page, total=total)
+    nc = await nextcloud_for(ctx)
+    files = await nc.files()
 
+    async def progress(read: int) -> None:
+        await ctx.report_progress(read, None, f"{read} entries of {paths.display(folder)} read")
 
-def _check_offset(path: str, offset: int, size: int | None) -> None:
-    """Past the end there is nothing to read: say so (Nextcloud answers 416 with an HTML page)."""
-    if size is not None and offset > 0 and offset >= size:
+    listing = await list_folder(files, folder, top=offset + limit, answers=nc.answers, progress=progress)
+    if listing.itself.kind != "directory":
         raise InvalidInput(
-            f"offset {offset} is beyond the end of {paths.display(path)}, which is {size} bytes "
-            f"(offsets 0 to {max(size - 1, 0)})"
+            f"{paths.display(folder)} is a file, not a folder; read it with nc_webdav_read_file"
         )
+    page = [file_info(entry) for entry in listing.entries[offset : offset + limit]]
+    return DirectoryListing(path=paths.display(folder), entries=page, total=listing.total)
 
 
 @toolset.tool(title="Read a file", read_only=True)
@@ -181,15 +130,13 @@ async def nc_webdav_read_file(
     entry = await files.stat(cleaned)
     if entry.kind == "directory":
         raise InvalidInput(f"{paths.display(cleaned)} is a folder; use nc_webdav_list_directory")
-    _check_offset(cleaned, offset, entry.size)
+    check_offset(cleaned, offset, entry.size)
     page = await files.read(cleaned, offset=offset, length=wanted)
     size = page.total if page.total is not None else entry.size
-    _check_offset(cleaned, offset, size)
+    check_offset(cleaned, offset, size)
     at_end = size is None or offset + len(page.data) >= size
     mime = page.mime or entry.mime or "application/octet-stream"
-    decoded = (
-        _decode_page(page.data, page.charset or "utf-8", at_end) if _is_text(mime, page.charset) else None
-    )
+    decoded = decode_page(page.data, page.charset or "utf-8", at_end) if is_text(mime, page.charset) else None
     if decoded is not None:
         text, skipped, used = decoded
         start, consumed = offset + skipped, used - skipped
@@ -230,23 +177,9 @@ ContentType = Annotated[str | None, Field(description="MIME type; guessed from t
 CreateParents = Annotated[bool, Field(description="Create missing parent folders")]
 
 
-def _payload(path: str, content: str, encoding: str, content_type: str | None) -> tuple[bytes, str]:
-    """The bytes to upload and their MIME type (text is stored as UTF-8)."""
-    if encoding == "base64":
-        try:
-            data = base64.b64decode(content, validate=True)
-        except (binascii.Error, ValueError):
-            raise InvalidInput("content is not valid base64") from None
-    else:
-        data = content.encode("utf-8")
-    guessed = mimetypes.guess_type(path)[0]
-    mime = content_type or (f"{guessed}; charset=utf-8" if guessed and encoding == "text" else guessed)
-    fallback = "text/plain; charset=utf-8" if encoding == "text" else "application/octet-stream"
-    return data, mime or fallback
-
-
 @toolset.tool(title="Create a file")
 @require_scopes(FILES_WRITE)
+@forgets_listings
 async def nc_webdav_create_file(
     path: Path,
     content: Content,
@@ -258,7 +191,7 @@ async def nc_webdav_create_file(
     """Create a new file. Never replaces anything: fails if the path exists (use
     nc_webdav_write_file with overwrite=true to replace a file)."""
     cleaned = paths.clean(path)
-    data, mime = _payload(cleaned, content, encoding, content_type)
+    data, mime = payload(cleaned, content, encoding, content_type)
     files = await (await nextcloud_for(ctx)).files()
     result = await files.write(
         cleaned, data, content_type=mime, overwrite=False, create_parents=create_parents
@@ -268,6 +201,7 @@ async def nc_webdav_create_file(
 
 @toolset.tool(title="Write a file", destructive=True)
 @require_scopes(FILES_WRITE)
+@forgets_listings
 async def nc_webdav_write_file(
     path: Path,
     content: Content,
@@ -286,7 +220,7 @@ async def nc_webdav_write_file(
     cleaned = paths.clean(path)
     tool = "nc_webdav_write_file"
     given = given_etag(if_match, "if_match") if if_match is not None else None
-    data, mime = _payload(cleaned, content, encoding, content_type)
+    data, mime = payload(cleaned, content, encoding, content_type)
     files = await (await nextcloud_for(ctx)).files()
     asked = False
     if_match = None  # only ever Nextcloud's own ETag of the version compared (and shown)
@@ -324,6 +258,7 @@ async def nc_webdav_write_file(
 
 @toolset.tool(title="Create a folder")
 @require_scopes(FILES_WRITE)
+@forgets_listings
 async def nc_webdav_create_directory(
     path: Path,
     ctx: Context[Any, Any],
@@ -342,6 +277,7 @@ async def nc_webdav_create_directory(
 
 @toolset.tool(title="Delete a file or folder", destructive=True, idempotent=True, view=APPROVAL)
 @require_scopes(FILES_WRITE)
+@forgets_listings
 async def nc_webdav_delete_resource(path: Path, ctx: Context[Any, Any]) -> PathResult:
     """Delete a file, or a folder with everything in it. The user is asked to approve first
     (unless the server is set up not to ask). With Nextcloud's trash bin enabled (the default) it
@@ -395,6 +331,7 @@ async def _transfer(
 
 @toolset.tool(title="Move or rename", destructive=True)
 @require_scopes(FILES_WRITE)
+@forgets_listings
 async def nc_webdav_move_resource(
     source: Path,
     destination: Path,
@@ -409,6 +346,7 @@ async def nc_webdav_move_resource(
 
 @toolset.tool(title="Copy", destructive=True)
 @require_scopes(FILES_WRITE)
+@forgets_listings
 async def nc_webdav_copy_resource(
     source: Path,
     destination: Path,
@@ -437,8 +375,6 @@ async def nc_webdav_search_files(
     limit: Annotated[int, Field(ge=1, le=500)] = 50,
 ) -> SearchResult:
     """Find files by name, MIME type and/or modification time, newest first (server-side search)."""
-    from nextcloud_mcp_server.nextcloud.webdav import SearchFilter
-
     since = None
     if modified_since:
         try:
@@ -449,5 +385,5 @@ async def nc_webdav_search_files(
             since = since.astimezone()
     where = SearchFilter(name_pattern=name_pattern or None, mime_type=mime_type or None, modified_since=since)
     files = await (await nextcloud_for(ctx)).files()
-    found = await files.search(where, path=paths.clean(path), limit=limit)
-    return SearchResult(files=[_info(e) for e in found])
+    found = await search_files(files, where, path=paths.clean(path), limit=limit)
+    return SearchResult(files=[file_info(e) for e in found])

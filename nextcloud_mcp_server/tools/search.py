@@ -10,7 +10,13 @@ from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import SEARCH_READ, require_scopes
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NextcloudError
-from nextcloud_mcp_server.nextcloud.unified_search import MAX_LIMIT, MAX_TERM, SearchPage
+from nextcloud_mcp_server.nextcloud.unified_search import (
+    MAX_LIMIT,
+    MAX_TERM,
+    SearchPage,
+    UnifiedSearchClient,
+    valid_provider_id,
+)
 from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._registry import Toolset
 
@@ -56,6 +62,17 @@ class SearchResults(BaseModel):
     errors: list[ProviderError] = Field(default_factory=list)
 
 
+async def _refuse_unknown(search: UnifiedSearchClient, wanted: list[str]) -> None:
+    """Refuse the request if it names a provider Nextcloud does not have (nothing if all exist)."""
+    known = {p.id for p in await search.providers()}
+    unknown = [p for p in wanted if p not in known]
+    if unknown:
+        raise InvalidInput(
+            f"no search provider {', '.join(repr(p[:64]) for p in unknown[:5])}; "
+            f"the providers are: {', '.join(sorted(known))}"
+        )
+
+
 @toolset.tool(title="List search providers", read_only=True)
 @require_scopes(SEARCH_READ)
 async def nc_search_list_providers(ctx: Context[Any, Any]) -> ProviderList:
@@ -86,21 +103,16 @@ async def nc_search(
     notes or calendar tools. Names are matched, not file contents, unless the server has a
     full-text search app. For the next page, call again with the same term and `cursors`."""
     search = (await nextcloud_for(ctx)).unified_search
-    known = {p.id for p in await search.providers()}
     if cursors:
         wanted = list(cursors)
     elif providers:
         wanted = list(dict.fromkeys(providers))
     else:
-        wanted = [p for p in sorted(known) if p not in _NOT_BY_DEFAULT]
-    unknown = [p for p in wanted if p not in known]
-    if unknown:
-        raise InvalidInput(
-            f"no search provider {', '.join(repr(p[:64]) for p in unknown[:5])}; "
-            f"the providers are: {', '.join(sorted(known))}"
-        )
+        wanted = [p for p in sorted({p.id for p in await search.providers()}) if p not in _NOT_BY_DEFAULT]
     if len(wanted) > MAX_PROVIDERS:
         raise InvalidInput(f"ask at most {MAX_PROVIDERS} providers at a time")
+    if any(not valid_provider_id(p) for p in wanted):
+        await _refuse_unknown(search, wanted)
 
     async def one(provider: str) -> SearchPage | ProviderError:
         try:
@@ -109,6 +121,10 @@ async def nc_search(
             return ProviderError(provider=provider, error=exc.message)
 
     pages = await asyncio.gather(*(one(p) for p in wanted))
+    if any(isinstance(page, ProviderError) for page in pages) and (cursors or providers):
+        # Named providers are asked without listing them first (one request less); an unknown id
+        # is refused by Nextcloud, and only then is the list read to say which ids exist.
+        await _refuse_unknown(search, wanted)
     results: list[SearchResult] = []
     next_cursors: dict[str, str] = {}
     errors: list[ProviderError] = []

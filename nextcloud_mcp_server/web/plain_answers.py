@@ -6,7 +6,8 @@ client requests (elicitation: our approvals) and notifications tied to its call 
 That stream costs the server about 1.6 ms of CPU per call (sse-starlette runs five tasks per
 response), a third of the SDK's own cost of a call. Only tools that ask the human use it, and
 only tools that change something ask: a call of a read-only tool, `tools/list` and `ping` are
-answered with one JSON body, by the SDK transport's own JSON-response mode chosen per request.
+answered with one JSON body, by the SDK transport's own JSON-response mode chosen per request,
+unless the call carries a `progressToken` (its progress notifications need the stream).
 
 - `PlainAnswers` (ASGI, innermost around `/mcp`) reads a small POST body (it is replayed to the
   SDK unchanged), decides, and marks the request in a context variable.
@@ -64,8 +65,8 @@ def plain_answer_wanted(body: bytes, read_only_tools: Collection[str]) -> bool:
         return True
     name = params.get("name") if isinstance(params, dict) else None
     meta = params.get("_meta") if isinstance(params, dict) else None
-    if isinstance(meta, dict) and "progressToken" in meta:
-        return False  # the caller wants progress notifications: they need the stream (ADR 0050)
+    if isinstance(meta, dict) and meta.get("progressToken") is not None:
+        return False  # the caller wants progress notifications: they need the stream
     return method == "tools/call" and isinstance(name, str) and name in read_only_tools
 
 

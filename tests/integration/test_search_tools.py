@@ -58,8 +58,9 @@ async def test_search_pages_with_the_providers_cursor(nextcloud: Nextcloud) -> N
     assert second["next_cursors"] == {}
 
 
-async def test_an_unknown_provider_is_refused_before_nextcloud_is_asked(nextcloud: Nextcloud) -> None:
-    """Nextcloud answers an unknown provider id with a 500; the tool names the known ones instead."""
+async def test_an_unknown_provider_is_refused_naming_the_known_ones(nextcloud: Nextcloud) -> None:
+    """Named providers are asked directly (ADR 0051); Nextcloud refuses an unknown id (a 500 on
+    29), and the tool then reads the list and names the known ones instead."""
     with running_app(nextcloud.settings()) as base:
         async with http_session(f"{base}/mcp") as session:
             result = await session.call_tool("nc_search", {"term": "x", "providers": ["nope"]})

@@ -8,9 +8,11 @@ from datetime import UTC, datetime
 import pytest
 
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
+from nextcloud_mcp_server.nextcloud.dav_files import http_date
 from nextcloud_mcp_server.nextcloud.errors import Conflict, InvalidInput, NotFound, PreconditionFailed
+from nextcloud_mcp_server.nextcloud.file_search import SearchFilter, search_files
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
-from nextcloud_mcp_server.nextcloud.webdav import SearchFilter, WebDAVClient, _http_date
+from nextcloud_mcp_server.nextcloud.webdav import WebDAVClient
 from tests import http_mock
 from tests.recordings import load
 
@@ -106,7 +108,9 @@ async def test_search_sends_a_basicsearch_and_reads_the_recorded_answer(webdav: 
         return_value=http_mock.Response(207, text=load("webdav_search").body)
     )
     since = datetime(2026, 11, 1, tzinfo=UTC)
-    found = await webdav.search(SearchFilter(name_pattern="*.txt", mime_type="text/*", modified_since=since))
+    found = await search_files(
+        webdav, SearchFilter(name_pattern="*.txt", mime_type="text/*", modified_since=since)
+    )
     assert sorted(e.path for e in found) == ["mcp-test/hello-copy.txt", "mcp-test/renamed.txt", "welcome.txt"]
     body = route.calls[0].request.content.decode()
     assert "<d:href>/files/admin</d:href><d:depth>infinity</d:depth>" in body
@@ -116,11 +120,17 @@ async def test_search_sends_a_basicsearch_and_reads_the_recorded_answer(webdav: 
         f"<d:gt><d:prop><d:getlastmodified/></d:prop><d:literal>{int(since.timestamp())}</d:literal>" in body
     )
     assert "<d:nresults>50</d:nresults>" in body
+    # Nextcloud sorts and cuts: the newest matches, not any 50 of them
+    assert "<d:order><d:prop><d:getlastmodified/></d:prop><d:descending/></d:order>" in body
+    # only what a result shows: no file id, no length beside oc:size, nothing computed per entry
+    assert "<oc:size/>" in body
+    assert "fileid" not in body
+    assert "getcontentlength" not in body
 
 
 async def test_a_search_without_criteria_is_refused(webdav: WebDAVClient) -> None:
     with pytest.raises(InvalidInput, match="at least one of"):
-        await webdav.search(SearchFilter())
+        await search_files(webdav, SearchFilter())
 
 
 @pytest.mark.parametrize(
@@ -145,4 +155,4 @@ def test_http_dates_read_directly_agree_with_email_utils(value: str) -> None:
         expected: datetime | None = email.utils.parsedate_to_datetime(value).astimezone(UTC)
     except (TypeError, ValueError):
         expected = None
-    assert _http_date(value) == expected
+    assert http_date(value) == expected

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import logging
 import os
@@ -15,7 +16,7 @@ from wsgidav.wsgidav_app import WsgiDAVApp
 
 from tests.nextcloud_double.users import Accounts
 
-__all__ = ["CALENDARS_PREFIX", "FILES_PREFIX", "file_etag", "make_radicale", "make_wsgidav"]
+__all__ = ["CALENDARS_PREFIX", "FILES_PREFIX", "file_etag", "folder_etag", "make_radicale", "make_wsgidav"]
 
 FILES_PREFIX = "/remote.php/dav/files"
 CALENDARS_PREFIX = "/remote.php/dav/calendars"
@@ -29,16 +30,47 @@ def file_etag(path: str) -> str:
     return f"{found.st_ino:x}-{int(found.st_mtime):x}"
 
 
+_OC_SIZE = "{http://owncloud.org/ns}size"
+
+
 class _File(FileResource):  # type: ignore[misc]
+    """Nextcloud answers `oc:size` for a file (its length; recorded in webdav_propfind_props.txt),
+    and listings ask for that instead of `getcontentlength`."""
+
     def get_etag(self) -> str:
         return file_etag(self._file_path)
 
+    def get_property_names(self, *, is_allprop: bool) -> list[str]:
+        names: list[str] = super().get_property_names(is_allprop=is_allprop)
+        return names if is_allprop else [*names, _OC_SIZE]
+
+    def get_property_value(self, name: str) -> Any:
+        if name == _OC_SIZE:
+            return str(self.get_content_length())
+        return super().get_property_value(name)
+
+
+def folder_etag(path: str) -> str:
+    """A folder's ETag as Nextcloud keeps it: new whenever anything in it or below it is added,
+    removed, renamed or changed (Nextcloud propagates a change up to the root; checked on 29 and
+    34 in tests/integration/test_folder_listings.py). A directory's own mtime moves only for
+    the first of those, and only for its own entries, so the double hashes the whole subtree."""
+    digest = hashlib.sha1(usedforsecurity=False)
+    own = os.stat(path)
+    digest.update(f"{own.st_ino}:{own.st_mtime_ns}".encode())
+    for folder, subfolders, names in os.walk(path):
+        subfolders.sort()
+        for name in sorted(subfolders + names):
+            found = os.stat(os.path.join(folder, name))
+            digest.update(f"{folder}/{name}:{found.st_ino}:{found.st_mtime_ns}:{found.st_size}".encode())
+    return digest.hexdigest()[:20]
+
 
 class _Folder(FolderResource):  # type: ignore[misc]
-    """Nextcloud gives folders an ETag too (it changes when the folder's content changes)."""
+    """Nextcloud gives folders an ETag too (`folder_etag`)."""
 
     def get_etag(self) -> str:
-        return f"{self.file_stat.st_ino:x}{self.file_stat.st_mtime_ns:x}"
+        return folder_etag(self._file_path)
 
     def support_etag(self) -> bool:
         return True

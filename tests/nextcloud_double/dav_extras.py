@@ -31,7 +31,7 @@ from xml.sax.saxutils import escape
 
 from starlette.responses import Response
 
-from tests.nextcloud_double.dav import file_etag
+from tests.nextcloud_double.dav import file_etag, folder_etag
 
 __all__ = ["CalendarTrash", "create_calendar", "search_files"]
 
@@ -191,10 +191,7 @@ def _matches(entry: Path, where: ElementTree.Element) -> bool:
 
 def _etag(entry: Path) -> str:
     """The same ETag WsgiDAV (files) and the double (folders) give in listings."""
-    if entry.is_dir():
-        stat = entry.stat()
-        return f"{stat.st_ino:x}{stat.st_mtime_ns:x}"
-    return file_etag(str(entry))
+    return folder_etag(str(entry)) if entry.is_dir() else file_etag(str(entry))
 
 
 def search_files(body: bytes, user: str, files_root: Path) -> Response:
