@@ -67,7 +67,8 @@ class NotesStore:
             folder = self.folder(user)
             notes = []
             for path in sorted(folder.rglob("*")):
-                if path.is_file() and path.suffix in (".md", ".txt") and not path.name.startswith("."):
+                hidden = any(part.startswith(".") for part in path.relative_to(folder).parts)
+                if path.is_file() and path.suffix in (".md", ".txt") and not hidden:
                     category = path.parent.relative_to(folder).as_posix()
                     category = "" if category == "." else category
                     notes.append(StoredNote(self._id_for(user, path), path, category, path.stem))

@@ -1,0 +1,274 @@
+"""The notes read as what they are: files in the user's notes folder (ADR 0049).
+
+The Notes API does per-note work on every listing (favorite tag, share types, its own change
+table) and reads every file for a search: at 5,000 notes a listing without content costs
+Nextcloud seconds, one with content tens of seconds. The same facts come cheaper from WebDAV:
+
+- a note is a file below the notes folder (Notes setting `notesPath`) whose extension is one of
+  txt, org, markdown, md, note or the custom suffix; its id is the file id, its title the file
+  name without the extension, its category the folder path below the notes folder; folders whose
+  name starts with '.' (the Text editor's attachment folders) hold no notes (Notes 6; Notes 4.13
+  also counts notes in them);
+- one DASL SEARCH over the folder answers every note's id, last change and favorite flag from
+  Nextcloud's file cache (one database query; `oc:favorite` is the same "files" favorite tag the
+  Notes app sets);
+- the folder as one zip (`GET` with `Accept: application/zip`, Nextcloud 30 and later) carries
+  every note's text in one streamed answer.
+
+Answers are kept per user (`kept.py`) and revalidated with the caller's credential before use:
+the listing by the folder's ETag (any change below it, a rename included, changes it) together
+with the ids of the favorites (a favorite toggle does not change any ETag), the texts by the
+folder's ETag alone. Whatever Nextcloud refuses here (no SEARCH, no zip, a folder too big) raises
+`NotesFilesUnavailable`, and the caller falls back to the Notes API.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import io
+import zipfile
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import TypeVar
+from urllib.parse import quote
+
+from nextcloud_mcp_server.nextcloud import paths
+from nextcloud_mcp_server.nextcloud.auth import Credential
+from nextcloud_mcp_server.nextcloud.dav_xml import DAV, OC, DavResponse, parse_multistatus, xml_escape
+from nextcloud_mcp_server.nextcloud.errors import NextcloudError
+from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
+from nextcloud_mcp_server.nextcloud.kept import KeptAnswers
+from nextcloud_mcp_server.nextcloud.models import LAST_TIMESTAMP, Note
+
+__all__ = ["MAX_NOTES", "MAX_ZIP_BYTES", "NoteFiles", "NotesFiles", "NotesFilesUnavailable", "both"]
+
+EXTENSIONS = frozenset({"txt", "org", "markdown", "md", "note"})
+MAX_NOTES = 20_000  # notes read from one SEARCH; a bigger folder is read through the Notes API
+MAX_ZIP_BYTES = 48 * 1024 * 1024  # the whole notes folder as one zip, attachments included
+_BOMS = ("\ufeff", "\uffef")
+
+
+A = TypeVar("A")
+B = TypeVar("B")
+
+
+async def both(first: Awaitable[A], second: Awaitable[B]) -> tuple[A, B]:
+    """Both at once; when one fails, the other is still awaited (no request is left running
+    unowned), then the first failure is raised."""
+    one, two = await asyncio.gather(first, second, return_exceptions=True)
+    for result in (one, two):
+        if isinstance(result, BaseException):
+            raise result
+    return one, two  # type: ignore[return-value]
+
+
+class NotesFilesUnavailable(Exception):
+    """Nextcloud cannot answer this way (no SEARCH or zip, or a folder too big); use the API."""
+
+
+@dataclass(frozen=True)
+class NoteFiles:
+    """Every note, newest first, and each note's file path below the notes folder."""
+
+    notes: list[Note]
+    paths: dict[int, str]
+
+
+def _search_body(scope: str, where: str, props: str, limit: int) -> bytes:
+    return (
+        f'<?xml version="1.0" encoding="UTF-8"?><d:searchrequest xmlns:d="{DAV}" xmlns:oc="{OC}">'
+        f"<d:basicsearch><d:select><d:prop>{props}</d:prop></d:select>"
+        f"<d:from><d:scope><d:href>{xml_escape(scope)}</d:href><d:depth>infinity</d:depth></d:scope></d:from>"
+        f"<d:where>{where}</d:where><d:orderby><d:order><d:prop><d:getlastmodified/></d:prop>"
+        f"<d:descending/></d:order></d:orderby><d:limit><d:nresults>{limit}</d:nresults></d:limit>"
+        "</d:basicsearch></d:searchrequest>"
+    ).encode()
+
+
+_FILES_ONLY = "<d:not><d:is-collection/></d:not>"
+_FAVORITES = (
+    f"<d:and>{_FILES_ONLY}<d:eq><d:prop><oc:favorite/></d:prop><d:literal>1</d:literal></d:eq></d:and>"
+)
+_PROPFIND_ETAG = (
+    f'<?xml version="1.0"?><d:propfind xmlns:d="{DAV}"><d:prop><d:getetag/></d:prop></d:propfind>'
+)
+
+
+def note_of(relative: str, item: DavResponse, custom: str) -> Note | None:
+    """The note a file below the notes folder is, or None when the Notes app would not list it."""
+    if not _is_note_path(relative, custom):
+        return None
+    folder, _, name = relative.rpartition("/")
+    stem = name.rpartition(".")[0]
+    file_id = item.text(f"{{{OC}}}fileid") or ""
+    if not file_id.isdigit():
+        return None
+    try:
+        modified = int(parsedate_to_datetime(item.text(f"{{{DAV}}}getlastmodified") or "").timestamp())
+    except (TypeError, ValueError):
+        modified = 0
+    return Note(
+        id=int(file_id),
+        title=stem,
+        category=folder,
+        favorite=item.text(f"{{{OC}}}favorite") == "1",
+        modified=min(max(modified, 0), LAST_TIMESTAMP),
+    )
+
+
+class NotesFiles:
+    """One user's notes folder over WebDAV, with kept answers (see the module's docstring)."""
+
+    def __init__(
+        self,
+        http: NextcloudHTTP,
+        credential: Credential | None,
+        dav_user: Callable[[], Awaitable[str]],
+        answers: KeptAnswers,
+    ) -> None:
+        self._http = http
+        self._credential = credential
+        self._dav_user = dav_user
+        self._answers = answers
+        self._user = credential.user_id if credential is not None else ""
+
+    async def _root(self, notes_path: str) -> str:
+        """The notes folder's decoded DAV path, e.g. /remote.php/dav/files/alice/Notes."""
+        try:
+            folder = paths.clean(notes_path)
+        except ValueError as exc:
+            raise NotesFilesUnavailable(f"notes path {notes_path!r}: {exc}") from None
+        if not folder:
+            raise NotesFilesUnavailable("the notes folder is the home folder")
+        return f"/remote.php/dav/files/{await self._dav_user()}/{folder}"
+
+    async def _search(self, root: str, where: str, props: str, limit: int) -> list[tuple[str, DavResponse]]:
+        scope = quote(root.removeprefix("/remote.php/dav"))
+        found: list[tuple[str, DavResponse]] = []
+        try:
+            async with self._http.stream(
+                "SEARCH",
+                "/remote.php/dav/",
+                credential=self._credential,
+                headers={"Content-Type": "text/xml; charset=utf-8"},
+                content=_search_body(scope, where, props, limit),
+            ) as response:
+                async for item in parse_multistatus(response, self._http.host):
+                    relative = paths.relative(item.href, root)
+                    if relative:
+                        found.append((relative, item))
+        except NextcloudError as exc:
+            raise NotesFilesUnavailable(f"SEARCH refused: {exc}") from None
+        return found
+
+    async def _folder_etag(self, root: str) -> str:
+        try:
+            async with self._http.stream(
+                "PROPFIND",
+                quote(root),
+                credential=self._credential,
+                headers={"Depth": "0", "Content-Type": "text/xml; charset=utf-8"},
+                content=_PROPFIND_ETAG.encode(),
+            ) as response:
+                etags = [
+                    item.text(f"{{{DAV}}}getetag")
+                    async for item in parse_multistatus(response, self._http.host)
+                ]
+        except NextcloudError as exc:
+            raise NotesFilesUnavailable(f"PROPFIND refused: {exc}") from None
+        if not etags or not etags[0]:
+            raise NotesFilesUnavailable("the notes folder has no ETag")
+        return etags[0]
+
+    async def _validator(self, root: str) -> tuple[str, str]:
+        """(the folder's ETag, that ETag with the favorites' ids): what dates a kept answer."""
+        etag, favorites = await both(
+            self._folder_etag(root), self._search(root, _FAVORITES, "<oc:fileid/>", MAX_NOTES + 1)
+        )
+        ids = sorted(item.text(f"{{{OC}}}fileid") or "" for _, item in favorites)
+        return etag, f"{etag}|{hashlib.sha256(','.join(ids).encode()).hexdigest()}"
+
+    async def listing(self, notes_path: str, custom_suffix: str = "") -> NoteFiles:
+        """Every note (without content), newest first; a kept one when Nextcloud confirms it."""
+        root = await self._root(notes_path)
+        key = f"notes:list:{root}:{custom_suffix}"
+        _, validator = await self._validator(root)
+        kept = self._answers.get(self._user, key)
+        if kept is not None and kept.validator == validator:
+            assert isinstance(kept.value, NoteFiles)
+            return kept.value
+        props = "<oc:fileid/><d:getlastmodified/><oc:favorite/>"
+        found = await self._search(root, _FILES_ONLY, props, MAX_NOTES + 1)
+        if len(found) > MAX_NOTES:
+            raise NotesFilesUnavailable(f"more than {MAX_NOTES} files in the notes folder")
+        custom = custom_suffix.lstrip(".").lower()
+        notes: list[Note] = []
+        note_paths: dict[int, str] = {}
+        for relative, item in found:
+            note = note_of(relative, item, custom)
+            if note is not None and note.id not in note_paths:
+                notes.append(note)
+                note_paths[note.id] = relative
+        notes.sort(key=lambda n: (-n.modified, n.id))
+        value = NoteFiles(notes, note_paths)
+        self._answers.put(self._user, key, validator, value, sum(len(p) + 120 for p in note_paths.values()))
+        return value
+
+    async def contents(self, notes_path: str, custom_suffix: str = "") -> dict[str, str]:
+        """Every file's text below the notes folder, by path (one zip; kept by the folder's ETag)."""
+        root = await self._root(notes_path)
+        key = f"notes:contents:{root}"
+        etag = await self._folder_etag(root)
+        kept = self._answers.get(self._user, key)
+        if kept is not None and kept.validator == etag:
+            assert isinstance(kept.value, dict)
+            return kept.value
+        try:
+            async with self._http.stream(
+                "GET", quote(root), credential=self._credential, headers={"Accept": "application/zip"}
+            ) as response:
+                kind = response.headers.get("content-type", "")
+                if response.status_code != 200 or "zip" not in kind:
+                    raise NotesFilesUnavailable(f"no zip of the notes folder (got {kind or 'nothing'})")
+                response.limit = MAX_ZIP_BYTES
+                body = await response.read()
+        except NextcloudError as exc:
+            raise NotesFilesUnavailable(f"zip refused: {exc}") from None
+        texts = _unzip(body, custom_suffix.lstrip(".").lower())
+        self._answers.put(self._user, key, etag, texts, len(body))
+        return texts
+
+    def forget(self) -> None:
+        """Drop what is kept for this user (after a change made through this server)."""
+        self._answers.forget_user(self._user, "notes:")
+
+
+def _is_note_path(relative: str, custom: str) -> bool:
+    folder, _, name = relative.rpartition("/")
+    _, dot, extension = name.rpartition(".")
+    hidden = any(part.startswith(".") for part in folder.split("/") if part)
+    return bool(dot) and not hidden and (extension.lower() in EXTENSIONS or extension.lower() == custom)
+
+
+def _unzip(body: bytes, custom: str) -> dict[str, str]:
+    """The notes' texts in the archive by path below its top folder (the notes folder itself)."""
+    texts: dict[str, str] = {}
+    unpacked = 0
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(body))
+        for info in archive.infolist():
+            _, _, relative = info.filename.partition("/")
+            if info.is_dir() or not _is_note_path(relative, custom):
+                continue
+            unpacked += info.file_size
+            if unpacked > MAX_ZIP_BYTES:  # a zip bomb, or attachments: not worth unpacking
+                raise NotesFilesUnavailable("the notes folder unpacks to more than the limit")
+            text = archive.read(info).decode("utf-8", "replace")
+            for bom in _BOMS:
+                text = text.replace(bom, "")
+            texts[relative] = text
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError) as exc:
+        raise NotesFilesUnavailable(f"the zip of the notes folder is unreadable: {exc}") from None
+    return texts

@@ -1,0 +1,168 @@
+"""Notes listed and searched as files (ADR 0049): the same answers as the Notes API, on the
+double and the real 29 and 34, and a kept listing that still sees every change."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import pytest
+
+from nextcloud_mcp_server.nextcloud.auth import BasicCredential
+from nextcloud_mcp_server.nextcloud.client import NextcloudClient
+from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
+from nextcloud_mcp_server.nextcloud.models import Note
+from nextcloud_mcp_server.nextcloud.notes import NotesClient
+from nextcloud_mcp_server.nextcloud.notes_files import NotesFilesUnavailable, _unzip
+from tests.backends import Nextcloud
+
+pytestmark = pytest.mark.integration
+T = TypeVar("T")
+
+NOTES = [
+    ("Café crème", "a note about café and croissants", "Travel"),
+    ("Garden plan", "tomatoes, beans and a budget", "Work/Projects"),
+    ("Budget 2026", "the garden budget line", ""),
+    ("dots.in.title", "plain text", "Personal"),
+]
+
+
+def _facts(notes: list[Note]) -> list[tuple[int, str, str, bool, int]]:
+    return [(n.id, n.title, n.category, n.favorite, n.modified) for n in notes]
+
+
+async def _with_client(nextcloud: Nextcloud, use: Callable[[NextcloudClient], Awaitable[T]]) -> T:
+    http = NextcloudHTTP(nextcloud.url)
+    try:
+        return await use(
+            NextcloudClient(http, BasicCredential(nextcloud.alice.user, nextcloud.alice.app_password))
+        )
+    finally:
+        await http.aclose()
+
+
+def _seed(nextcloud: Nextcloud) -> list[dict[str, Any]]:
+    made = [nextcloud.add_note(nextcloud.alice, title=t, content=c, category=k) for t, c, k in NOTES]
+    # files in the notes folder that are no notes: another suffix, and a hidden folder's note
+    nextcloud.put_file(nextcloud.alice, "Notes/Travel/photo.png", b"\x89PNG not a note")
+    nextcloud.make_folder(nextcloud.alice, "Notes/.attachments.1")
+    nextcloud.put_file(nextcloud.alice, "Notes/.attachments.1/inner.md", b"hidden")
+    with nextcloud.http(nextcloud.alice) as client:
+        client.put(
+            f"/index.php/apps/notes/api/v1/notes/{made[1]['id']}", json={"favorite": True}
+        ).raise_for_status()
+    return made
+
+
+def _api_listing(nextcloud: Nextcloud) -> list[Note]:
+    notes = [Note.model_validate(n) for n in nextcloud.notes(nextcloud.alice)]
+    # Notes 6 skips hidden folders; 4.13 (on 29) lists their notes too: this server does as 6 does
+    notes = [n for n in notes if not n.category.startswith(".")]
+    return sorted(notes, key=lambda n: (-n.modified, n.id))
+
+
+async def test_the_listing_is_the_notes_apis_newest_first(nextcloud: Nextcloud) -> None:
+    """Ids, titles, nested categories, favorites and times equal the Notes API's; the photo and the
+    hidden folder's file are no notes; a category filter keeps exactly that category."""
+    _seed(nextcloud)
+    expected = _api_listing(nextcloud)
+
+    async def listed(nc: NextcloudClient) -> tuple[list[Note], list[Note]]:
+        return await nc.notes.newest(), await nc.notes.newest(category="Work/Projects")
+
+    every, projects = await _with_client(nextcloud, listed)
+    assert _facts(every) == _facts(expected)
+    assert [n.title for n in projects] == ["Garden plan"]
+    assert projects[0].favorite is True
+
+
+async def test_a_kept_listing_sees_a_change_and_a_favorite_toggle(nextcloud: Nextcloud) -> None:
+    """The second unchanged listing is the kept one; a note changed elsewhere and a favorite
+    toggled elsewhere (which changes no ETag) are both seen by the next listing."""
+    made = _seed(nextcloud)
+
+    async def scenario(nc: NextcloudClient) -> None:
+        first = await nc.notes.newest()
+        key = f"notes:list:/remote.php/dav/files/{nextcloud.alice.user}/Notes:"
+        kept = nc.answers.get(nextcloud.alice.user, key)
+        again = await nc.notes.newest()
+        assert _facts(again) == _facts(first)
+        if nextcloud.kind == "real":  # the double's WebDAV has no SEARCH of this kind: API path
+            assert kept is not None
+            # the same kept answer: Nextcloud confirmed it, nothing was read again
+            assert nc.answers.get(nextcloud.alice.user, key) is kept
+        with nextcloud.http(nextcloud.alice) as client:
+            client.put(
+                f"/index.php/apps/notes/api/v1/notes/{made[0]['id']}", json={"favorite": True}
+            ).raise_for_status()
+        favorites = {n.title for n in await nc.notes.newest() if n.favorite}
+        assert favorites == {"Café crème", "Garden plan"}
+        with nextcloud.http(nextcloud.alice) as client:
+            client.put(
+                f"/index.php/apps/notes/api/v1/notes/{made[3]['id']}", json={"title": "renamed elsewhere"}
+            ).raise_for_status()
+        titles = {n.title for n in await nc.notes.newest()}
+        assert "renamed elsewhere" in titles
+        assert "dots.in.title" not in titles
+        assert _facts(await nc.notes.newest()) == _facts(_api_listing(nextcloud))
+
+    await _with_client(nextcloud, scenario)
+
+
+async def test_search_is_the_same_as_reading_every_note(nextcloud: Nextcloud) -> None:
+    """Hits, order and snippets equal the old read of every note through the Notes API,
+    accent-insensitive ('cafe' finds 'Café'), with a category filter; a change is seen."""
+    made = _seed(nextcloud)
+
+    async def scenario(nc: NextcloudClient) -> None:
+        api_only = NotesClient(nc.http, nc.credential)
+        for query, category in (
+            ("cafe", None),
+            ("budget", None),
+            ("garden", "Work/Projects"),
+            ("nothing-here", None),
+        ):
+            new = await nc.notes.search(query, category=category)
+            old = await api_only.search(query, category=category)
+            assert [(h.id, h.snippet, h.matched_in) for h in new] == [
+                (h.id, h.snippet, h.matched_in) for h in old
+            ]
+        assert [h.title for h in await nc.notes.search("cafe")] == ["Café crème"]
+        with nextcloud.http(nextcloud.alice) as client:
+            client.put(
+                f"/index.php/apps/notes/api/v1/notes/{made[3]['id']}", json={"content": "now with café"}
+            ).raise_for_status()
+        assert {h.title for h in await nc.notes.search("cafe")} == {"Café crème", "dots.in.title"}
+
+    await _with_client(nextcloud, scenario)
+
+
+def _zip(entries: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, data in entries.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def test_an_archive_yields_only_the_notes_and_refuses_a_bomb() -> None:
+    """Texts by path below the top folder; other suffixes, hidden folders and a BOM are left out;
+    an archive unpacking past the limit is refused (the caller falls back to the API)."""
+    texts = _unzip(
+        _zip(
+            {
+                "Notes/a.md": "\ufeffhello".encode(),
+                "Notes/x/b.TXT": b"b",
+                "Notes/p.png": b"png",
+                "Notes/.h/c.md": b"c",
+            }
+        ),
+        "",
+    )
+    assert texts == {"a.md": "hello", "x/b.TXT": "b"}
+    with pytest.raises(NotesFilesUnavailable):
+        _unzip(_zip({"Notes/big.md": b"0" * (49 * 1024 * 1024)}), "")
+    with pytest.raises(NotesFilesUnavailable):
+        _unzip(b"not a zip", "")
