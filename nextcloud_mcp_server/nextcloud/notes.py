@@ -217,9 +217,9 @@ class NotesClient:
                 if note.id not in seen:
                     seen.add(note.id)
                     yield note
-            if progress is not None:
-                await progress(len(seen), total)
             cursor = response.headers.get("X-Notes-Chunk-Cursor")
+            if progress is not None:
+                await progress(len(seen), total if cursor else len(seen))
             if not cursor:
                 return
             params["chunkCursor"] = cursor

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import zipfile
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
@@ -16,7 +17,10 @@ from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.models import Note
 from nextcloud_mcp_server.nextcloud.notes import NotesClient
 from nextcloud_mcp_server.nextcloud.notes_files import NotesFilesUnavailable, _unzip
-from tests.backends import Nextcloud
+from tests.backends import Login, Nextcloud
+from tests.conftest import ADMIN_APP_PASSWORD, ADMIN_PASSWORD, ALICE_APP_PASSWORD, ALICE_PASSWORD
+from tests.mcp_clients import stdio_session, structured
+from tests.nextcloud_double.app import NextcloudDouble
 
 pytestmark = pytest.mark.integration
 T = TypeVar("T")
@@ -56,6 +60,13 @@ def _seed(nextcloud: Nextcloud) -> list[dict[str, Any]]:
     return made
 
 
+def _logins() -> tuple[Login, Login]:
+    return (
+        Login("admin", ADMIN_PASSWORD, ADMIN_APP_PASSWORD, display_name="Admin"),
+        Login("alice", ALICE_PASSWORD, ALICE_APP_PASSWORD, display_name="Alice"),
+    )
+
+
 def _api_listing(nextcloud: Nextcloud) -> list[Note]:
     notes = [Note.model_validate(n) for n in nextcloud.notes(nextcloud.alice)]
     # Notes 6 skips hidden folders; 4.13 (on 29) lists their notes too: this server does as 6 does
@@ -89,10 +100,9 @@ async def test_a_kept_listing_sees_a_change_and_a_favorite_toggle(nextcloud: Nex
         kept = nc.answers.get(nextcloud.alice.user, key)
         again = await nc.notes.newest()
         assert _facts(again) == _facts(first)
-        if nextcloud.kind == "real":  # the double's WebDAV has no SEARCH of this kind: API path
-            assert kept is not None
-            # the same kept answer: Nextcloud confirmed it, nothing was read again
-            assert nc.answers.get(nextcloud.alice.user, key) is kept
+        assert kept is not None
+        # the same kept answer: Nextcloud confirmed it, nothing was read again
+        assert nc.answers.get(nextcloud.alice.user, key) is kept
         with nextcloud.http(nextcloud.alice) as client:
             client.put(
                 f"/index.php/apps/notes/api/v1/notes/{made[0]['id']}", json={"favorite": True}
@@ -166,3 +176,50 @@ def test_an_archive_yields_only_the_notes_and_refuses_a_bomb() -> None:
         _unzip(_zip({"Notes/big.md": b"0" * (49 * 1024 * 1024)}), "")
     with pytest.raises(NotesFilesUnavailable):
         _unzip(b"not a zip", "")
+
+
+async def test_the_tools_page_newest_first_and_report_progress_when_walking_every_note(
+    nextcloud: Nextcloud, tmp_path: Path
+) -> None:
+    """Over MCP: a page of the listing with the exact total; and a search that has to read every
+    note through the Notes API (no zip on Nextcloud 29 and the double) reports progress to a
+    client that sent a progress token, ending at the number of notes."""
+    _seed(nextcloud)
+    expected = _api_listing(nextcloud)
+    events: list[tuple[float, float | None, str | None]] = []
+
+    async def heard(progress: float, total: float | None, message: str | None) -> None:
+        events.append((progress, total, message))
+
+    async with stdio_session(nextcloud.server_env(nextcloud.alice), cwd=tmp_path) as session:
+        page = structured(await session.call_tool("nc_notes_list_notes", {"limit": 2, "offset": 1}))
+        found = structured(
+            await session.call_tool("nc_notes_search_notes", {"query": "budget"}, progress_callback=heard)
+        )
+    assert page["total"] == len(expected)
+    assert [n["id"] for n in page["notes"]] == [n.id for n in expected[1:3]]
+    assert {h["title"] for h in found["hits"]} == {"Garden plan", "Budget 2026"}
+    if nextcloud.major == 34:
+        assert events == []  # one zip, no walk: nothing to report
+    else:
+        assert events
+        assert events[-1][0] == events[-1][1]  # all read, and the total was known
+        assert events[-1][1] >= len(expected)
+
+
+async def test_a_refused_search_falls_back_to_the_notes_api(double: NextcloudDouble, double_url: str) -> None:
+    """When Nextcloud refuses the DAV SEARCH, the listing comes from the Notes API (the same
+    notes); when it answers, the Notes API's listing is not asked at all."""
+    nextcloud = Nextcloud("double", double_url, *_logins(), double=double)
+    _seed(nextcloud)
+
+    async def listed(nc: NextcloudClient) -> list[Note]:
+        return await nc.notes.newest()
+
+    double.requests.clear()
+    fast = await _with_client(nextcloud, listed)
+    assert not [r for r in double.requests if r.path.startswith("/index.php/apps/notes/api/v1/notes")]
+    double.inject("SEARCH", "/remote.php/dav", 501)
+    slow = await _with_client(nextcloud, listed)
+    assert [r for r in double.requests if r.path == "/index.php/apps/notes/api/v1/notes"]
+    assert _facts(slow) == _facts(fast) == _facts(_api_listing(nextcloud))

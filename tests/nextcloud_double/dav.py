@@ -34,11 +34,24 @@ class _File(FileResource):  # type: ignore[misc]
         return file_etag(self._file_path)
 
 
+def _newest_below(path: str) -> int:
+    """The latest change time (ns) of a folder and everything below it."""
+    newest = os.stat(path).st_mtime_ns
+    for folder, names, files in os.walk(path):
+        for name in (*names, *files):
+            try:
+                newest = max(newest, os.stat(os.path.join(folder, name)).st_mtime_ns)
+            except OSError:
+                continue
+    return newest
+
+
 class _Folder(FolderResource):  # type: ignore[misc]
-    """Nextcloud gives folders an ETag too (it changes when the folder's content changes)."""
+    """Nextcloud gives folders an ETag too, and propagates it: it changes when anything below
+    the folder changes, a file in a sub-folder included."""
 
     def get_etag(self) -> str:
-        return f"{self.file_stat.st_ino:x}{self.file_stat.st_mtime_ns:x}"
+        return f"{self.file_stat.st_ino:x}{_newest_below(self._file_path):x}"
 
     def support_etag(self) -> bool:
         return True

@@ -74,6 +74,12 @@ class NotesStore:
                     notes.append(StoredNote(self._id_for(user, path), path, category, path.stem))
             return sorted(notes, key=lambda n: n.id)
 
+    def file_facts(self, user: str, path: Path) -> tuple[int, bool]:
+        """A file's id and favorite flag as WebDAV shows them: a note's id is its file id."""
+        with self._lock:
+            file_id = self._id_for(user, path)
+            return file_id, (user, file_id) in self._favorites
+
     def find(self, user: str, note_id: int) -> StoredNote | None:
         return next((n for n in self.scan(user) if n.id == note_id), None)
 
