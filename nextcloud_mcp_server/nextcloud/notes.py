@@ -27,7 +27,7 @@ from nextcloud_mcp_server.nextcloud.errors import (
 )
 from nextcloud_mcp_server.nextcloud.http import Answer, NextcloudHTTP, json_body, not_json
 from nextcloud_mcp_server.nextcloud.models import Note, NoteSettings
-from nextcloud_mcp_server.nextcloud.notes_files import NotesFiles, NotesFilesUnavailable, both
+from nextcloud_mcp_server.nextcloud.notes_files import NotesFiles, NotesFilesUnavailable
 from nextcloud_mcp_server.nextcloud.notes_input import (
     InvalidNoteInput,
     check_category,
@@ -345,10 +345,8 @@ class NotesClient:
     async def _search_files(self, query: str, category: str | None, limit: int) -> list[NoteSearchHit]:
         assert self.files is not None
         settings = await self.settings()
-        listing, texts = await both(
-            self.files.listing(settings.notes_path, settings.custom_suffix),
-            self.files.contents(settings.notes_path, settings.custom_suffix),
-        )
+        listing = await self.files.listing(settings.notes_path, settings.custom_suffix)
+        texts = await self.files.contents(listing, settings.notes_path, settings.custom_suffix)
         notes = (
             n.model_copy(update={"content": texts.get(listing.paths[n.id], "")})
             for n in listing.notes

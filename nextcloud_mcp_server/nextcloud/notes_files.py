@@ -13,13 +13,15 @@ Nextcloud seconds, one with content tens of seconds. The same facts come cheaper
   Nextcloud's file cache (one database query; `oc:favorite` is the same "files" favorite tag the
   Notes app sets);
 - the folder as one zip (`GET` with `Accept: application/zip`, Nextcloud 30 and later) carries
-  every note's text in one streamed answer.
+  every note's text in one answer; afterwards only the notes whose file ETag changed are read
+  again, one by one (up to MAX_REFETCH).
 
 Answers are kept per user (`kept.py`) and revalidated with the caller's credential before use:
 the listing by the folder's ETag (any change below it, a rename included, changes it) together
 with the ids of the favorites (a favorite toggle does not change any ETag), the texts by the
-folder's ETag alone. Whatever Nextcloud refuses here (no SEARCH, no zip, a folder too big) raises
-`NotesFilesUnavailable`, and the caller falls back to the Notes API.
+folder's ETag read before the listing they belong to. Whatever Nextcloud refuses here (no
+SEARCH, no zip, a folder too big) raises `NotesFilesUnavailable`, and the caller falls back to
+the Notes API; a refused zip is not asked again for an hour.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import io
+import time
 import zipfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -37,16 +40,27 @@ from urllib.parse import quote
 from nextcloud_mcp_server.nextcloud import paths
 from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.dav_xml import DAV, OC, DavResponse, parse_multistatus, xml_escape
-from nextcloud_mcp_server.nextcloud.errors import NextcloudError
+from nextcloud_mcp_server.nextcloud.errors import NextcloudError, NotFound
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.kept import KeptAnswers
 from nextcloud_mcp_server.nextcloud.models import LAST_TIMESTAMP, Note
 
-__all__ = ["MAX_NOTES", "MAX_ZIP_BYTES", "NoteFiles", "NotesFiles", "NotesFilesUnavailable", "both"]
+__all__ = [
+    "MAX_NOTES",
+    "MAX_REFETCH",
+    "MAX_ZIP_BYTES",
+    "KeptTexts",
+    "NoteFiles",
+    "NotesFiles",
+    "NotesFilesUnavailable",
+    "both",
+]
 
 EXTENSIONS = frozenset({"txt", "org", "markdown", "md", "note"})
 MAX_NOTES = 20_000  # notes read from one SEARCH; a bigger folder is read through the Notes API
 MAX_ZIP_BYTES = 48 * 1024 * 1024  # the whole notes folder as one zip, attachments included
+ZIP_RETRY_SECONDS = 3600.0  # a Nextcloud that gave no zip is not asked again for this long
+MAX_REFETCH = 32  # notes changed since the texts were kept, read one by one; more: one zip
 _BOMS = ("\ufeff", "\uffef")
 
 
@@ -70,10 +84,21 @@ class NotesFilesUnavailable(Exception):
 
 @dataclass(frozen=True)
 class NoteFiles:
-    """Every note, newest first, and each note's file path below the notes folder."""
+    """Every note, newest first, each note's file path below the notes folder and file ETag, and
+    the folder's ETag read before the listing (the listing is at least as new as it)."""
 
     notes: list[Note]
     paths: dict[int, str]
+    etags: dict[int, str]
+    folder_etag: str
+
+
+@dataclass(frozen=True)
+class KeptTexts:
+    """The notes' texts by path, and the file ETag each was read at (or before)."""
+
+    texts: dict[str, str]
+    etags: dict[str, str]
 
 
 def _search_body(scope: str, where: str, props: str, limit: int) -> bytes:
@@ -194,37 +219,92 @@ class NotesFiles:
         """Every note (without content), newest first; a kept one when Nextcloud confirms it."""
         root = await self._root(notes_path)
         key = f"notes:list:{root}:{custom_suffix}"
-        _, validator = await self._validator(root)
+        folder_etag, validator = await self._validator(root)
         kept = self._answers.get(self._user, key)
         if kept is not None and kept.validator == validator:
             assert isinstance(kept.value, NoteFiles)
             return kept.value
-        props = "<oc:fileid/><d:getlastmodified/><oc:favorite/>"
+        props = "<oc:fileid/><d:getlastmodified/><oc:favorite/><d:getetag/>"
         found = await self._search(root, _FILES_ONLY, props, MAX_NOTES + 1)
         if len(found) > MAX_NOTES:
             raise NotesFilesUnavailable(f"more than {MAX_NOTES} files in the notes folder")
         custom = custom_suffix.lstrip(".").lower()
         notes: list[Note] = []
         note_paths: dict[int, str] = {}
+        file_etags: dict[int, str] = {}
         for relative, item in found:
             note = note_of(relative, item, custom)
             if note is not None and note.id not in note_paths:
                 notes.append(note)
                 note_paths[note.id] = relative
+                file_etags[note.id] = item.text(f"{{{DAV}}}getetag") or ""
         notes.sort(key=lambda n: (-n.modified, n.id))
-        value = NoteFiles(notes, note_paths)
+        value = NoteFiles(notes, note_paths, file_etags, folder_etag)
         self._answers.put(self._user, key, validator, value, sum(len(p) + 120 for p in note_paths.values()))
         return value
 
-    async def contents(self, notes_path: str, custom_suffix: str = "") -> dict[str, str]:
-        """Every file's text below the notes folder, by path (one zip; kept by the folder's ETag)."""
+    async def contents(self, listing: NoteFiles, notes_path: str, custom_suffix: str = "") -> dict[str, str]:
+        """The text of every note of `listing`, by path. Kept by the folder's ETag the listing
+        was read at; when that changed, only the notes whose file ETag changed are read again
+        (at most MAX_REFETCH, in parallel), else the whole folder once more as one zip."""
         root = await self._root(notes_path)
         key = f"notes:contents:{root}"
-        etag = await self._folder_etag(root)
         kept = self._answers.get(self._user, key)
-        if kept is not None and kept.validator == etag:
-            assert isinstance(kept.value, dict)
-            return kept.value
+        old = kept.value if kept is not None and isinstance(kept.value, KeptTexts) else None
+        if kept is not None and old is not None and kept.validator == listing.folder_etag:
+            return old.texts
+        wanted = {listing.paths[i]: listing.etags.get(i, "") for i in listing.paths}
+        if old is not None:
+            changed = [
+                p for p, etag in wanted.items() if not etag or old.etags.get(p) != etag or p not in old.texts
+            ]
+            if len(changed) <= MAX_REFETCH:
+                fresh = await self._read_each(root, changed)
+                texts = {
+                    p: fresh[p] if p in fresh else old.texts[p]
+                    for p in wanted
+                    if p in fresh or p in old.texts
+                }
+                return self._keep(key, listing.folder_etag, KeptTexts(texts, wanted))
+        texts = await self._zip(root, custom_suffix)
+        return self._keep(
+            key, listing.folder_etag, KeptTexts({p: texts[p] for p in wanted if p in texts}, wanted)
+        )
+
+    def _keep(self, key: str, validator: str, value: KeptTexts) -> dict[str, str]:
+        size = sum(len(t) for t in value.texts.values()) + 100 * len(value.etags)
+        self._answers.put(self._user, key, validator, value, size)
+        return value.texts
+
+    async def _read_each(self, root: str, changed: list[str]) -> dict[str, str]:
+        limit = asyncio.Semaphore(4)
+
+        async def read(path: str) -> tuple[str, str | None]:
+            async with limit:
+                try:
+                    answer = await self._http.request(
+                        "GET", quote(f"{root}/{path}"), credential=self._credential
+                    )
+                except NotFound:
+                    return path, None  # gone meanwhile: the next listing will not have it
+                except NextcloudError as exc:
+                    raise NotesFilesUnavailable(f"reading a note refused: {exc}") from None
+                return path, _text(answer.content)
+
+        found = await asyncio.gather(*(read(p) for p in changed))
+        return {p: t for p, t in found if t is not None}
+
+    async def _zip(self, root: str, custom_suffix: str) -> dict[str, str]:
+        refused = self._answers.get(self._user, f"notes:no-zip:{root}")
+        if refused is not None and time.monotonic() - float(refused.value) < ZIP_RETRY_SECONDS:
+            raise NotesFilesUnavailable("this Nextcloud gives no zip of a folder (asked recently)")
+        try:
+            return await self._read_zip(root, custom_suffix)
+        except NotesFilesUnavailable:
+            self._answers.put(self._user, f"notes:no-zip:{root}", "refused", time.monotonic(), 16)
+            raise
+
+    async def _read_zip(self, root: str, custom_suffix: str) -> dict[str, str]:
         try:
             async with self._http.stream(
                 "GET", quote(root), credential=self._credential, headers={"Accept": "application/zip"}
@@ -236,13 +316,19 @@ class NotesFiles:
                 body = await response.read()
         except NextcloudError as exc:
             raise NotesFilesUnavailable(f"zip refused: {exc}") from None
-        texts = _unzip(body, custom_suffix.lstrip(".").lower())
-        self._answers.put(self._user, key, etag, texts, len(body))
-        return texts
+        return _unzip(body, custom_suffix.lstrip(".").lower())
 
     def forget(self) -> None:
         """Drop what is kept for this user (after a change made through this server)."""
         self._answers.forget_user(self._user, "notes:")
+
+
+def _text(content: bytes) -> str:
+    """A note's text as the Notes app gives it: UTF-8 (invalid bytes replaced), no BOM."""
+    text = content.decode("utf-8", "replace")
+    for bom in _BOMS:
+        text = text.replace(bom, "")
+    return text
 
 
 def _is_note_path(relative: str, custom: str) -> bool:
@@ -265,10 +351,7 @@ def _unzip(body: bytes, custom: str) -> dict[str, str]:
             unpacked += info.file_size
             if unpacked > MAX_ZIP_BYTES:  # a zip bomb, or attachments: not worth unpacking
                 raise NotesFilesUnavailable("the notes folder unpacks to more than the limit")
-            text = archive.read(info).decode("utf-8", "replace")
-            for bom in _BOMS:
-                text = text.replace(bom, "")
-            texts[relative] = text
+            texts[relative] = _text(archive.read(info))
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError) as exc:
         raise NotesFilesUnavailable(f"the zip of the notes folder is unreadable: {exc}") from None
     return texts

@@ -8,7 +8,9 @@ import zipfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import unquote
 
+import aiohttp
 import pytest
 
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
@@ -37,8 +39,19 @@ def _facts(notes: list[Note]) -> list[tuple[int, str, str, bool, int]]:
     return [(n.id, n.title, n.category, n.favorite, n.modified) for n in notes]
 
 
-async def _with_client(nextcloud: Nextcloud, use: Callable[[NextcloudClient], Awaitable[T]]) -> T:
-    http = NextcloudHTTP(nextcloud.url)
+async def _with_client(
+    nextcloud: Nextcloud, use: Callable[[NextcloudClient], Awaitable[T]], sent: list[str] | None = None
+) -> T:
+    """Run `use` with a client for alice; `sent` collects 'METHOD path [zip]' of each request."""
+    trace = aiohttp.TraceConfig()
+
+    async def started(_s: Any, _c: Any, params: aiohttp.TraceRequestStartParams) -> None:
+        if sent is not None:
+            zipped = " zip" if params.headers.get("Accept") == "application/zip" else ""
+            sent.append(f"{params.method} {unquote(params.url.path)}{zipped}")
+
+    trace.on_request_start.append(started)
+    http = NextcloudHTTP(nextcloud.url, trace_configs=[trace])
     try:
         return await use(
             NextcloudClient(http, BasicCredential(nextcloud.alice.user, nextcloud.alice.app_password))
@@ -144,9 +157,17 @@ async def test_search_is_the_same_as_reading_every_note(nextcloud: Nextcloud) ->
             client.put(
                 f"/index.php/apps/notes/api/v1/notes/{made[3]['id']}", json={"content": "now with café"}
             ).raise_for_status()
+        sent.clear()
         assert {h.title for h in await nc.notes.search("cafe")} == {"Café crème", "dots.in.title"}
+        if nextcloud.major == 34:  # the kept texts: only the changed note is read again, no zip
+            reads = [r for r in sent if r.startswith("GET /remote.php/dav/")]
+            assert reads == ["GET /remote.php/dav/files/alice/Notes/Personal/dots.in.title.md"]
+        sent.clear()
+        await nc.notes.search("cafe")
+        assert not [r for r in sent if r.startswith("GET /remote.php/dav/")]  # nothing changed
 
-    await _with_client(nextcloud, scenario)
+    sent: list[str] = []
+    await _with_client(nextcloud, scenario, sent)
 
 
 def _zip(entries: dict[str, bytes]) -> bytes:
