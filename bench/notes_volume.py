@@ -22,6 +22,7 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import aiohttp
 import httpx
@@ -211,6 +212,17 @@ async def compare_client(args: argparse.Namespace, info: dict[str, Any], counter
         nc.answers.forget_user(user)  # nothing kept: the first call of a process
         await call()
 
+    edits = iter(range(1_000_000))
+
+    async def edited_search() -> None:
+        newest = (await nc.notes.newest())[0]
+        folder = f"{newest.category}/" if newest.category else ""
+        path = f"/remote.php/dav/files/{user}/Notes/{folder}{newest.title}.md"
+        await http.request(
+            "PUT", quote(path), credential=nc.credential, content=f"edit {next(edits)} café budget\n".encode()
+        )
+        await nc.notes.search(args.query)
+
     rows = [
         ("client: list, Notes API (before)", old_list),
         ("client: list, files (after), first call", lambda: cold(nc.notes.newest)),
@@ -221,6 +233,7 @@ async def compare_client(args: argparse.Namespace, info: dict[str, Any], counter
             lambda: cold(lambda: nc.notes.search(args.query)),
         ),
         (f"client: search {args.query!r}, files (after), repeated", lambda: nc.notes.search(args.query)),
+        (f"client: search {args.query!r}, files (after), one note changed (PUT included)", edited_search),
     ]
     for name, call in rows:
         await measure(name, args.instance, counter, call, args.rounds)

@@ -292,6 +292,8 @@ class NotesFiles:
                 return path, _text(answer.content)
 
         found = await asyncio.gather(*(read(p) for p in changed))
+        if sum(len(t) for _, t in found if t is not None) > MAX_ZIP_BYTES:
+            raise NotesFilesUnavailable("the changed notes are bigger than the limit")
         return {p: t for p, t in found if t is not None}
 
     async def _zip(self, root: str, custom_suffix: str) -> dict[str, str]:
