@@ -90,7 +90,9 @@ async def _recent_notes(ctx: Context[Any, Any]) -> list[Resource]:
     note asks; and a Notes app that is missing or refuses (Nextcloud 29's Notes API takes no
     bearer token) leaves the rest of the listing usable."""
     try:
-        newest = (await (await nextcloud_for(ctx)).notes.newest())[:MAX_NOTES]
+        notes = await (await nextcloud_for(ctx)).notes.newest()
+        # of one second, the later made (the higher id) first
+        newest = sorted(notes, key=lambda n: (n.modified, n.id), reverse=True)[:MAX_NOTES]
     except (GrantMissing, GrantUnreadable):
         return []
     except NextcloudError as exc:
