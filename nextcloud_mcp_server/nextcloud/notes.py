@@ -347,12 +347,16 @@ class NotesClient:
         settings = await self.settings()
         listing = await self.files.listing(settings.notes_path, settings.custom_suffix)
         texts = await self.files.contents(listing, settings.notes_path, settings.custom_suffix)
-        notes = (
-            n.model_copy(update={"content": texts.get(listing.paths[n.id], "")})
-            for n in listing.notes
-            if category is None or n.category == category
-        )
-        return rank_notes(notes, query)[:limit]
+        hits: list[NoteSearchHit] = []
+        for note in listing.notes:
+            if category is not None and note.category != category:
+                continue
+            path = listing.paths[note.id]
+            hit = rank_note(note, query, text=texts.texts.get(path, ""), folded=texts.folded_text(path))
+            if hit is not None:
+                hits.append(hit)
+        hits.sort(key=lambda h: (-h.score, -h.modified, h.id))
+        return hits[:limit]
 
     def forget_kept(self) -> None:
         """Kept listings are stale after this server changed a note (they would be revalidated

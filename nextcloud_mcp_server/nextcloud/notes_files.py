@@ -32,7 +32,7 @@ import io
 import time
 import zipfile
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import TypeVar
 from urllib.parse import quote
@@ -44,6 +44,7 @@ from nextcloud_mcp_server.nextcloud.errors import NextcloudError, NotFound
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.kept import KeptAnswers
 from nextcloud_mcp_server.nextcloud.models import LAST_TIMESTAMP, Note
+from nextcloud_mcp_server.nextcloud.notes_search import fold
 
 __all__ = [
     "MAX_NOTES",
@@ -93,12 +94,20 @@ class NoteFiles:
     folder_etag: str
 
 
-@dataclass(frozen=True)
+@dataclass
 class KeptTexts:
-    """The notes' texts by path, and the file ETag each was read at (or before)."""
+    """The notes' texts by path, the file ETag each was read at (or before), and the texts
+    folded for matching, filled as they are first asked for."""
 
     texts: dict[str, str]
     etags: dict[str, str]
+    folded: dict[str, str] = field(default_factory=dict)
+
+    def folded_text(self, path: str) -> str:
+        found = self.folded.get(path)
+        if found is None:
+            found = self.folded[path] = fold(self.texts.get(path, ""))
+        return found
 
 
 def _search_body(scope: str, where: str, props: str, limit: int) -> bytes:
@@ -243,7 +252,7 @@ class NotesFiles:
         self._answers.put(self._user, key, validator, value, sum(len(p) + 120 for p in note_paths.values()))
         return value
 
-    async def contents(self, listing: NoteFiles, notes_path: str, custom_suffix: str = "") -> dict[str, str]:
+    async def contents(self, listing: NoteFiles, notes_path: str, custom_suffix: str = "") -> KeptTexts:
         """The text of every note of `listing`, by path. Kept by the folder's ETag the listing
         was read at; when that changed, only the notes whose file ETag changed are read again
         (at most MAX_REFETCH, in parallel), else the whole folder once more as one zip."""
@@ -252,7 +261,7 @@ class NotesFiles:
         kept = self._answers.get(self._user, key)
         old = kept.value if kept is not None and isinstance(kept.value, KeptTexts) else None
         if kept is not None and old is not None and kept.validator == listing.folder_etag:
-            return old.texts
+            return old
         wanted = {listing.paths[i]: listing.etags.get(i, "") for i in listing.paths}
         if old is not None:
             changed = [
@@ -271,10 +280,11 @@ class NotesFiles:
             key, listing.folder_etag, KeptTexts({p: texts[p] for p in wanted if p in texts}, wanted)
         )
 
-    def _keep(self, key: str, validator: str, value: KeptTexts) -> dict[str, str]:
-        size = sum(len(t) for t in value.texts.values()) + 100 * len(value.etags)
+    def _keep(self, key: str, validator: str, value: KeptTexts) -> KeptTexts:
+        # the folded copy, filled on the first search, about doubles what the texts take
+        size = 2 * sum(len(t) for t in value.texts.values()) + 100 * len(value.etags)
         self._answers.put(self._user, key, validator, value, size)
-        return value.texts
+        return value
 
     async def _read_each(self, root: str, changed: list[str]) -> dict[str, str]:
         limit = asyncio.Semaphore(4)

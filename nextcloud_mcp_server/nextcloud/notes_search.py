@@ -26,12 +26,16 @@ def fold(text: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
-def rank_note(note: Note, query: str) -> NoteSearchHit | None:
-    """Score a note against a query, or None when some word of the query is missing."""
+def rank_note(
+    note: Note, query: str, *, text: str | None = None, folded: str | None = None
+) -> NoteSearchHit | None:
+    """Score a note against a query, or None when some word of the query is missing. `text` is
+    the note's content when the note does not carry it; `folded` that content already folded."""
     words = [w for w in fold(query).split() if w]
     if not words:
         return None
-    title, content = fold(note.title), fold(note.content or "")
+    original = note.content or "" if text is None else text
+    title, content = fold(note.title), fold(original) if folded is None else folded
     phrase = " ".join(words)
     if not all(w in title or w in content for w in words):
         return None
@@ -47,7 +51,7 @@ def rank_note(note: Note, query: str) -> NoteSearchHit | None:
         **note.model_dump(exclude={"content"}),
         score=round(score, 2),
         matched_in="title" if in_title else "content",
-        snippet=_snippet(note.content or "", words),
+        snippet=_snippet(original, words, content),
     )
 
 
@@ -56,8 +60,7 @@ def rank_notes(notes: Iterable[Note], query: str) -> list[NoteSearchHit]:
     return sorted(hits, key=lambda h: (-h.score, -h.modified, h.id))
 
 
-def _snippet(content: str, words: list[str], width: int = 160) -> str:
-    folded = fold(content)
+def _snippet(content: str, words: list[str], folded: str, width: int = 160) -> str:
     positions = [p for w in words if (p := folded.find(w)) >= 0]
     start = max(0, min(positions) - width // 4) if positions else 0
     excerpt = content[start : start + width].replace("\n", " ").strip()
