@@ -179,7 +179,8 @@ class NotesFiles:
         return f"/remote.php/dav/files/{await self._dav_user()}/{folder}"
 
     async def _search(self, root: str, where: str, props: str, limit: int) -> list[tuple[str, DavResponse]]:
-        scope = quote(root.removeprefix("/remote.php/dav"))
+        # Nextcloud takes the scope as written, not percent-decoded ("My%20Notes" is not found)
+        scope = root.removeprefix("/remote.php/dav")
         found: list[tuple[str, DavResponse]] = []
         try:
             async with self._http.stream(

@@ -3,6 +3,7 @@ double and the real 29 and 34, and a kept listing that still sees every change."
 
 from __future__ import annotations
 
+import asyncio
 import io
 import zipfile
 from collections.abc import Awaitable, Callable
@@ -16,9 +17,10 @@ import pytest
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
+from nextcloud_mcp_server.nextcloud.kept import KeptAnswers
 from nextcloud_mcp_server.nextcloud.models import Note
 from nextcloud_mcp_server.nextcloud.notes import NotesClient
-from nextcloud_mcp_server.nextcloud.notes_files import NotesFilesUnavailable, _unzip
+from nextcloud_mcp_server.nextcloud.notes_files import NotesFiles, NotesFilesUnavailable, _unzip
 from tests.backends import Login, Nextcloud
 from tests.conftest import ADMIN_APP_PASSWORD, ADMIN_PASSWORD, ALICE_APP_PASSWORD, ALICE_PASSWORD
 from tests.mcp_clients import stdio_session, structured
@@ -244,3 +246,41 @@ async def test_a_refused_search_falls_back_to_the_notes_api(double: NextcloudDou
     slow = await _with_client(nextcloud, listed)
     assert [r for r in double.requests if r.path == "/index.php/apps/notes/api/v1/notes"]
     assert _facts(slow) == _facts(fast) == _facts(_api_listing(nextcloud))
+
+
+async def test_a_custom_notes_folder_is_listed_and_searched(nextcloud: Nextcloud) -> None:
+    """With the Notes setting `notesPath` moved to a nested folder with a space, the listing and
+    the search read that folder and equal the Notes API's answers (the double keeps its folder)."""
+    with nextcloud.http(nextcloud.alice) as client:
+        client.put(
+            "/index.php/apps/notes/api/v1/settings", json={"notesPath": "Docs/My Notes"}
+        ).raise_for_status()
+    for title, content, category in NOTES:
+        nextcloud.add_note(nextcloud.alice, title=title, content=content, category=category)
+
+    async def scenario(nc: NextcloudClient) -> None:
+        assert _facts(await nc.notes.newest()) == _facts(_api_listing(nextcloud))
+        assert "SEARCH /remote.php/dav/" in sent  # the folder was read as files, not by the API
+        assert "GET /index.php/apps/notes/api/v1/notes" not in sent
+        api_only = NotesClient(nc.http, nc.credential)
+        new = [(h.id, h.snippet) for h in await nc.notes.search("budget")]
+        assert new == [(h.id, h.snippet) for h in await api_only.search("budget")]
+        assert len(new) == 2
+
+    sent: list[str] = []
+    await _with_client(nextcloud, scenario, sent)
+    if nextcloud.kind == "real":
+        assert nextcloud.exists(nextcloud.alice, "Docs/My Notes/Budget 2026.md")
+
+
+def test_a_notes_path_that_is_no_clean_path_is_not_read_over_webdav() -> None:
+    """A `notesPath` from the Notes settings that would leave the user's files (or is empty) is
+    refused before any request; the caller falls back to the Notes API."""
+    files = NotesFiles(NextcloudHTTP("http://127.0.0.1:9"), None, _no_user, KeptAnswers())
+    for bad in ("../admin", "a/../../b", "", "/"):
+        with pytest.raises(NotesFilesUnavailable):
+            asyncio.run(files.listing(bad))
+
+
+async def _no_user() -> str:
+    raise AssertionError("no request may be made")
