@@ -34,6 +34,7 @@ NOTES = [
     ("Garden plan", "tomatoes, beans and a budget", "Work/Projects"),
     ("Budget 2026", "the garden budget line", ""),
     ("dots.in.title", "plain text", "Personal"),
+    ('Plan: "A/B" & <tests>?', "characters Nextcloud replaces in a file name", "Work"),
 ]
 
 
@@ -68,6 +69,7 @@ def _seed(nextcloud: Nextcloud) -> list[dict[str, Any]]:
     nextcloud.put_file(nextcloud.alice, "Notes/Travel/photo.png", b"\x89PNG not a note")
     nextcloud.make_folder(nextcloud.alice, "Notes/.attachments.1")
     nextcloud.put_file(nextcloud.alice, "Notes/.attachments.1/inner.md", b"hidden")
+    nextcloud.put_file(nextcloud.alice, "Notes/Personal/.dotted.md", b"a hidden file is a note")
     with nextcloud.http(nextcloud.alice) as client:
         client.put(
             f"/index.php/apps/notes/api/v1/notes/{made[1]['id']}", json={"favorite": True}

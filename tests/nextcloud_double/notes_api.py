@@ -67,7 +67,8 @@ class NotesStore:
             folder = self.folder(user)
             notes = []
             for path in sorted(folder.rglob("*")):
-                hidden = any(part.startswith(".") for part in path.relative_to(folder).parts)
+                # notes in hidden folders are skipped (Notes 6); a hidden file is still a note
+                hidden = any(part.startswith(".") for part in path.relative_to(folder).parts[:-1])
                 if path.is_file() and path.suffix in (".md", ".txt") and not hidden:
                     category = path.parent.relative_to(folder).as_posix()
                     category = "" if category == "." else category
