@@ -19,14 +19,20 @@ from pydantic import TypeAdapter, ValidationError
 from nextcloud_mcp_server.nextcloud import etags
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential, Credential
 from nextcloud_mcp_server.nextcloud.errors import (
-    BearerRefused,
     InvalidResponse,
     NotFound,
-    PreconditionFailed,
     Unauthorized,
 )
 from nextcloud_mcp_server.nextcloud.http import Answer, NextcloudHTTP, json_body, not_json
 from nextcloud_mcp_server.nextcloud.models import Note, NoteSettings
+from nextcloud_mcp_server.nextcloud.notes_errors import (
+    NOTES_APP_MISSING,
+    NoteConflict,
+    NotesAppMissing,
+    bearer_refused_error,
+    malformed,
+    no_such_note,
+)
 from nextcloud_mcp_server.nextcloud.notes_files import NotesFiles, NotesFilesUnavailable
 from nextcloud_mcp_server.nextcloud.notes_input import (
     InvalidNoteInput,
@@ -62,31 +68,7 @@ _NOTE_LIST = TypeAdapter(list[Note])
 _BEARER_REFUSED = "CORS requires basic auth"
 
 
-def _bearer_refused(host: str) -> BearerRefused:
-    return BearerRefused(
-        host,
-        "the Notes API refuses OAuth Bearer tokens ('CORS requires basic auth', a Nextcloud "
-        "limitation fixed in later releases) and did not accept the token as a Basic password "
-        "either; use offline access with NEXTCLOUD_CONSENT_PROVIDER=nextcloud-oauth2 or "
-        "login-flow-v2, or upgrade Nextcloud",
-        status=401,
-    )
-
-
 _JSON = {"Accept": "application/json"}
-
-
-class NoteConflict(PreconditionFailed):
-    """The note changed since its ETag was read. `current` is the note as it is now."""
-
-    def __init__(self, host: str, current: Note) -> None:
-        super().__init__(
-            host,
-            f"note {current.id} was changed by someone else since it was read "
-            f"(its ETag is now {current.etag}); nothing was overwritten",
-            status=412,
-        )
-        self.current = current
 
 
 class NotesClient:
@@ -150,7 +132,7 @@ class NotesClient:
                 raise
             fallback = self._credential.basic_fallback() if self._credential else None
             if fallback is None:
-                raise _bearer_refused(self.host) from None
+                raise bearer_refused_error(self.host) from None
         # Nextcloud's CORS middleware refuses Bearer here; it accepts the token as a Basic password.
         try:
             response = await self._http.request(
@@ -164,7 +146,7 @@ class NotesClient:
             )
         except Unauthorized:
             # Not a revoked credential (it works elsewhere): the grant is kept.
-            raise _bearer_refused(self.host) from None
+            raise bearer_refused_error(self.host) from None
         # The fallback worked: use it for this client's remaining calls, and tell the others.
         self._credential = fallback
         self._http.notes_refuses_bearer = True
@@ -174,7 +156,7 @@ class NotesClient:
         try:
             return Note.model_validate(payload)
         except ValidationError as exc:
-            raise _malformed(self.host, exc) from None
+            raise malformed(self.host, exc) from None
 
     def _note_list(self, response: Answer) -> list[Note]:
         try:
@@ -185,7 +167,7 @@ class NotesClient:
                 raise not_json(response, self.host, nested="recursion limit" in first["msg"]) from None
             if first["loc"] == ():
                 raise InvalidResponse(self.host, "expected a list of notes from the Notes API") from None
-            raise _malformed(self.host, exc) from None
+            raise malformed(self.host, exc) from None
 
     async def iter_notes(
         self,
@@ -248,7 +230,7 @@ class NotesClient:
         try:
             response = await self._call("GET", f"/notes/{note_id}")
         except NotFound as exc:
-            raise _no_such_note(self.host, note_id, exc) from None
+            raise no_such_note(self.host, note_id, exc) from None
         note = self._note(json_body(response, self.host))
         etag = etags.plain(response.headers.get("ETag"))
         return note.model_copy(update={"etag": note.etag or etag})
@@ -287,7 +269,7 @@ class NotesClient:
         try:
             response = await self._call("PUT", f"/notes/{note_id}", json=body, headers=headers, accept={412})
         except NotFound as exc:
-            raise _no_such_note(self.host, note_id, exc) from None
+            raise no_such_note(self.host, note_id, exc) from None
         payload = json_body(response, self.host)
         if response.status_code == 412:
             raise NoteConflict(self.host, self._note(payload))
@@ -321,7 +303,7 @@ class NotesClient:
         try:
             await self._call("DELETE", f"/notes/{note_id}")
         except NotFound as exc:
-            raise _no_such_note(self.host, note_id, exc) from None
+            raise no_such_note(self.host, note_id, exc) from None
 
     async def search(
         self, query: str, *, category: str | None = None, limit: int = 20, progress: Progress | None = None
@@ -331,7 +313,7 @@ class NotesClient:
         Nextcloud offers it, else from reading every note through the Notes API."""
         if self.files is not None:
             try:
-                return await self._search_files(query, category, limit)
+                return await self._search_files(query, category, limit, progress)
             except NotesFilesUnavailable:
                 pass
         hits: list[NoteSearchHit] = []
@@ -342,11 +324,16 @@ class NotesClient:
         hits.sort(key=lambda h: (-h.score, -h.modified, h.id))
         return hits[:limit]
 
-    async def _search_files(self, query: str, category: str | None, limit: int) -> list[NoteSearchHit]:
+    async def _search_files(
+        self, query: str, category: str | None, limit: int, progress: Progress | None
+    ) -> list[NoteSearchHit]:
         assert self.files is not None
         settings = await self.settings()
         listing = await self.files.listing(settings.notes_path, settings.custom_suffix)
+        report = progress or _silent
+        await report(0, len(listing.notes))  # reading the texts may take a while the first time
         texts = await self.files.contents(listing, settings.notes_path, settings.custom_suffix)
+        await report(len(listing.notes), len(listing.notes))
         hits: list[NoteSearchHit] = []
         for note in listing.notes:
             if category is not None and note.category != category:
@@ -369,29 +356,10 @@ class NotesClient:
         return NoteSettings.model_validate(json_body(response, self.host))
 
 
+async def _silent(done: int, total: int | None) -> None:
+    """No one asked for progress."""
+
+
 def quote_etag(etag: str) -> str:
     """An ETag as an HTTP header value: quoted once, whatever the caller passed."""
     return etags.quoted(etag)
-
-
-def _malformed(host: str, error: ValidationError) -> InvalidResponse:
-    """A note of the answer that does not have a note's fields: where, and what is wrong."""
-    first = error.errors()[0]
-    where = ".".join(str(part) for part in first["loc"]) or "the note"
-    return InvalidResponse(host, f"the Notes API answered a malformed note ({where}: {first['msg'][:200]})")
-
-
-NOTES_APP_MISSING = (
-    "the Notes app is not installed or not enabled for this account; an administrator enables it "
-    "in Nextcloud under Apps (or: occ app:enable notes)"
-)
-
-
-class NotesAppMissing(NotFound):
-    """404 from Nextcloud itself, not from the Notes API: the app is not there for this account."""
-
-
-def _no_such_note(host: str, note_id: int, exc: NotFound) -> NotFound:
-    if isinstance(exc, NotesAppMissing):
-        return exc
-    return NotFound(host, f"note {note_id} does not exist", status=404, body=exc.body)
