@@ -217,23 +217,21 @@ class NotesFiles:
             raise NotesFilesUnavailable("the notes folder has no ETag")
         return etags[0]
 
-    async def _validator(self, root: str) -> tuple[str, str]:
-        """(the folder's ETag, that ETag with the favorites' ids): what dates a kept answer."""
-        etag, favorites = await both(
-            self._folder_etag(root), self._search(root, _FAVORITES, "<oc:fileid/>", MAX_NOTES + 1)
-        )
-        ids = sorted(item.text(f"{{{OC}}}fileid") or "" for _, item in favorites)
-        return etag, f"{etag}|{hashlib.sha256(','.join(ids).encode()).hexdigest()}"
-
     async def listing(self, notes_path: str, custom_suffix: str = "") -> NoteFiles:
-        """Every note (without content), newest first; a kept one when Nextcloud confirms it."""
+        """Every note (without content), newest first; a kept one when Nextcloud confirms it:
+        the folder's ETag and the favorites' ids (one small SEARCH) are as they were. The first
+        time, the favorites come from the listing itself."""
         root = await self._root(notes_path)
         key = f"notes:list:{root}:{custom_suffix}"
-        folder_etag, validator = await self._validator(root)
         kept = self._answers.get(self._user, key)
-        if kept is not None and kept.validator == validator:
-            assert isinstance(kept.value, NoteFiles)
-            return kept.value
+        if kept is not None and isinstance(kept.value, NoteFiles):
+            folder_etag, favorites = await both(
+                self._folder_etag(root), self._search(root, _FAVORITES, "<oc:fileid/>", MAX_NOTES + 1)
+            )
+            if kept.validator == _validator(folder_etag, [item for _, item in favorites]):
+                return kept.value
+        else:
+            folder_etag = await self._folder_etag(root)  # read before the listing it dates
         props = "<oc:fileid/><d:getlastmodified/><oc:favorite/><d:getetag/>"
         found = await self._search(root, _FILES_ONLY, props, MAX_NOTES + 1)
         if len(found) > MAX_NOTES:
@@ -250,6 +248,9 @@ class NotesFiles:
                 file_etags[note.id] = item.text(f"{{{DAV}}}getetag") or ""
         notes.sort(key=lambda n: (-n.modified, n.id))
         value = NoteFiles(notes, note_paths, file_etags, folder_etag)
+        validator = _validator(
+            folder_etag, [item for _, item in found if item.text(f"{{{OC}}}favorite") == "1"]
+        )
         self._answers.put(self._user, key, validator, value, sum(len(p) + 120 for p in note_paths.values()))
         return value
 
@@ -334,6 +335,13 @@ class NotesFiles:
     def forget(self) -> None:
         """Drop what is kept for this user (after a change made through this server)."""
         self._answers.forget_user(self._user, "notes:")
+
+
+def _validator(folder_etag: str, favorites: list[DavResponse]) -> str:
+    """What dates a kept listing: the folder's ETag, and the ids of the favorite files in it (a
+    favorite toggle changes no ETag)."""
+    ids = sorted(item.text(f"{{{OC}}}fileid") or "" for item in favorites)
+    return f"{folder_etag}|{hashlib.sha256(','.join(ids).encode()).hexdigest()}"
 
 
 def _text(content: bytes) -> str:
