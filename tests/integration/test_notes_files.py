@@ -134,6 +134,9 @@ async def test_a_kept_listing_sees_a_change_and_a_favorite_toggle(nextcloud: Nex
         assert "renamed elsewhere" in titles
         assert "dots.in.title" not in titles
         assert _facts(await nc.notes.newest()) == _facts(_api_listing(nextcloud))
+        made_here = await nc.notes.create(title="Made here", content="x")
+        assert nc.answers.get(nextcloud.alice.user, key) is None  # forgotten at once
+        assert made_here.id in {n.id for n in await nc.notes.newest()}
 
     await _with_client(nextcloud, scenario)
 
