@@ -332,7 +332,11 @@ class NotesClient:
         listing = await self.files.listing(settings.notes_path, settings.custom_suffix)
         report = progress or _silent
         await report(0, len(listing.notes))  # reading the texts may take a while the first time
-        texts = await self.files.contents(listing, settings.notes_path, settings.custom_suffix)
+
+        async def read_all() -> dict[int, str]:
+            return {n.id: n.content or "" async for n in self.iter_notes(progress=progress)}
+
+        texts = await self.files.contents(listing, settings.notes_path, settings.custom_suffix, read_all)
         await report(len(listing.notes), len(listing.notes))
         hits: list[NoteSearchHit] = []
         for note in listing.notes:

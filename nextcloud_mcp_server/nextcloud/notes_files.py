@@ -178,7 +178,10 @@ class NotesFiles:
             raise NotesFilesUnavailable("the notes folder is the home folder")
         return f"/remote.php/dav/files/{await self._dav_user()}/{folder}"
 
-    async def _search(self, root: str, where: str, props: str, limit: int) -> list[tuple[str, DavResponse]]:
+    async def _search(
+        self, root: str, where: str, props: str, limit: int
+    ) -> tuple[list[tuple[str, DavResponse]], float]:
+        """The files found below `root`, and when Nextcloud answered (its `Date`, else ours)."""
         # Nextcloud takes the scope as written, not percent-decoded ("My%20Notes" is not found)
         scope = root.removeprefix("/remote.php/dav")
         found: list[tuple[str, DavResponse]] = []
@@ -190,13 +193,14 @@ class NotesFiles:
                 headers={"Content-Type": "text/xml; charset=utf-8"},
                 content=_search_body(scope, where, props, limit),
             ) as response:
+                answered = _date(response.headers.get("date"))
                 async for item in parse_multistatus(response, self._http.host):
                     relative = paths.relative(item.href, root)
                     if relative:
                         found.append((relative, item))
         except NextcloudError as exc:
             raise NotesFilesUnavailable(f"SEARCH refused: {exc}") from None
-        return found
+        return found, answered
 
     async def _folder_etag(self, root: str) -> str:
         try:
@@ -228,12 +232,12 @@ class NotesFiles:
             folder_etag, favorites = await both(
                 self._folder_etag(root), self._search(root, _FAVORITES, "<oc:fileid/>", MAX_NOTES + 1)
             )
-            if kept.validator == _validator(folder_etag, [item for _, item in favorites]):
+            if kept.validator == _validator(folder_etag, [item for _, item in favorites[0]]):
                 return kept.value
         else:
             folder_etag = await self._folder_etag(root)  # read before the listing it dates
         props = "<oc:fileid/><d:getlastmodified/><oc:favorite/><d:getetag/>"
-        found = await self._search(root, _FILES_ONLY, props, MAX_NOTES + 1)
+        found, answered = await self._search(root, _FILES_ONLY, props, MAX_NOTES + 1)
         if len(found) > MAX_NOTES:
             raise NotesFilesUnavailable(f"more than {MAX_NOTES} files in the notes folder")
         custom = custom_suffix.lstrip(".").lower()
@@ -245,7 +249,11 @@ class NotesFiles:
             if note is not None and note.id not in note_paths:
                 notes.append(note)
                 note_paths[note.id] = relative
-                file_etags[note.id] = item.text(f"{{{DAV}}}getetag") or ""
+                # Nextcloud keeps a file's ETag when it is written again within the same second
+                # (recorded on 29): a text read within a second of its last change may go stale
+                # under the same ETag, so it is not trusted by its ETag (read again next time)
+                recent = note.modified >= answered - 2
+                file_etags[note.id] = "" if recent else item.text(f"{{{DAV}}}getetag") or ""
         notes.sort(key=lambda n: (-n.modified, n.id))
         value = NoteFiles(notes, note_paths, file_etags, folder_etag)
         validator = _validator(
@@ -254,10 +262,17 @@ class NotesFiles:
         self._answers.put(self._user, key, validator, value, sum(len(p) + 120 for p in note_paths.values()))
         return value
 
-    async def contents(self, listing: NoteFiles, notes_path: str, custom_suffix: str = "") -> KeptTexts:
+    async def contents(
+        self,
+        listing: NoteFiles,
+        notes_path: str,
+        custom_suffix: str = "",
+        read_all: Callable[[], Awaitable[dict[int, str]]] | None = None,
+    ) -> KeptTexts:
         """The text of every note of `listing`, by path. Kept by the folder's ETag the listing
         was read at; when that changed, only the notes whose file ETag changed are read again
-        (at most MAX_REFETCH, in parallel), else the whole folder once more as one zip."""
+        (at most MAX_REFETCH, in parallel), else the whole folder once more as one zip, or where
+        Nextcloud gives none, through `read_all` (the Notes API)."""
         root = await self._root(notes_path)
         key = f"notes:contents:{root}"
         kept = self._answers.get(self._user, key)
@@ -277,7 +292,16 @@ class NotesFiles:
                     if p in fresh or p in old.texts
                 }
                 return self._keep(key, listing.folder_etag, KeptTexts(texts, wanted))
-        texts = await self._zip(root, custom_suffix)
+        try:
+            texts = await self._zip(root, custom_suffix)
+        except NotesFilesUnavailable:
+            if read_all is None:
+                raise
+            # no zip (Nextcloud 29): every text through `read_all` once, by note id
+            by_id = await read_all()
+            if sum(len(t) for t in by_id.values()) > MAX_ZIP_BYTES:
+                raise NotesFilesUnavailable("the notes are bigger than the limit") from None
+            texts = {listing.paths[i]: t for i, t in by_id.items() if i in listing.paths}
         return self._keep(
             key, listing.folder_etag, KeptTexts({p: texts[p] for p in wanted if p in texts}, wanted)
         )
@@ -342,6 +366,14 @@ def _validator(folder_etag: str, favorites: list[DavResponse]) -> str:
     favorite toggle changes no ETag)."""
     ids = sorted(item.text(f"{{{OC}}}fileid") or "" for item in favorites)
     return f"{folder_etag}|{hashlib.sha256(','.join(ids).encode()).hexdigest()}"
+
+
+def _date(value: str | None) -> float:
+    """An HTTP date as Unix time; this machine's clock when there is none."""
+    try:
+        return parsedate_to_datetime(value or "").timestamp()
+    except (TypeError, ValueError):
+        return time.time()
 
 
 def _text(content: bytes) -> str:
