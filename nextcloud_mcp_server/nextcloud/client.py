@@ -17,6 +17,7 @@ from nextcloud_mcp_server.nextcloud.discovery import DiscoveryCache
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.kept import KeptAnswers
 from nextcloud_mcp_server.nextcloud.notes import NotesClient
+from nextcloud_mcp_server.nextcloud.notes_files import NotesFiles
 from nextcloud_mcp_server.nextcloud.ocs import OCSClient
 
 if TYPE_CHECKING:
@@ -58,7 +59,8 @@ class NextcloudClient:
 
     @cached_property
     def notes(self) -> NotesClient:
-        return NotesClient(self.http, self.credential)
+        files = NotesFiles(self.http, self.credential, self.dav_user_id, self.answers)
+        return NotesClient(self.http, self.credential, files)
 
     @cached_property
     def ocs(self) -> OCSClient:

@@ -43,6 +43,7 @@ class Note(_Model):
 class NoteSettings(_Model):
     notes_path: str = Field(default="Notes", alias="notesPath")
     file_suffix: str = Field(default=".md", alias="fileSuffix")
+    custom_suffix: str = Field(default="", alias="customSuffix")
 
 
 class CurrentUser(_Model):

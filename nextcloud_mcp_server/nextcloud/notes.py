@@ -11,9 +11,7 @@ Behaviour taken from a real Nextcloud 29 with Notes 4.13 (see the recorded fixtu
 
 from __future__ import annotations
 
-import re
-import unicodedata
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
@@ -21,16 +19,28 @@ from pydantic import TypeAdapter, ValidationError
 from nextcloud_mcp_server.nextcloud import etags
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential, Credential
 from nextcloud_mcp_server.nextcloud.errors import (
-    BearerRefused,
-    InvalidInput,
     InvalidResponse,
     NotFound,
-    PreconditionFailed,
     Unauthorized,
 )
 from nextcloud_mcp_server.nextcloud.http import Answer, NextcloudHTTP, json_body, not_json
 from nextcloud_mcp_server.nextcloud.models import Note, NoteSettings
-from nextcloud_mcp_server.nextcloud.names import check_visible
+from nextcloud_mcp_server.nextcloud.notes_errors import (
+    NOTES_APP_MISSING,
+    NoteConflict,
+    NotesAppMissing,
+    bearer_refused_error,
+    malformed,
+    no_such_note,
+)
+from nextcloud_mcp_server.nextcloud.notes_files import NotesFiles, NotesFilesUnavailable
+from nextcloud_mcp_server.nextcloud.notes_input import (
+    InvalidNoteInput,
+    check_category,
+    check_content,
+    check_title,
+)
+from nextcloud_mcp_server.nextcloud.notes_search import NoteSearchHit, rank_note, rank_notes
 
 __all__ = [
     "NOTES_APP_MISSING",
@@ -39,12 +49,17 @@ __all__ = [
     "NoteSearchHit",
     "NotesAppMissing",
     "NotesClient",
+    "Progress",
     "check_category",
     "check_content",
     "check_title",
     "quote_etag",
+    "rank_note",
     "rank_notes",
 ]
+
+# Called while a long read goes on: (notes read so far, how many in all if known).
+Progress = Callable[[int, int | None], Awaitable[None]]
 
 API = "/index.php/apps/notes/api/v1"
 # One listing answer, parsed and checked in one pass (pydantic's JSON parser builds the notes
@@ -53,94 +68,19 @@ _NOTE_LIST = TypeAdapter(list[Note])
 _BEARER_REFUSED = "CORS requires basic auth"
 
 
-def _bearer_refused(host: str) -> BearerRefused:
-    return BearerRefused(
-        host,
-        "the Notes API refuses OAuth Bearer tokens ('CORS requires basic auth', a Nextcloud "
-        "limitation fixed in later releases) and did not accept the token as a Basic password "
-        "either; use offline access with NEXTCLOUD_CONSENT_PROVIDER=nextcloud-oauth2 or "
-        "login-flow-v2, or upgrade Nextcloud",
-        status=401,
-    )
-
-
 _JSON = {"Accept": "application/json"}
-
-
-class InvalidNoteInput(InvalidInput):
-    """A title, category or content that would be refused or mangled; nothing was sent."""
-
-
-class NoteConflict(PreconditionFailed):
-    """The note changed since its ETag was read. `current` is the note as it is now."""
-
-    def __init__(self, host: str, current: Note) -> None:
-        super().__init__(
-            host,
-            f"note {current.id} was changed by someone else since it was read "
-            f"(its ETag is now {current.etag}); nothing was overwritten",
-            status=412,
-        )
-        self.current = current
-
-
-class NoteSearchHit(Note):
-    """A note that matched a search, with where it matched and a short excerpt."""
-
-    score: float = 0.0
-    matched_in: str = "content"
-    snippet: str = ""
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-
-def check_title(title: str) -> str:
-    """A usable note title (it becomes a file name), stripped; raises `InvalidNoteInput`."""
-    cleaned = title.strip()
-    if not cleaned:
-        raise InvalidNoteInput("title must not be empty")
-    if _CONTROL.search(cleaned):
-        raise InvalidNoteInput("title must be one line without control characters")
-    check_visible(cleaned, "title")
-    if len(cleaned) > 200:
-        raise InvalidNoteInput(f"title must be at most 200 characters (got {len(cleaned)})")
-    return cleaned
-
-
-def check_category(category: str) -> str:
-    """A category is a folder path below the notes folder: `Work` or `Work/Projects`."""
-    cleaned = category.strip()
-    if not cleaned:
-        return ""
-    if _CONTROL.search(cleaned) or "\\" in cleaned:
-        raise InvalidNoteInput("category must not contain control characters or backslashes")
-    check_visible(cleaned, "category")
-    if cleaned.startswith("/") or cleaned.endswith("/"):
-        raise InvalidNoteInput("category must not start or end with '/' (use e.g. 'Work/Projects')")
-    segments = cleaned.split("/")
-    if any(not s.strip() or s.strip() in (".", "..") for s in segments):
-        raise InvalidNoteInput("category segments must not be empty, '.' or '..'")
-    if len(cleaned) > 255:
-        raise InvalidNoteInput("category must be at most 255 characters")
-    return "/".join(s.strip() for s in segments)
-
-
-def check_content(content: str, max_bytes: int) -> str:
-    size = len(content.encode("utf-8"))
-    if size > max_bytes:
-        raise InvalidNoteInput(
-            f"content is {size} bytes, over the limit of {max_bytes} (NOTES_MAX_CONTENT_BYTES)"
-        )
-    return content
 
 
 class NotesClient:
     """The Notes API for one user."""
 
-    def __init__(self, http: NextcloudHTTP, credential: Credential | None) -> None:
+    def __init__(
+        self, http: NextcloudHTTP, credential: Credential | None, files: NotesFiles | None = None
+    ) -> None:
         self._http = http
         self._credential = credential
+        # the notes as files (WebDAV): the cheap way to list and search them (ADR 0049)
+        self.files = files
         # A password, or a token Nextcloud is known to take as one: if the Notes API refuses it,
         # it was rejected, whatever the message says (see `_call`).
         self._password_like = isinstance(credential, BasicCredential) or getattr(
@@ -192,7 +132,7 @@ class NotesClient:
                 raise
             fallback = self._credential.basic_fallback() if self._credential else None
             if fallback is None:
-                raise _bearer_refused(self.host) from None
+                raise bearer_refused_error(self.host) from None
         # Nextcloud's CORS middleware refuses Bearer here; it accepts the token as a Basic password.
         try:
             response = await self._http.request(
@@ -206,7 +146,7 @@ class NotesClient:
             )
         except Unauthorized:
             # Not a revoked credential (it works elsewhere): the grant is kept.
-            raise _bearer_refused(self.host) from None
+            raise bearer_refused_error(self.host) from None
         # The fallback worked: use it for this client's remaining calls, and tell the others.
         self._credential = fallback
         self._http.notes_refuses_bearer = True
@@ -216,7 +156,7 @@ class NotesClient:
         try:
             return Note.model_validate(payload)
         except ValidationError as exc:
-            raise _malformed(self.host, exc) from None
+            raise malformed(self.host, exc) from None
 
     def _note_list(self, response: Answer) -> list[Note]:
         try:
@@ -227,12 +167,19 @@ class NotesClient:
                 raise not_json(response, self.host, nested="recursion limit" in first["msg"]) from None
             if first["loc"] == ():
                 raise InvalidResponse(self.host, "expected a list of notes from the Notes API") from None
-            raise _malformed(self.host, exc) from None
+            raise malformed(self.host, exc) from None
 
     async def iter_notes(
-        self, *, category: str | None = None, exclude: Iterable[str] = (), chunk_size: int = 200
+        self,
+        *,
+        category: str | None = None,
+        exclude: Iterable[str] = (),
+        chunk_size: int = 200,
+        progress: Progress | None = None,
     ) -> AsyncIterator[Note]:
-        """Every note, fetched in chunks so memory stays bounded by one chunk."""
+        """Every note, fetched in chunks so memory stays bounded by one chunk. `progress` hears
+        after each chunk how many were read and how many there are (the first chunk's length
+        plus Nextcloud's `X-Notes-Chunk-Pending`)."""
         params: dict[str, Any] = {"chunkSize": chunk_size}
         if category is not None:
             params["category"] = category
@@ -240,14 +187,21 @@ class NotesClient:
         if excluded:
             params["exclude"] = excluded
         seen: set[int] = set()
+        total: int | None = None
         while True:
             response = await self._call("GET", "/notes", params=params)
-            for note in self._note_list(response):
+            chunk = self._note_list(response)
+            pending = response.headers.get("X-Notes-Chunk-Pending", "")
+            if total is None and pending.isdigit():
+                total = len(chunk) + int(pending)
+            for note in chunk:
                 # The last chunk may repeat ids of pruned notes (id only): yield each note once.
                 if note.id not in seen:
                     seen.add(note.id)
                     yield note
             cursor = response.headers.get("X-Notes-Chunk-Cursor")
+            if progress is not None:
+                await progress(len(seen), total if cursor else len(seen))
             if not cursor:
                 return
             params["chunkCursor"] = cursor
@@ -257,11 +211,26 @@ class NotesClient:
     ) -> list[Note]:
         return [n async for n in self.iter_notes(category=category, exclude=exclude)]
 
+    async def newest(self, *, category: str | None = None, progress: Progress | None = None) -> list[Note]:
+        """Every note without content (of `category` only, when given), newest first: from the
+        notes folder over WebDAV (kept, revalidated), else from the Notes API."""
+        if self.files is not None:
+            try:
+                settings = await self.settings()
+                listing = await self.files.listing(settings.notes_path, settings.custom_suffix)
+            except NotesFilesUnavailable:
+                pass
+            else:
+                return [n for n in listing.notes if category is None or n.category == category]
+        notes = [n async for n in self.iter_notes(category=category, exclude=("content",), progress=progress)]
+        notes.sort(key=lambda n: (-n.modified, n.id))
+        return notes
+
     async def get(self, note_id: int) -> Note:
         try:
             response = await self._call("GET", f"/notes/{note_id}")
         except NotFound as exc:
-            raise _no_such_note(self.host, note_id, exc) from None
+            raise no_such_note(self.host, note_id, exc) from None
         note = self._note(json_body(response, self.host))
         etag = etags.plain(response.headers.get("ETag"))
         return note.model_copy(update={"etag": note.etag or etag})
@@ -270,6 +239,7 @@ class NotesClient:
         self, *, title: str, content: str = "", category: str = "", favorite: bool = False
     ) -> Note:
         body = {"title": title, "content": content, "category": category, "favorite": favorite}
+        self.forget_kept()
         response = await self._call("POST", "/notes", json=body)
         return self._note(json_body(response, self.host))
 
@@ -295,10 +265,11 @@ class NotesClient:
             if v is not None
         }
         headers = {"If-Match": quote_etag(etag)} if etag else {}
+        self.forget_kept()
         try:
             response = await self._call("PUT", f"/notes/{note_id}", json=body, headers=headers, accept={412})
         except NotFound as exc:
-            raise _no_such_note(self.host, note_id, exc) from None
+            raise no_such_note(self.host, note_id, exc) from None
         payload = json_body(response, self.host)
         if response.status_code == 412:
             raise NoteConflict(self.host, self._note(payload))
@@ -328,95 +299,71 @@ class NotesClient:
         raise NoteConflict(self.host, note)
 
     async def delete(self, note_id: int) -> None:
+        self.forget_kept()
         try:
             await self._call("DELETE", f"/notes/{note_id}")
         except NotFound as exc:
-            raise _no_such_note(self.host, note_id, exc) from None
+            raise no_such_note(self.host, note_id, exc) from None
 
     async def search(
-        self, query: str, *, category: str | None = None, limit: int = 20
+        self, query: str, *, category: str | None = None, limit: int = 20, progress: Progress | None = None
     ) -> list[NoteSearchHit]:
-        """Notes containing every word of `query`; title matches rank above content matches."""
+        """Notes containing every word of `query`; title matches rank above content matches.
+        The texts come from one zip of the notes folder (kept, revalidated by its ETag) where
+        Nextcloud offers it, else from reading every note through the Notes API."""
+        if self.files is not None:
+            try:
+                return await self._search_files(query, category, limit, progress)
+            except NotesFilesUnavailable:
+                pass
         hits: list[NoteSearchHit] = []
-        async for note in self.iter_notes(category=category):
+        async for note in self.iter_notes(category=category, progress=progress):
             hit = rank_note(note, query)
             if hit is not None:
                 hits.append(hit)
         hits.sort(key=lambda h: (-h.score, -h.modified, h.id))
         return hits[:limit]
 
+    async def _search_files(
+        self, query: str, category: str | None, limit: int, progress: Progress | None
+    ) -> list[NoteSearchHit]:
+        assert self.files is not None
+        settings = await self.settings()
+        listing = await self.files.listing(settings.notes_path, settings.custom_suffix)
+        report = progress or _silent
+        await report(0, len(listing.notes))  # reading the texts may take a while the first time
+
+        async def read_all() -> dict[int, str]:
+            return {n.id: n.content or "" async for n in self.iter_notes(progress=progress)}
+
+        texts = await self.files.contents(listing, settings.notes_path, settings.custom_suffix, read_all)
+        await report(len(listing.notes), len(listing.notes))
+        hits: list[NoteSearchHit] = []
+        for note in listing.notes:
+            if category is not None and note.category != category:
+                continue
+            path = listing.paths[note.id]
+            hit = rank_note(note, query, text=texts.texts.get(path, ""), folded=texts.folded_text(path))
+            if hit is not None:
+                hits.append(hit)
+        hits.sort(key=lambda h: (-h.score, -h.modified, h.id))
+        return hits[:limit]
+
+    def forget_kept(self) -> None:
+        """Kept listings are stale after this server changed a note (they would be revalidated
+        anyway; this spares the check)."""
+        if self.files is not None:
+            self.files.forget()
+
     async def settings(self) -> NoteSettings:
         response = await self._call("GET", "/settings")
         return NoteSettings.model_validate(json_body(response, self.host))
 
 
-def _fold(text: str) -> str:
-    """Case- and accent-insensitive form for matching."""
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
-
-
-def rank_note(note: Note, query: str) -> NoteSearchHit | None:
-    """Score a note against a query, or None when some word of the query is missing."""
-    words = [w for w in _fold(query).split() if w]
-    if not words:
-        return None
-    title, content = _fold(note.title), _fold(note.content or "")
-    phrase = " ".join(words)
-    if not all(w in title or w in content for w in words):
-        return None
-    in_title = sum(w in title for w in words)
-    score = 0.0
-    if phrase in title:
-        score += 100
-    score += 20 * in_title / len(words)
-    if phrase in content:
-        score += 5
-    score += min(sum(content.count(w) for w in words), 20) / 10
-    return NoteSearchHit(
-        **note.model_dump(exclude={"content"}),
-        score=round(score, 2),
-        matched_in="title" if in_title else "content",
-        snippet=_snippet(note.content or "", words),
-    )
-
-
-def rank_notes(notes: Iterable[Note], query: str) -> list[NoteSearchHit]:
-    hits = [h for n in notes if (h := rank_note(n, query)) is not None]
-    return sorted(hits, key=lambda h: (-h.score, -h.modified, h.id))
-
-
-def _snippet(content: str, words: list[str], width: int = 160) -> str:
-    folded = _fold(content)
-    positions = [p for w in words if (p := folded.find(w)) >= 0]
-    start = max(0, min(positions) - width // 4) if positions else 0
-    excerpt = content[start : start + width].replace("\n", " ").strip()
-    return ("…" if start > 0 else "") + excerpt + ("…" if start + width < len(content) else "")
+async def _silent(done: int, total: int | None) -> None:
+    """No one asked for progress."""
 
 
 def quote_etag(etag: str) -> str:
     """An ETag as an HTTP header value: quoted once, whatever the caller passed."""
     return etags.quoted(etag)
-
-
-def _malformed(host: str, error: ValidationError) -> InvalidResponse:
-    """A note of the answer that does not have a note's fields: where, and what is wrong."""
-    first = error.errors()[0]
-    where = ".".join(str(part) for part in first["loc"]) or "the note"
-    return InvalidResponse(host, f"the Notes API answered a malformed note ({where}: {first['msg'][:200]})")
-
-
-NOTES_APP_MISSING = (
-    "the Notes app is not installed or not enabled for this account; an administrator enables it "
-    "in Nextcloud under Apps (or: occ app:enable notes)"
-)
-
-
-class NotesAppMissing(NotFound):
-    """404 from Nextcloud itself, not from the Notes API: the app is not there for this account."""
-
-
-def _no_such_note(host: str, note_id: int, exc: NotFound) -> NotFound:
-    if isinstance(exc, NotesAppMissing):
-        return exc
-    return NotFound(host, f"note {note_id} does not exist", status=404, body=exc.body)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import heapq
 import json
 import logging
 import time
@@ -24,7 +23,6 @@ from nextcloud_mcp_server.auth.caller import caller_of
 from nextcloud_mcp_server.auth.errors import GrantMissing
 from nextcloud_mcp_server.auth.scopes import CALENDAR_READ, NOTES_READ, missing_scopes
 from nextcloud_mcp_server.nextcloud.errors import NextcloudError
-from nextcloud_mcp_server.nextcloud.models import Note
 from nextcloud_mcp_server.resources._uris import BadUri, calendar_uri, note_uri, week_of
 from nextcloud_mcp_server.storage.errors import GrantUnreadable
 from nextcloud_mcp_server.tools._calendar_common import time_zone
@@ -85,27 +83,21 @@ def _days(ctx: Context[Any, Any]) -> list[Resource]:
 
 
 async def _recent_notes(ctx: Context[Any, Any]) -> list[Resource]:
-    """The most recently changed notes, at most MAX_NOTES, kept while the listing streams in.
+    """The most recently changed notes, at most MAX_NOTES (from the notes folder, ADR 0049).
 
     None when the notes cannot be listed: a caller who has not connected their Nextcloud yet
     (offline-access mode) is not asked to here, since clients list on their own and reading a
     note asks; and a Notes app that is missing or refuses (Nextcloud 29's Notes API takes no
     bearer token) leaves the rest of the listing usable."""
     try:
-        notes = (await nextcloud_for(ctx)).notes
-        newest: list[tuple[int, int, Note]] = []
-        async for note in notes.iter_notes(exclude=("content",)):
-            entry = (note.modified, note.id, note)  # of one second, the later made
-            if len(newest) < MAX_NOTES:
-                heapq.heappush(newest, entry)
-            else:
-                heapq.heappushpop(newest, entry)
+        notes = await (await nextcloud_for(ctx)).notes.newest()
+        # of one second, the later made (the higher id) first
+        newest = sorted(notes, key=lambda n: (n.modified, n.id), reverse=True)[:MAX_NOTES]
     except (GrantMissing, GrantUnreadable):
         return []
     except NextcloudError as exc:
         logger.info("notes left out of a resource listing: %s", exc.message)
         return []
-    ordered = sorted(newest, key=lambda item: (item[0], item[1]), reverse=True)
     return [
         Resource(
             uri=note_uri(note.id),
@@ -117,7 +109,7 @@ async def _recent_notes(ctx: Context[Any, Any]) -> list[Resource]:
                 last_modified=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(note.modified))
             ),
         )
-        for _, _, note in ordered
+        for note in newest
     ]
 
 

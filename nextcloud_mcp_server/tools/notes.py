@@ -17,6 +17,7 @@ from nextcloud_mcp_server.nextcloud.models import Note
 from nextcloud_mcp_server.nextcloud.notes import (
     InvalidNoteInput,
     NoteConflict,
+    Progress,
     check_category,
     check_content,
     check_title,
@@ -104,6 +105,16 @@ def _stored(detail: NoteDetail, asked: str | None) -> NoteDetail:
     return detail
 
 
+def _progress(ctx: Context[Any, Any], what: str) -> Progress:
+    """Progress of a read that walks every note, for a client that sent a progress token (the
+    SDK sends nothing otherwise)."""
+
+    async def report(done: int, total: int | None) -> None:
+        await ctx.report_progress(done, total, f"{done} {what}")
+
+    return report
+
+
 def _max_bytes(ctx: Context[Any, Any]) -> int:
     return runtime_of(ctx).settings.notes_max_content_bytes
 
@@ -122,8 +133,7 @@ async def nc_notes_list_notes(
     included; use nc_notes_get_note for it, or nc_notes_search_notes to find notes by words."""
     nc = await nextcloud_for(ctx)
     wanted = check_category(category) if category else None
-    notes = await nc.notes.list_notes(category=wanted)
-    notes.sort(key=lambda n: (-n.modified, n.id))
+    notes = await nc.notes.newest(category=wanted, progress=_progress(ctx, "notes listed"))
     page = notes[offset : offset + limit]
     return NoteList(notes=[NoteSummary(**_summary(n)) for n in page], total=len(notes))
 
@@ -234,7 +244,9 @@ async def nc_notes_search_notes(
         raise InvalidNoteInput("query must contain a word")
     nc = await nextcloud_for(ctx)
     wanted = check_category(category) if category else None
-    hits = await nc.notes.search(query, category=wanted, limit=limit)
+    hits = await nc.notes.search(
+        query, category=wanted, limit=limit, progress=_progress(ctx, "notes searched")
+    )
     return NoteSearchResult(
         query=query if len(query) <= ECHO else query[:ECHO] + "…",
         hits=[

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 import re
 import secrets
 from collections.abc import Awaitable, Callable
@@ -271,7 +272,8 @@ class NextcloudDouble:
             await contacts_dav.serve(self._contacts, inner, receive, send)
         elif method == "SEARCH" and path.rstrip("/") == "/remote.php/dav":
             body = await Request(scope, receive).body()
-            await search_files(body, caller.user_id, self.files_root)(scope, receive, send)
+            facts = functools.partial(self.notes.file_facts, caller.user_id)
+            await search_files(body, caller.user_id, self.files_root, facts)(scope, receive, send)
         elif method == "DELETE" and self._if_match_on_folder(scope):
             # Nextcloud refuses If-Match on a collection even with its current ETag
             # (toolsets_delete_folder_ifmatch_412.txt); WsgiDAV would delete the folder.

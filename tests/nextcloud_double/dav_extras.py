@@ -3,8 +3,9 @@
 - every user has a `personal` calendar for events only, as Nextcloud 29 creates one (tasks need a
   calendar of their own, as the Tasks app makes);
 - DASL `SEARCH` at `/remote.php/dav/` over the user's files (RFC 5323, the subset Nextcloud
-  documents: like/eq/gt/gte/lt/lte on displayname, getcontenttype, getlastmodified, oc:size;
-  and/or; nresults);
+  documents: like/eq/gt/gte/lt/lte on displayname, getcontenttype, getlastmodified, oc:size,
+  oc:favorite; and/or/not, is-collection; nresults), with the file ids and favorites the Notes
+  API uses (a note's id is its file id, as on Nextcloud);
 - a calendar refuses objects without a component it supports (403 InvalidComponentType,
   recorded in `toolsets_caldav_put_todo_in_personal_403.txt`); Radicale takes anything;
 - deleting a calendar moves it to a trash bin: it stays in the home's PROPFIND with resourcetype
@@ -155,7 +156,10 @@ class CalendarTrash:
         )
 
 
-def _value(entry: Path, prop: str) -> Any:
+FileFacts = Callable[[Path], tuple[int, bool]]  # a file's id and favorite flag
+
+
+def _value(entry: Path, prop: str, facts: FileFacts | None = None) -> Any:
     if prop == f"{D}displayname":
         return entry.name
     if prop == f"{D}getcontenttype":
@@ -164,19 +168,25 @@ def _value(entry: Path, prop: str) -> Any:
         return int(entry.stat().st_mtime)
     if prop == f"{OC}size":
         return entry.stat().st_size
+    if prop == f"{OC}favorite":
+        return int(facts(entry)[1]) if facts is not None else 0
     raise ValueError(f"unsupported search property {prop}")
 
 
-def _matches(entry: Path, where: ElementTree.Element) -> bool:
+def _matches(entry: Path, where: ElementTree.Element, facts: FileFacts | None = None) -> bool:
     op = where.tag.removeprefix(D)
     if op in ("and", "or"):
-        results = [_matches(entry, child) for child in where]
+        results = [_matches(entry, child, facts) for child in where]
         return all(results) if op == "and" else any(results)
+    if op == "not":
+        return not _matches(entry, where[0], facts)
+    if op == "is-collection":
+        return entry.is_dir()
     prop_element = where.find(f"{D}prop")
     assert prop_element is not None
     prop = prop_element[0].tag
     literal = where.findtext(f"{D}literal") or ""
-    value = _value(entry, prop)
+    value = _value(entry, prop, facts)
     if op == "like":
         pattern = literal.replace("%", "*").replace("_", "?")
         return fnmatch.fnmatchcase(str(value).lower(), pattern.lower())
@@ -194,7 +204,7 @@ def _etag(entry: Path) -> str:
     return folder_etag(str(entry)) if entry.is_dir() else file_etag(str(entry))
 
 
-def search_files(body: bytes, user: str, files_root: Path) -> Response:
+def search_files(body: bytes, user: str, files_root: Path, facts: FileFacts | None = None) -> Response:
     """Answer a DASL SEARCH for `user` (the scope must be inside the user's own files)."""
     request = ElementTree.fromstring(body)
     basic = request.find(f"{D}basicsearch")
@@ -211,7 +221,7 @@ def search_files(body: bytes, user: str, files_root: Path) -> Response:
     where = basic.find(f"{D}where")
     condition = where[0] if where is not None and len(where) else None
     limit = int(basic.findtext(f"{D}limit/{D}nresults") or 100)
-    matches = [p for p in base.rglob("*") if condition is None or _matches(p, condition)]
+    matches = [p for p in base.rglob("*") if condition is None or _matches(p, condition, facts)]
     matches.sort(key=lambda p: p.stat().st_mtime, reverse=True)
     out = ['<?xml version="1.0"?><d:multistatus xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns">']
     for entry in matches[:limit]:
@@ -219,6 +229,7 @@ def search_files(body: bytes, user: str, files_root: Path) -> Response:
         href = f"/remote.php/dav/files/{quote(user)}/{quote(relative)}" + ("/" if entry.is_dir() else "")
         stat = entry.stat()
         kind = "<d:collection/>" if entry.is_dir() else ""
+        file_id, favorite = facts(entry) if facts is not None else (stat.st_ino, False)
         length = "" if entry.is_dir() else f"<d:getcontentlength>{stat.st_size}</d:getcontentlength>"
         content_type = escape(_value(entry, f"{D}getcontenttype"))
         mime = "" if entry.is_dir() else f"<d:getcontenttype>{content_type}</d:getcontenttype>"
@@ -227,7 +238,8 @@ def search_files(body: bytes, user: str, files_root: Path) -> Response:
             f"<d:displayname>{escape(entry.name)}</d:displayname><d:resourcetype>{kind}</d:resourcetype>"
             f"<d:getlastmodified>{email.utils.formatdate(stat.st_mtime, usegmt=True)}</d:getlastmodified>"
             f'<d:getetag>"{_etag(entry)}"</d:getetag>{length}{mime}'
-            f"<oc:fileid>{stat.st_ino}</oc:fileid><oc:size>{stat.st_size}</oc:size>"
+            f"<oc:fileid>{file_id}</oc:fileid><oc:size>{stat.st_size}</oc:size>"
+            f"<oc:favorite>{int(favorite)}</oc:favorite>"
             "</d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"
         )
     out.append("</d:multistatus>")

@@ -67,11 +67,19 @@ class NotesStore:
             folder = self.folder(user)
             notes = []
             for path in sorted(folder.rglob("*")):
-                if path.is_file() and path.suffix in (".md", ".txt") and not path.name.startswith("."):
+                # notes in hidden folders are skipped (Notes 6); a hidden file is still a note
+                hidden = any(part.startswith(".") for part in path.relative_to(folder).parts[:-1])
+                if path.is_file() and path.suffix in (".md", ".txt") and not hidden:
                     category = path.parent.relative_to(folder).as_posix()
                     category = "" if category == "." else category
                     notes.append(StoredNote(self._id_for(user, path), path, category, path.stem))
             return sorted(notes, key=lambda n: n.id)
+
+    def file_facts(self, user: str, path: Path) -> tuple[int, bool]:
+        """A file's id and favorite flag as WebDAV shows them: a note's id is its file id."""
+        with self._lock:
+            file_id = self._id_for(user, path)
+            return file_id, (user, file_id) in self._favorites
 
     def find(self, user: str, note_id: int) -> StoredNote | None:
         return next((n for n in self.scan(user) if n.id == note_id), None)
