@@ -15,7 +15,6 @@ from __future__ import annotations
 from contextlib import aclosing
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from urllib.parse import quote
 
 from nextcloud_mcp_server.nextcloud import paths
 from nextcloud_mcp_server.nextcloud.dav_files import LISTING_PROPS
@@ -65,7 +64,8 @@ def search_body(user_id: str, where: SearchFilter, path: str, limit: int) -> byt
         raise InvalidInput("give at least one of name_pattern, mime_type or modified_since")
     if not 1 <= limit <= MAX_RESULTS:
         raise InvalidInput(f"limit must be between 1 and {MAX_RESULTS}")
-    scope = f"/files/{quote(user_id, safe='')}" + (f"/{paths.encode(path)}" if path else "")
+    # Nextcloud takes the scope as written, not percent-decoded (29, 34: "My%20Folder" is not found)
+    scope = f"/files/{user_id}" + (f"/{paths.clean(path).strip('/')}" if path.strip("/") else "")
     where_xml = conditions[0] if len(conditions) == 1 else f"<d:and>{''.join(conditions)}</d:and>"
     return (
         f'<?xml version="1.0" encoding="UTF-8"?><d:searchrequest xmlns:d="{DAV}" xmlns:oc="{OC}">'

@@ -256,3 +256,17 @@ def test_any_accepted_name_round_trips_through_write_list_and_read(nextcloud: Ne
             await http.aclose()
 
     asyncio.run(round_trip())
+
+
+async def test_a_search_inside_a_folder_whose_name_needs_escaping(nextcloud: Nextcloud) -> None:
+    """Nextcloud takes a SEARCH scope as written, not percent-decoded: a scope of `My%20Folder`
+    is "not found" on 29 and 34. Names with a space, an accent, `#`, `%` and `&` are searched."""
+    admin = nextcloud.admin
+    folder = "Trips & Plans/My Folder é#100%"
+    nextcloud.put_file(admin, "Trips & Plans/outside.md", b"x")
+    nextcloud.put_file(admin, f"{folder}/inside.md", b"y")
+    async with _serving(nextcloud) as mcp_url, http_session(mcp_url) as session:
+        found = structured(
+            await session.call_tool("nc_webdav_search_files", {"name_pattern": "*.md", "path": folder})
+        )
+    assert [f["path"] for f in found["files"]] == [f"/{folder}/inside.md"]

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, unquote
+from urllib.parse import quote
 from xml.etree import ElementTree
 from xml.sax.saxutils import escape
 
@@ -210,7 +210,7 @@ def search_files(body: bytes, user: str, files_root: Path, facts: FileFacts | No
     basic = request.find(f"{D}basicsearch")
     if basic is None:
         return Response("expected d:basicsearch", status_code=400)
-    scope = unquote(basic.findtext(f"{D}from/{D}scope/{D}href") or "").rstrip("/")
+    scope = (basic.findtext(f"{D}from/{D}scope/{D}href") or "").rstrip("/")  # as written, as Nextcloud
     prefix = f"/files/{user}"
     if scope != prefix and not scope.startswith(prefix + "/"):
         return Response("search scope must be inside your own files", status_code=400)
