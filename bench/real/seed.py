@@ -42,6 +42,7 @@ KIT = Path(os.environ.get("NEXTCLOUD_KIT", ROOT.parent / "shared" / "nextcloud" 
 BASE_DIR = Path("/var/tmp/nextcloud-mcp-bench")  # noqa: S108 (www-data must traverse it)
 NOTES_API = "/index.php/apps/notes/api/v1"
 OCS = {"OCS-APIRequest": "true", "Accept": "application/json"}
+SHARES = "/ocs/v2.php/apps/files_sharing/api/v1/shares"
 
 
 def spec_hash(version: str) -> str:
@@ -192,7 +193,16 @@ async def _put_all(
 ) -> None:
     async def put(name: str, body: str) -> None:
         headers = {"Content-Type": ctype, "If-None-Match": "*"}
-        _check(await client.put(f"{base}/{name}", content=body.encode(), headers=headers), 201, 204)
+        for attempt in range(6):
+            response = await client.put(f"{base}/{name}", content=body.encode(), headers=headers)
+            # SQLite takes one writer at a time: a PUT meeting another writer's lock for too long
+            # is answered 500 "database is locked"; it is tried again. 412: there from an earlier
+            # (interrupted) seed, with the same content (the data is deterministic).
+            if response.status_code == 500 and "database is locked" in response.text and attempt < 5:
+                await asyncio.sleep(0.5 * (attempt + 1))
+                continue
+            _check(response, 201, 204, 412)
+            return
 
     await _gather_limited([lambda n=n, b=b: put(n, b) for n, b in objects], 4)  # type: ignore[misc]
 
@@ -209,8 +219,41 @@ def _week_truth(events: Sequence[data.CalendarObject], monday: datetime) -> dict
     return {"start": lower.isoformat(), "end": upper.isoformat(), "instances": instances, "hrefs": hrefs}
 
 
-async def seed(instance: Instance) -> dict[str, Any]:
-    """Seed alice; return the manifest."""
+PARTS = ("notes", "files", "calendar", "contacts", "shares")
+
+
+async def _calendar(
+    client: httpx.AsyncClient,
+    cal: str,
+    events: Sequence[data.CalendarObject],
+    tasks: Sequence[data.CalendarObject],
+) -> None:
+    await _put_all(
+        client, f"{cal}/personal", [(e.href, e.ics) for e in events], "text/calendar; charset=utf-8"
+    )
+    body = (
+        '<?xml version="1.0"?><c:mkcalendar xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav">'
+        "<d:set><d:prop><d:displayname>Tasks</d:displayname><c:supported-calendar-component-set>"
+        '<c:comp name="VTODO"/></c:supported-calendar-component-set></d:prop></d:set></c:mkcalendar>'
+    )
+    _check(await client.request("MKCALENDAR", f"{cal}/tasks/", content=body), 201, 405)
+    await _put_all(client, f"{cal}/tasks", [(t.href, t.ics) for t in tasks], "text/calendar; charset=utf-8")
+
+
+async def _shares(client: httpx.AsyncClient) -> None:
+    """Ten folders shared with admin (read-only and full, alternately) and by public link."""
+    for n in range(10):
+        for kind in (0, 3):
+            form = {"path": f"/Projects/project-{n:02}", "shareType": str(kind), "permissions": "1"}
+            if kind == 0:
+                form["shareWith"] = "admin"
+                form["permissions"] = "31" if n % 2 else "1"
+            _check(await client.post(SHARES, data=form, headers=OCS), 200)
+
+
+async def seed(instance: Instance, parts: Sequence[str] = PARTS) -> dict[str, Any]:
+    """Seed alice with `parts` (all by default; fewer to finish an interrupted seed); return the
+    manifest (always of the whole SPEC, read back where Nextcloud assigns ids)."""
     cfg = instance.config
     user, password = "alice", cfg["alice"]["app_password"]
     files_root = f"/remote.php/dav/files/{user}"
@@ -221,55 +264,39 @@ async def seed(instance: Instance) -> dict[str, Any]:
     ) as client:
         started = time.monotonic()
         notes = data.notes()
-        await _mkcols(client, files_root, {n.path.rpartition("/")[0] for n in notes})
-        await _bulk(client, [(n.path, n.content.encode(), n.mtime) for n in notes], 250, 2)
+        if "notes" in parts:
+            await _mkcols(client, files_root, {n.path.rpartition("/")[0] for n in notes})
+            await _bulk(client, [(n.path, n.content.encode(), n.mtime) for n in notes], 250, 2)
         timings["notes"] = time.monotonic() - started
 
         started = time.monotonic()
         files = data.files()
-        await _mkcols(client, files_root, {f.path.rpartition("/")[0] for f in files})
-        await _bulk(client, [(f.path, f.content, f.mtime) for f in files], 500, 2)
+        if "files" in parts:
+            await _mkcols(client, files_root, {f.path.rpartition("/")[0] for f in files})
+            await _bulk(client, [(f.path, f.content, f.mtime) for f in files], 500, 2)
         timings["files"] = time.monotonic() - started
 
         started = time.monotonic()
         events, tasks = data.calendar()
         cal = f"/remote.php/dav/calendars/{user}"
-        await _put_all(
-            client, f"{cal}/personal", [(e.href, e.ics) for e in events], "text/calendar; charset=utf-8"
-        )
-        body = (
-            '<?xml version="1.0"?><c:mkcalendar xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav">'
-            "<d:set><d:prop><d:displayname>Tasks</d:displayname><c:supported-calendar-component-set>"
-            '<c:comp name="VTODO"/></c:supported-calendar-component-set></d:prop></d:set></c:mkcalendar>'
-        )
-        _check(await client.request("MKCALENDAR", f"{cal}/tasks/", content=body), 201)
-        await _put_all(
-            client, f"{cal}/tasks", [(t.href, t.ics) for t in tasks], "text/calendar; charset=utf-8"
-        )
+        if "calendar" in parts:
+            await _calendar(client, cal, events, tasks)
         timings["calendar"] = time.monotonic() - started
 
         started = time.monotonic()
         cards = data.contacts()
         book = f"/remote.php/dav/addressbooks/users/{user}/contacts"
-        await _put_all(client, book, [(f"{c.uid}.vcf", c.vcard) for c in cards], "text/vcard; charset=utf-8")
+        if "contacts" in parts:
+            await _put_all(
+                client, book, [(f"{c.uid}.vcf", c.vcard) for c in cards], "text/vcard; charset=utf-8"
+            )
         timings["contacts"] = time.monotonic() - started
 
         started = time.monotonic()
-        shares = []
-        for i, (path, kind) in enumerate(
-            [(f"Projects/project-{n:02}", k) for n in range(0, 10) for k in (0, 3)]
-        ):
-            form = {"path": f"/{path}", "shareType": str(kind), "permissions": "1"}
-            if kind == 0:
-                form["shareWith"] = "admin"
-            if i % 2 and kind == 0:
-                form["permissions"] = "31"
-            answer = _check(
-                await client.post("/ocs/v2.php/apps/files_sharing/api/v1/shares", data=form, headers=OCS), 200
-            )
-            shares.append({"path": path, "type": kind, "id": answer.json()["ocs"]["data"]["id"]})
+        if "shares" in parts:
+            await _shares(client)
+        shares = _check(await client.get(SHARES, headers=OCS), 200).json()["ocs"]["data"]
         timings["shares"] = time.monotonic() - started
-
         started = time.monotonic()
         listed = _check(
             await client.get(f"{NOTES_API}/notes", params={"exclude": "content"}, headers=OCS), 200
@@ -323,7 +350,7 @@ async def seed(instance: Instance) -> dict[str, Any]:
             "marker": data.SPEC["file_marker"],
             "marker_count": sum(data.SPEC["file_marker"] in f.path.rpartition("/")[2] for f in files),
         },
-        "shares": shares,
+        "shares": [{"path": x["path"], "type": x["share_type"], "id": x["id"]} for x in shares],
     }
 
 
@@ -366,7 +393,22 @@ def main() -> int:
         "--dir", type=Path, help="instance directory (default /var/tmp/nextcloud-mcp-bench/VERSION)"
     )
     parser.add_argument("--force", action="store_true", help="seed again even when a saved seed matches")
+    parser.add_argument(
+        "--finish",
+        metavar="PARTS",
+        help="finish an interrupted seed on the running instance: seed only these parts (comma-separated "
+        f"of {','.join(PARTS)}; empty for none), then write the manifest and save",
+    )
+    parser.add_argument("--no-save", action="store_true", help="with --finish: do not save")
     args = parser.parse_args()
+    if args.finish is not None:
+        instance = Instance(args.version, args.dir)
+        started = time.monotonic()
+        manifest = asyncio.run(seed(instance, [p for p in args.finish.split(",") if p]))
+        print(f"[seed] {args.finish or 'nothing'} seeded in {time.monotonic() - started:.0f} s", flush=True)
+        if not args.no_save:
+            instance.save(manifest)
+        return 0
     instance = ensure_seeded(args.version, args.dir, force=args.force)
     print(f"ready {instance.config['url']} {instance.saved / 'manifest.json'}")
     return 0
