@@ -193,18 +193,18 @@ async def _put_all(
 ) -> None:
     async def put(name: str, body: str) -> None:
         headers = {"Content-Type": ctype, "If-None-Match": "*"}
-        for attempt in range(6):
+        for attempt in range(20):
             response = await client.put(f"{base}/{name}", content=body.encode(), headers=headers)
             # SQLite takes one writer at a time: a PUT meeting another writer's lock for too long
             # is answered 500 "database is locked"; it is tried again. 412: there from an earlier
             # (interrupted) seed, with the same content (the data is deterministic).
-            if response.status_code == 500 and "database is locked" in response.text and attempt < 5:
-                await asyncio.sleep(0.5 * (attempt + 1))
+            if response.status_code == 500 and "database is locked" in response.text and attempt < 19:
+                await asyncio.sleep(0.2 * (attempt + 1))
                 continue
             _check(response, 201, 204, 412)
             return
 
-    await _gather_limited([lambda n=n, b=b: put(n, b) for n, b in objects], 4)  # type: ignore[misc]
+    await _gather_limited([lambda n=n, b=b: put(n, b) for n, b in objects], 2)  # type: ignore[misc]
 
 
 def _week_truth(events: Sequence[data.CalendarObject], monday: datetime) -> dict[str, Any]:
