@@ -357,17 +357,18 @@ async def seed(instance: Instance, parts: Sequence[str] = PARTS) -> dict[str, An
 def ensure_seeded(version: str, directory: Path | None = None, *, force: bool = False) -> Instance:
     """A running instance holding the seed of the current SPEC: restored when saved, else seeded."""
     instance = Instance(version, directory)
+    if not force and instance.seeded_matches():
+        # Restored even when the instance does not start as it is (a copy cut short, say).
+        started = time.monotonic()
+        instance.restore()
+        print(f"[seed] restored the saved seed in {time.monotonic() - started:.1f} s", flush=True)
+        return instance
     started = time.monotonic()
     instance.start()
     print(
         f"[seed] Nextcloud {version} in {instance.dir} started in {time.monotonic() - started:.1f} s",
         flush=True,
     )
-    if not force and instance.seeded_matches():
-        started = time.monotonic()
-        instance.restore()
-        print(f"[seed] restored the saved seed in {time.monotonic() - started:.1f} s", flush=True)
-        return instance
     if (instance.dir / ".seeded").exists() or force:
         print(
             "[seed] the saved seed is stale or --force: back to the kit's seed state, then seeding",
