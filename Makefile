@@ -11,7 +11,7 @@ VIEWS_STAMP := views/node_modules/.installed
 SYSTEM_STAMP := $(VENV)/.system-packages
 ARGS ?=
 
-.PHONY: install run check demo test test-fast test-loaded lint typecheck pytest bench docs dist mcpb views clean
+.PHONY: install run check demo test test-fast test-loaded lint typecheck pytest bench bench-real docs dist mcpb views clean
 
 # The server and its runtime dependencies only (`make install`, `make run`, `make check`).
 $(RUNTIME_STAMP): pyproject.toml constraints.txt
@@ -110,6 +110,12 @@ test-loaded:
 ## ARGS="--quick" for a smoke run, "--skip-published" without the PyPI package)
 bench: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python bench/run_all.py $(ARGS)
+
+## bench-real: the tools on the kit's real Nextcloud 34 full of data (issue 30): seeds it once (minutes;
+## kept in /var/tmp/nextcloud-mcp-bench/34/.seeded, restored in seconds), then this server, the floor
+## and the PyPI package side by side (ARGS="--quick", "--skip-published", "--version 29", "--rounds N")
+bench-real: $(STAMP)
+	$(BIN)/python bench/real/measure.py $(ARGS)
 
 clean:
 	rm -rf $(VENV) tests/idp/node_modules packaging/mcpb/node_modules views/node_modules dist .mypy_cache .ruff_cache .pytest_cache .hypothesis

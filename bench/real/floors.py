@@ -1,0 +1,244 @@
+"""The floor of each measured tool: the cheapest sequence of direct HTTP requests a careful client
+would make to Nextcloud for the same answer, on one keep-alive connection with an app password.
+Each returns a number the measurement checks against the manifest (so a fast wrong floor cannot
+pass either), and its docstring says why nothing cheaper gives the same answer."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import Any
+
+import httpx
+
+__all__ = ["FLOORS", "Floor", "calendar_multiget", "conditional_notes_304", "folder_etag"]
+
+NOTES_API = "/index.php/apps/notes/api/v1"
+OCS = {"OCS-APIRequest": "true", "Accept": "application/json"}
+XML = {"Content-Type": "application/xml; charset=utf-8"}
+
+Floor = Callable[[httpx.AsyncClient, str, dict[str, Any]], Awaitable[int]]
+
+
+def _ok(response: httpx.Response, *codes: int) -> httpx.Response:
+    if response.status_code not in codes:
+        raise RuntimeError(
+            f"{response.request.method} {response.request.url.path}: HTTP {response.status_code}"
+        )
+    return response
+
+
+async def notes_list(c: httpx.AsyncClient, user: str, m: dict[str, Any]) -> int:
+    """Newest-first page of 100 plus the total. The Notes API's chunks run oldest first (Helper::
+    getNotesAndCategories sorts by last update ascending) and the last chunk carries every note, so
+    no chunking gives the newest 100: one listing of all notes without their content (and without
+    the fields the answer does not show) is the least, then sort and count locally."""
+    params = {"exclude": "content,etag,readonly,internalPath,shareTypes,isShared,error,errorType"}
+    notes = _ok(await c.get(f"{NOTES_API}/notes", params=params, headers=OCS), 200).json()
+    page = sorted(notes, key=lambda n: (-n["modified"], n["id"]))[:100]
+    return len(notes) if len(page) == 100 else -1
+
+
+async def notes_search(c: httpx.AsyncClient, user: str, m: dict[str, Any]) -> int:
+    """First 20 notes containing the word: Nextcloud's unified-search Notes provider searches
+    title, category and content inside Nextcloud and sends only the hits (one request). Notes 6's
+    provider sends every hit whatever the limit (100 here), so the client keeps the first 20."""
+    params = {"term": "garden", "limit": 20}
+    answer = _ok(
+        await c.get("/ocs/v2.php/search/providers/notes/search", params=params, headers=OCS), 200
+    ).json()
+    return min(20, len(answer["ocs"]["data"]["entries"]))
+
+
+async def note_get(c: httpx.AsyncClient, user: str, m: dict[str, Any]) -> int:
+    """One note with content and ETag: the Notes API's GET of that note."""
+    note = _ok(await c.get(f"{NOTES_API}/notes/{m['notes']['sample_id']}", headers=OCS), 200).json()
+    return int(note["id"])
+
+
+def _calendar_query(lower: datetime, upper: datetime, component: str = "VEVENT") -> str:
+    fmt = "%Y%m%dT%H%M%SZ"
+    return (
+        '<?xml version="1.0"?><c:calendar-query xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav">'
+        '<d:prop><d:getetag/><c:calendar-data/></d:prop><c:filter><c:comp-filter name="VCALENDAR">'
+        f'<c:comp-filter name="{component}">'
+        f'<c:time-range start="{lower.strftime(fmt)}" end="{upper.strftime(fmt)}"/>'
+        "</c:comp-filter></c:comp-filter></c:filter></c:calendar-query>"
+    )
+
+
+_MASTERS_QUERY = (
+    '<?xml version="1.0"?><c:calendar-query xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav">'
+    '<d:prop><d:getetag/><c:calendar-data/></d:prop><c:filter><c:comp-filter name="VCALENDAR">'
+    '<c:comp-filter name="VEVENT"><c:prop-filter name="RRULE"/></c:comp-filter></c:comp-filter>'
+    "</c:filter></c:calendar-query>"
+)
+
+
+def _hrefs(multistatus: str) -> set[str]:
+    return set(re.findall(r"<d:href>([^<]+)</d:href>", multistatus))
+
+
+async def week_events(c: httpx.AsyncClient, user: str, m: dict[str, Any], week: str) -> int:
+    """One week's objects, per event calendar: a calendar-query REPORT with the week's time-range
+    (Nextcloud picks the candidates by its first/last-occurrence index and expands the recurring
+    ones to check them), plus a REPORT for the recurring masters (prop-filter RRULE defined). The
+    second is needed because Nextcloud 34 silently leaves out of a time-range answer any master
+    whose expansion passes 3,500 instances before the range (CalDavBackend::calendarQuery catches
+    MaxInstancesExceededException and skips the object): a daily event that began ten years ago
+    is missing from this week's answer without it. The client expands the masters itself, as
+    this server does. Returns the number of distinct objects read."""
+    truth = m["calendar"]["weeks"][week]
+    lower, upper = datetime.fromisoformat(truth["start"]), datetime.fromisoformat(truth["end"])
+    objects: set[str] = set()
+    for cal in ("personal", "contact_birthdays"):
+        path = f"/remote.php/dav/calendars/{user}/{cal}/"
+        headers = {**XML, "Depth": "1"}
+        in_range = await c.request("REPORT", path, content=_calendar_query(lower, upper), headers=headers)
+        masters = await c.request("REPORT", path, content=_MASTERS_QUERY, headers=headers)
+        objects |= _hrefs(_ok(in_range, 207).text) | _hrefs(_ok(masters, 207).text)
+    return len(objects)
+
+
+async def calendar_multiget(c: httpx.AsyncClient, user: str, hrefs: list[str], cal: str = "personal") -> int:
+    """The read bound of a week: the week's own objects plus every recurring master, fetched once
+    by calendar-multiget (what an ideal client that knew them would read)."""
+    if cal != "personal":
+        return 0
+    base = f"/remote.php/dav/calendars/{user}/{cal}/"
+    body = (
+        '<?xml version="1.0"?><c:calendar-multiget xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav">'
+        "<d:prop><d:getetag/><c:calendar-data/></d:prop>"
+        + "".join(f"<d:href>{base}{h}</d:href>" for h in hrefs)
+        + "</c:calendar-multiget>"
+    )
+    response = _ok(await c.request("REPORT", base, content=body, headers={**XML, "Depth": "1"}), 207)
+    return response.text.count("<d:response>")
+
+
+async def contacts_search(c: httpx.AsyncClient, user: str, m: dict[str, Any]) -> int:
+    """Cards whose name contains the text: one CardDAV addressbook-query (text-match on FN, limit
+    26 as the tool's page of 25 plus one); Nextcloud searches its card index and sends the hits."""
+    body = (
+        '<?xml version="1.0"?>'
+        '<card:addressbook-query xmlns:d="DAV:" xmlns:card="urn:ietf:params:xml:ns:carddav">'
+        "<d:prop><d:getetag/><card:address-data/></d:prop><card:filter>"
+        f'<card:prop-filter name="FN"><card:text-match collation="i;unicode-casemap" match-type="contains">'
+        f"{m['contacts']['rare_surname']}</card:text-match></card:prop-filter></card:filter>"
+        "<card:limit><card:nresults>26</card:nresults></card:limit></card:addressbook-query>"
+    )
+    path = f"/remote.php/dav/addressbooks/users/{user}/contacts/"
+    response = _ok(await c.request("REPORT", path, content=body, headers={**XML, "Depth": "1"}), 207)
+    return response.text.count("<d:response>")
+
+
+_PROPS = "<d:getlastmodified/><d:getcontentlength/><d:resourcetype/><d:getetag/><d:getcontenttype/><oc:size/>"
+
+
+async def _propfind(c: httpx.AsyncClient, user: str, folder: str) -> int:
+    body = f'<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop>{_PROPS}</d:prop></d:propfind>'
+    path = f"/remote.php/dav/files/{user}/{folder}/"
+    response = _ok(await c.request("PROPFIND", path, content=body, headers={**XML, "Depth": "1"}), 207)
+    return len(re.findall(r"<d:response>", response.text)) - 1
+
+
+async def list_big(c: httpx.AsyncClient, user: str, m: dict[str, Any]) -> int:
+    """The folder's entries with name, type, size, last change, etag, MIME type (a sorted page and
+    the total need every entry): one PROPFIND depth 1 asking only those properties."""
+    return await _propfind(c, user, m["files"]["big_folder"])
+
+
+async def list_small(c: httpx.AsyncClient, user: str, m: dict[str, Any]) -> int:
+    """As for the big folder: one PROPFIND depth 1 with only the shown properties."""
+    return await _propfind(c, user, m["files"]["small_folder"])
+
+
+async def files_search(c: httpx.AsyncClient, user: str, m: dict[str, Any]) -> int:
+    """Files whose name contains the text, newest first, first 50: one WebDAV SEARCH (Nextcloud
+    queries its file cache; nothing else is read)."""
+    body = (
+        '<?xml version="1.0"?><d:searchrequest xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns">'
+        f"<d:basicsearch><d:select><d:prop>{_PROPS}</d:prop></d:select>"
+        f"<d:from><d:scope><d:href>/files/{user}</d:href><d:depth>infinity</d:depth></d:scope></d:from>"
+        f"<d:where><d:like><d:prop><d:displayname/></d:prop><d:literal>%{m['files']['marker']}%</d:literal></d:like></d:where>"
+        "<d:orderby><d:order><d:prop><d:getlastmodified/></d:prop><d:descending/></d:order></d:orderby>"
+        "<d:limit><d:nresults>50</d:nresults></d:limit></d:basicsearch></d:searchrequest>"
+    )
+    response = _ok(await c.request("SEARCH", "/remote.php/dav/", content=body, headers=XML), 207)
+    return response.text.count("<d:response>")
+
+
+async def unified_search(c: httpx.AsyncClient, user: str, m: dict[str, Any]) -> int:
+    """The word across Nextcloud: the providers list (which providers exist is not known in
+    advance), then one OCS search per provider the tool asks by default (all but settings),
+    10 results each."""
+    providers = _ok(await c.get("/ocs/v2.php/search/providers", headers=OCS), 200).json()["ocs"]["data"]
+    hits = 0
+    for provider in sorted(p["id"] for p in providers):
+        if provider == "settings":
+            continue
+        params = {"term": "garden", "limit": 10}
+        answer = await c.get(f"/ocs/v2.php/search/providers/{provider}/search", params=params, headers=OCS)
+        if answer.status_code == 200:
+            hits += len(answer.json()["ocs"]["data"]["entries"])
+    return hits
+
+
+async def todos(c: httpx.AsyncClient, user: str, m: dict[str, Any]) -> int:
+    """Open tasks: one calendar-query REPORT on the task list for VTODOs that are not completed
+    (prop-filter on COMPLETED is-not-defined; STATUS is checked locally)."""
+    body = (
+        '<?xml version="1.0"?><c:calendar-query xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav">'
+        '<d:prop><d:getetag/><c:calendar-data/></d:prop><c:filter><c:comp-filter name="VCALENDAR">'
+        '<c:comp-filter name="VTODO"><c:prop-filter name="COMPLETED"><c:is-not-defined/></c:prop-filter>'
+        "</c:comp-filter></c:comp-filter></c:filter></c:calendar-query>"
+    )
+    path = f"/remote.php/dav/calendars/{user}/tasks/"
+    response = _ok(await c.request("REPORT", path, content=body, headers={**XML, "Depth": "1"}), 207)
+    return response.text.count("NEEDS-ACTION")
+
+
+async def conditional_notes_304(c: httpx.AsyncClient, user: str, etag: str) -> int:
+    """The cost a repeated unchanged listing is held to: one conditional GET answered 304. The Notes
+    API computes the whole listing before it compares the ETag (NotesApiController::index), so
+    this 304 saves bytes, not Nextcloud's CPU; `folder_etag` is the cheap question."""
+    response = await c.get(
+        f"{NOTES_API}/notes", params={"exclude": "content"}, headers={**OCS, "If-None-Match": etag}
+    )
+    return response.status_code
+
+
+async def folder_etag(c: httpx.AsyncClient, user: str, folder: str) -> int:
+    """The cheapest "has anything changed below this folder" a client can ask: PROPFIND depth 0
+    for the folder's ETag (Nextcloud propagates changes up the tree)."""
+    body = '<?xml version="1.0"?><d:propfind xmlns:d="DAV:"><d:prop><d:getetag/></d:prop></d:propfind>'
+    path = f"/remote.php/dav/files/{user}/{folder}/"
+    response = await c.request("PROPFIND", path, content=body, headers={**XML, "Depth": "0"})
+    return response.status_code
+
+
+async def week_this(c: httpx.AsyncClient, user: str, m: dict[str, Any]) -> int:
+    """One week around today: see `week_events`."""
+    return await week_events(c, user, m, "this_week")
+
+
+async def week_past(c: httpx.AsyncClient, user: str, m: dict[str, Any]) -> int:
+    """One week five years ago: see `week_events`."""
+    return await week_events(c, user, m, "five_years_ago")
+
+
+FLOORS: dict[str, Floor] = {
+    "notes_list": notes_list,
+    "notes_search": notes_search,
+    "note_get": note_get,
+    "events_week": week_this,
+    "events_week_5y_ago": week_past,
+    "availability_week": week_this,
+    "contacts_search": contacts_search,
+    "list_big_folder": list_big,
+    "list_small_folder": list_small,
+    "files_search": files_search,
+    "unified_search": unified_search,
+    "todos": todos,
+}

@@ -1,0 +1,344 @@
+"""The real-Nextcloud benchmark (issue 30): per tool, this server, the floor (direct requests) and
+the published PyPI package on the same seeded Nextcloud, in interleaved rounds.
+
+    .venv/bin/python bench/real/measure.py [--version 34] [--rounds 5] [--quick] [--skip-published]
+
+Per call: wall time (client side), Nextcloud requests and bytes sent (its nginx access log), and
+Nextcloud's CPU (php-fpm and nginx of the instance, from /proc). Prints a table per subject, then
+PASS/MISS per target of the issue, and writes bench/results/bench_real.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parents[1])]
+
+from _mcp import published_env  # noqa: E402
+from _procs import clean_env, write_result  # noqa: E402
+from cases import Case, cases  # noqa: E402
+from floors import FLOORS, NOTES_API, OCS, calendar_multiget, conditional_notes_304, folder_etag  # noqa: E402
+from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
+from meter import Meter  # noqa: E402
+from published import ensure_installed  # noqa: E402
+from seed import Instance, ensure_seeded  # noqa: E402
+
+from tests.mcp_clients import stdio_session  # noqa: E402
+
+CALL_TIMEOUT_S = 180.0
+Call = Callable[[], Awaitable[Any]]
+
+
+def _one(seconds: float, cost: Any, ok: bool, note: str | None = None) -> dict[str, Any]:
+    return {
+        "wall_s": seconds,
+        "requests": len(cost.requests),
+        "bytes": cost.bytes,
+        "statuses": sorted({r.status for r in cost.requests}),
+        # what was read of calendar objects and files (not discovery: PROPFIND of collections)
+        "object_bytes": sum(r.bytes for r in cost.requests if r.method in ("REPORT", "GET")),
+        "nc_cpu_s": cost.cpu_s,
+        "php_cpu_s": cost.php_s,
+        "nginx_cpu_s": cost.nginx_s,
+        "ok": ok,
+        "note": note,
+    }
+
+
+async def measured(meter: Meter, call: Call) -> tuple[dict[str, Any], Any]:
+    meter.mark()
+    started = time.perf_counter()
+    try:
+        answer = await asyncio.wait_for(call(), CALL_TIMEOUT_S)
+        ok, note = True, None
+    except Exception as exc:  # recorded, not fatal: one failing tool must not end the run
+        answer, ok, note = None, False, f"{type(exc).__name__}: {exc}"[:300]
+    seconds = time.perf_counter() - started
+    return _one(seconds, meter.cost(), ok, note), answer
+
+
+def _tool_call(session: ClientSession, tool: str, args: dict[str, Any]) -> Call:
+    async def call() -> Any:
+        result = await session.call_tool(tool, args)
+        if result.is_error:
+            raise RuntimeError(f"tool error: {str(result.content)[:200]}")
+        return result
+
+    return call
+
+
+@asynccontextmanager
+async def published_session(url: str, password: str, workdir: Path) -> AsyncIterator[ClientSession]:
+    script = ensure_installed()
+    env = published_env(url, "alice", password, workdir)
+    params = StdioServerParameters(
+        command=str(script), args=["run", "--transport", "stdio"], env=env, cwd=str(workdir)
+    )
+    with open(workdir / "published.log", "w") as errlog:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            yield session
+
+
+def _summary(calls: list[dict[str, Any]]) -> dict[str, Any]:
+    good = [c for c in calls if c["ok"]]
+    if not good:
+        return {"calls": len(calls), "ok": 0, "error": calls[0]["note"] if calls else None}
+    return {
+        "calls": len(calls),
+        "ok": len(good),
+        "wall_ms": statistics.median(c["wall_s"] for c in good) * 1000,
+        "max_wall_ms": max(c["wall_s"] for c in good) * 1000,
+        "requests": statistics.median(c["requests"] for c in good),
+        "kb": statistics.median(c["bytes"] for c in good) / 1024,
+        "object_kb": statistics.median(c["object_bytes"] for c in good) / 1024,
+        "nc_cpu_ms": statistics.median(c["nc_cpu_s"] for c in good) * 1000,
+        "error": next((c["note"] for c in calls if not c["ok"]), None),
+    }
+
+
+async def run(instance: Instance, rounds: int, with_published: bool) -> dict[str, Any]:
+    cfg, manifest = instance.config, instance.manifest
+    url, password = cfg["url"], cfg["alice"]["app_password"]
+    meter = Meter(instance.dir)
+    chosen = cases(manifest)
+    results: dict[str, Any] = {"checks": {}, "calls": {}, "repeated": {}, "week_bound": {}}
+    async with AsyncExitStack() as stack:
+        work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-real-")))
+        env = clean_env(
+            {
+                "NEXTCLOUD_HOST": url,
+                "NEXTCLOUD_USERNAME": "alice",
+                "NEXTCLOUD_PASSWORD": password,
+                "LOG_LEVEL": "WARNING",
+            }
+        )
+        errlog = stack.enter_context(open(work / "ours.log", "w"))  # noqa: SIM115
+        ours = await stack.enter_async_context(stdio_session(env, cwd=work, errlog=errlog))
+        limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+        client = await stack.enter_async_context(
+            httpx.AsyncClient(
+                base_url=url,
+                auth=("alice", password),
+                timeout=CALL_TIMEOUT_S,
+                limits=limits,
+                headers={"User-Agent": "bench-real-floor"},
+            )
+        )
+        pub = None
+        if with_published:
+            pub_dir = work / "published"
+            pub_dir.mkdir()
+            pub = await stack.enter_async_context(published_session(url, password, pub_dir))
+
+        def subjects(case: Case) -> dict[str, Call]:
+            found: dict[str, Call] = {
+                "this": _tool_call(ours, case.tool, case.args),
+                "floor": lambda: FLOORS[case.id](client, "alice", manifest),
+            }
+            if pub is not None and case.published is not None:
+                found["pypi"] = _tool_call(pub, *case.published)
+            return found
+
+        # Warm-up (not counted), and every subject's answer checked once.
+        for case in chosen:
+            for name, call in subjects(case).items():
+                record, answer = await measured(meter, call)
+                verdict = _verdict(case, name, record, answer)
+                results["checks"].setdefault(case.id, {})[name] = verdict
+                print(
+                    f"[warm-up] {case.id:20} {name:6} {record['wall_s'] * 1000:8.0f} ms  {verdict}",
+                    flush=True,
+                )
+        for r in range(rounds):
+            for case in chosen:
+                calls = list(subjects(case).items())
+                shift = (r + chosen.index(case)) % len(calls)
+                for name, call in calls[shift:] + calls[:shift]:
+                    record, _ = await measured(meter, call)
+                    results["calls"].setdefault(case.id, {}).setdefault(name, []).append(record)
+            print(f"[round {r + 1}/{rounds}] done", flush=True)
+        # Repeated, unchanged: the second of two calls in a row, beside one conditional GET (304).
+        first = await client.get(f"{NOTES_API}/notes", params={"exclude": "content"}, headers=OCS)
+        etag = first.headers.get("ETag", "")
+        record, status = await measured(meter, lambda: conditional_notes_304(client, "alice", etag))
+        results["repeated"]["conditional_get"] = {**record, "http_status": status}
+        record, status = await measured(meter, lambda: folder_etag(client, "alice", "Notes"))
+        results["repeated"]["folder_etag_propfind"] = {**record, "http_status": status}
+        by_id = {c.id: c for c in chosen}
+        for case_id in ("notes_list", "list_big_folder", "events_week"):
+            case = by_id[case_id]
+            await measured(meter, _tool_call(ours, case.tool, case.args))
+            results["repeated"][case_id], _ = await measured(meter, _tool_call(ours, case.tool, case.args))
+        # The week read bound: the week's objects plus every recurring master, by one multiget.
+        for week, case_id in (("this_week", "events_week"), ("five_years_ago", "events_week_5y_ago")):
+            hrefs = manifest["calendar"]["weeks"][week]["hrefs"]
+            record, count = await measured(meter, lambda h=hrefs: calendar_multiget(client, "alice", h))  # type: ignore[misc]
+            results["week_bound"][case_id] = {**record, "objects": count}
+    return results
+
+
+def _verdict(case: Case, subject: str, record: dict[str, Any], answer: Any) -> str:
+    if not record["ok"]:
+        return f"FAILED {record['note']}"
+    if subject == "this":
+        problem = case.check(dict(answer.structured_content or {}))
+        return f"WRONG {problem}" if problem else "ok"
+    if subject == "floor":
+        if case.floor_expect is None:
+            return "ok" if answer > 0 else f"WRONG {answer}"
+        return "ok" if answer == case.floor_expect else f"WRONG {answer}, expected {case.floor_expect}"
+    text = "".join(getattr(c, "text", "") for c in answer.content)
+    return f"answered ({len(text)} chars; not checked)"
+
+
+def report(results: dict[str, Any], with_published: bool) -> list[tuple[str, bool, str]]:
+    subjects = ["this", "floor"] + (["pypi"] if with_published else [])
+    summary = {cid: {s: _summary(calls) for s, calls in per.items()} for cid, per in results["calls"].items()}
+    results["summary"] = summary
+    head = (
+        f"{'tool':20}" + "".join(f" | {s:>6} ms   req     KB  cpu ms" for s in subjects) + " | wall/fl cpu/fl"
+    )
+    print("\n" + head + "\n" + "-" * len(head))
+    for cid, per in summary.items():
+        row = f"{cid:20}"
+        for s in subjects:
+            x = per.get(s)
+            if not x or not x.get("ok"):
+                row += f" | {'-':>9} {'-':>5} {'-':>6} {'-':>7}"
+            else:
+                row += f" | {x['wall_ms']:9.0f} {x['requests']:5.0f} {x['kb']:6.0f} {x['nc_cpu_ms']:7.0f}"
+        t, f = per.get("this", {}), per.get("floor", {})
+        if t.get("ok") and f.get("ok"):
+            row += f" | {t['wall_ms'] / f['wall_ms']:7.1f} {t['nc_cpu_ms'] / max(f['nc_cpu_ms'], 1):6.1f}"
+        print(row)
+    lines: list[tuple[str, bool, str]] = []
+    for cid, per in summary.items():
+        t, f, p = per.get("this", {}), per.get("floor", {}), per.get("pypi")
+        if not t.get("ok"):
+            lines.append((f"{cid}: this server answers", False, str(t.get("error"))))
+            continue
+        if f.get("ok"):
+            # CPU is counted in clock ticks (10 ms): a floor under one tick is held to one tick.
+            lines.append(
+                (
+                    f"{cid}: wall <= 1.5x floor",
+                    t["wall_ms"] <= 1.5 * f["wall_ms"],
+                    f"{t['wall_ms']:.0f} vs {f['wall_ms']:.0f} ms",
+                )
+            )
+            lines.append(
+                (
+                    f"{cid}: Nextcloud CPU <= 1.5x floor",
+                    t["nc_cpu_ms"] <= 1.5 * max(f["nc_cpu_ms"], 10),
+                    f"{t['nc_cpu_ms']:.0f} vs {f['nc_cpu_ms']:.0f} ms",
+                )
+            )
+        lines.append(
+            (f"{cid}: no call over 3 s", t["max_wall_ms"] <= 3000, f"slowest {t['max_wall_ms']:.0f} ms")
+        )
+        if p is not None and p.get("ok"):
+            lines.append(
+                (
+                    f"{cid}: not slower than the PyPI package",
+                    t["wall_ms"] <= p["wall_ms"],
+                    f"{t['wall_ms']:.0f} vs {p['wall_ms']:.0f} ms",
+                )
+            )
+    for cid, bound in results["week_bound"].items():
+        t = summary[cid]["this"]
+        if t.get("ok"):
+            lines.append(
+                (
+                    f"{cid}: reads at most the week's objects + recurring masters",
+                    t["object_kb"] * 1024 <= bound["bytes"],
+                    f"{t['object_kb']:.1f} KB by REPORT/GET ({t['kb']:.1f} KB in all) vs multiget of "
+                    f"{bound['objects']} objects {bound['bytes'] / 1024:.1f} KB",
+                )
+            )
+    cond = results["repeated"]["conditional_get"]
+    for cid in ("notes_list", "list_big_folder", "events_week"):
+        second = results["repeated"][cid]
+        ok = second["ok"] and second["requests"] <= 1 and set(second["statuses"]) <= {304}
+        lines.append(
+            (
+                f"{cid}: repeated unchanged costs a 304 or less",
+                ok,
+                f"{second['requests']} req {second['bytes'] / 1024:.1f} KB "
+                f"{second['nc_cpu_s'] * 1000:.0f} ms CPU (statuses {second['statuses']}); "
+                f"one 304: {cond['bytes']} B {cond['nc_cpu_s'] * 1000:.0f} ms CPU",
+            )
+        )
+    etag = results["repeated"]["folder_etag_propfind"]
+    print(
+        f"one conditional GET of the notes listing: HTTP {cond['http_status']}, {cond['bytes']} B, "
+        f"{cond['nc_cpu_s'] * 1000:.0f} ms Nextcloud CPU, {cond['wall_s'] * 1000:.0f} ms; "
+        f"PROPFIND depth 0 of Notes/ (its ETag): {etag['bytes']} B, {etag['nc_cpu_s'] * 1000:.0f} ms CPU, "
+        f"{etag['wall_s'] * 1000:.0f} ms"
+    )
+    for cid, per in results["checks"].items():
+        for subject, verdict in per.items():
+            if subject != "pypi":
+                lines.append((f"{cid}: {subject}'s answer is right", verdict == "ok", verdict))
+    print()
+    for name, ok, detail in lines:
+        print(f"{'PASS' if ok else 'MISS'}  {name}  ({detail})")
+    return lines
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--version", default="34", choices=("29", "34"))
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument(
+        "--quick", action="store_true", help="one round: a smoke test, figures not to be quoted"
+    )
+    parser.add_argument("--skip-published", action="store_true", help="without the PyPI package")
+    parser.add_argument(
+        "--no-restore", action="store_true", help="measure the running seeded instance as it is"
+    )
+    parser.add_argument("--keep-running", action="store_true", help="leave the instance running when done")
+    args = parser.parse_args()
+    rounds = 1 if args.quick else args.rounds
+    instance = Instance(args.version) if args.no_restore else ensure_seeded(args.version)
+    if args.no_restore:
+        instance.start()
+    load_before = Path("/proc/loadavg").read_text().split()[:3]
+    try:
+        results = asyncio.run(run(instance, rounds, not args.skip_published))
+    finally:
+        if not args.keep_running:
+            instance.stop()  # php-fpm and nginx idle on a shared machine otherwise
+    lines = report(results, not args.skip_published)
+    results["targets"] = [{"target": n, "pass": ok, "detail": d} for n, ok, d in lines]
+    results["meta"] = {
+        "version": instance.config["version"],
+        "rounds": rounds,
+        "loadavg_before": load_before,
+        "loadavg_after": Path("/proc/loadavg").read_text().split()[:3],
+        "seed": instance.manifest.get("seed_seconds"),
+    }
+    print(
+        f"\nload average before {' '.join(load_before)}, after {' '.join(results['meta']['loadavg_after'])}"
+    )
+    print(f"written {write_result('bench_real', results)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
