@@ -111,7 +111,7 @@ test-loaded:
 bench: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python bench/run_all.py $(ARGS)
 
-## bench-real: the tools on the kit's real Nextcloud 34 full of data (issue 30): seeds it once (minutes;
+## bench-real: the tools on the kit's real Nextcloud 34 full of data (issue 30): seeds it once (~45 min;
 ## kept in /var/tmp/nextcloud-mcp-bench/34/.seeded, restored in seconds), then this server, the floor
 ## and the PyPI package side by side (ARGS="--quick", "--skip-published", "--version 29", "--rounds N")
 bench-real: $(STAMP)

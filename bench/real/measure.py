@@ -29,7 +29,15 @@ sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parents[1])]
 from _mcp import published_env  # noqa: E402
 from _procs import clean_env, write_result  # noqa: E402
 from cases import Case, cases  # noqa: E402
-from floors import FLOORS, NOTES_API, OCS, calendar_multiget, conditional_notes_304, folder_etag  # noqa: E402
+from floors import (  # noqa: E402
+    FLOORS,
+    NOTES_API,
+    OCS,
+    calendar_multiget,
+    conditional_notes_304,
+    file_304,
+    folder_etag,
+)
 from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 from meter import Meter  # noqa: E402
 from published import ensure_installed  # noqa: E402
@@ -140,6 +148,14 @@ async def run(instance: Instance, rounds: int, with_published: bool) -> dict[str
                 headers={"User-Agent": "bench-real-floor"},
             )
         )
+        floor_env = {**env, "BENCH_MANIFEST": str(instance.saved / "manifest.json")}
+        floor_params = StdioServerParameters(
+            command=sys.executable, args=[str(HERE / "mcp_floor.py")], env=floor_env, cwd=str(work)
+        )
+        floor_log = stack.enter_context(open(work / "floor.log", "w"))  # noqa: SIM115
+        floor_io = await stack.enter_async_context(stdio_client(floor_params, errlog=floor_log))
+        floor_mcp = await stack.enter_async_context(ClientSession(*floor_io))
+        await floor_mcp.initialize()
         pub = None
         if with_published:
             pub_dir = work / "published"
@@ -150,6 +166,7 @@ async def run(instance: Instance, rounds: int, with_published: bool) -> dict[str
             found: dict[str, Call] = {
                 "this": _tool_call(ours, case.tool, case.args),
                 "floor": lambda: FLOORS[case.id](client, "alice", manifest),
+                "floor_mcp": _tool_call(floor_mcp, "floor", {"case": case.id}),
             }
             if pub is not None and case.published is not None:
                 found["pypi"] = _tool_call(pub, *case.published)
@@ -180,6 +197,9 @@ async def run(instance: Instance, rounds: int, with_published: bool) -> dict[str
         results["repeated"]["conditional_get"] = {**record, "http_status": status}
         record, status = await measured(meter, lambda: folder_etag(client, "alice", "Notes"))
         results["repeated"]["folder_etag_propfind"] = {**record, "http_status": status}
+        file_304s = [await measured(meter, lambda: file_304(client, "alice")) for _ in range(5)]
+        cheapest = min(file_304s, key=lambda pair: pair[0]["nc_cpu_s"])
+        results["repeated"]["file_304"] = {**cheapest[0], "http_status": cheapest[1]}
         by_id = {c.id: c for c in chosen}
         for case_id in ("notes_list", "list_big_folder", "events_week"):
             case = by_id[case_id]
@@ -199,6 +219,9 @@ def _verdict(case: Case, subject: str, record: dict[str, Any], answer: Any) -> s
     if subject == "this":
         problem = case.check(dict(answer.structured_content or {}))
         return f"WRONG {problem}" if problem else "ok"
+    if subject == "floor_mcp":
+        answer = int((answer.structured_content or {}).get("answer", -1))
+        subject = "floor"
     if subject == "floor":
         if case.floor_expect is None:
             return "ok" if answer > 0 else f"WRONG {answer}"
@@ -208,11 +231,15 @@ def _verdict(case: Case, subject: str, record: dict[str, Any], answer: Any) -> s
 
 
 def report(results: dict[str, Any], with_published: bool) -> list[tuple[str, bool, str]]:
-    subjects = ["this", "floor"] + (["pypi"] if with_published else [])
+    # floor_mcp: the floor's requests made by a bare MCP server over stdio (mcp_floor.py), to show
+    # what of the wall time above the floor is the MCP round trip; not a target.
+    subjects = ["this", "floor", "floor_mcp"] + (["pypi"] if with_published else [])
     summary = {cid: {s: _summary(calls) for s, calls in per.items()} for cid, per in results["calls"].items()}
     results["summary"] = summary
     head = (
-        f"{'tool':20}" + "".join(f" | {s:>6} ms   req     KB  cpu ms" for s in subjects) + " | wall/fl cpu/fl"
+        f"{'tool':20}"
+        + "".join(f" | {s:>6} ms   req     KB  cpu ms" for s in subjects)
+        + " | wall/fl cpu/fl | wall/fl_mcp"
     )
     print("\n" + head + "\n" + "-" * len(head))
     for cid, per in summary.items():
@@ -226,6 +253,9 @@ def report(results: dict[str, Any], with_published: bool) -> list[tuple[str, boo
         t, f = per.get("this", {}), per.get("floor", {})
         if t.get("ok") and f.get("ok"):
             row += f" | {t['wall_ms'] / f['wall_ms']:7.1f} {t['nc_cpu_ms'] / max(f['nc_cpu_ms'], 1):6.1f}"
+        fm = per.get("floor_mcp", {})
+        if t.get("ok") and fm.get("ok"):
+            row += f" | {t['wall_ms'] / fm['wall_ms']:7.1f}"
         print(row)
     lines: list[tuple[str, bool, str]] = []
     for cid, per in summary.items():
@@ -272,16 +302,21 @@ def report(results: dict[str, Any], with_published: bool) -> list[tuple[str, boo
                 )
             )
     cond = results["repeated"]["conditional_get"]
+    # A 304 of the Notes API costs its whole listing (NotesApiController::index builds it before
+    # comparing), so the second call is held to the cheapest 304 there is: one small file's
+    # conditional GET (the least of five), plus one 10 ms CPU tick for the clock's granularity.
+    file_cpu = results["repeated"]["file_304"]["nc_cpu_s"] * 1000
     for cid in ("notes_list", "list_big_folder", "events_week"):
         second = results["repeated"][cid]
-        ok = second["ok"] and second["requests"] <= 1 and set(second["statuses"]) <= {304}
+        cpu = second["nc_cpu_s"] * 1000
+        ok = second["ok"] and cpu <= max(file_cpu, 10) + 10
         lines.append(
             (
                 f"{cid}: repeated unchanged costs a 304 or less",
                 ok,
-                f"{second['requests']} req {second['bytes'] / 1024:.1f} KB "
-                f"{second['nc_cpu_s'] * 1000:.0f} ms CPU (statuses {second['statuses']}); "
-                f"one 304: {cond['bytes']} B {cond['nc_cpu_s'] * 1000:.0f} ms CPU",
+                f"{second['requests']} req {second['bytes'] / 1024:.1f} KB {cpu:.0f} ms CPU "
+                f"(statuses {second['statuses']}); a file's 304: {file_cpu:.0f} ms CPU; "
+                f"the Notes API's 304: {cond['bytes']} B {cond['nc_cpu_s'] * 1000:.0f} ms CPU",
             )
         )
     etag = results["repeated"]["folder_etag_propfind"]
