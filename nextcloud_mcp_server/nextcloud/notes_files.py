@@ -194,8 +194,10 @@ class NotesFiles:
                 content=_search_body(scope, where, props, limit),
             ) as response:
                 answered = _date(response.headers.get("date"))
+                # hrefs carry the path Nextcloud is served under (https://host/nextcloud/...)
+                href_root = self._http.base_path + root
                 async for item in parse_multistatus(response, self._http.host):
-                    relative = paths.relative(item.href, root)
+                    relative = paths.relative(item.href, href_root)
                     if relative:
                         found.append((relative, item))
         except NextcloudError as exc:

@@ -37,6 +37,8 @@ async def test_every_toolset_works_under_a_subpath(each_real_nextcloud: Nextclou
                     await session.call_tool("nc_notes_create_note", {"title": "Sub", "content": "x"})
                 )
                 got = structured(await session.call_tool("nc_notes_get_note", {"note_id": note["id"]}))
+                notes = structured(await session.call_tool("nc_notes_list_notes", {}))
+                hits = structured(await session.call_tool("nc_notes_search_notes", {"query": "Sub"}))
                 structured(
                     await session.call_tool(
                         "nc_webdav_write_file",
@@ -44,6 +46,11 @@ async def test_every_toolset_works_under_a_subpath(each_real_nextcloud: Nextclou
                     )
                 )
                 listed = structured(await session.call_tool("nc_webdav_list_directory", {"path": "Sub"}))
+                searched = structured(
+                    await session.call_tool(
+                        "nc_webdav_search_files", {"name_pattern": "deep*", "path": "Sub"}
+                    )
+                )
                 read = await session.call_tool("nc_webdav_read_file", {"path": "Sub/deep.txt"})
                 calendars = structured(await session.call_tool("nc_calendar_list_calendars", {}))
                 event = structured(
@@ -62,6 +69,10 @@ async def test_every_toolset_works_under_a_subpath(each_real_nextcloud: Nextclou
                 found = structured(await session.call_tool("nc_contacts_search", {"query": "Dora"}))
     assert set(checks.values()) <= {"ok", "warn"}, checks
     assert got["content"] == "x"
+    # listed and searched as files under the sub-path (hrefs carry /nextcloud)
+    assert [n["id"] for n in notes["notes"]] == [note["id"]]
+    assert [h["id"] for h in hits["hits"]] == [note["id"]]
+    assert [f["path"] for f in searched["files"]] == ["/Sub/deep.txt"]
     assert [e["name"] for e in listed["entries"]] == ["deep.txt"]
     assert read.content[1].text == "hi"  # type: ignore[union-attr]
     assert calendars["calendars"][0]["id"] == "personal"
