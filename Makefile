@@ -95,7 +95,7 @@ typecheck: $(RUNTIME_STAMP)
 XDIST := -n 2 --dist loadfile
 
 pytest: $(STAMP) $(NODE_STAMP) $(MCPB_STAMP) $(VIEWS_STAMP) $(SYSTEM_STAMP)
-	$(BIN)/pytest $(XDIST) $(ARGS)
+	$(BIN)/pytest $(XDIST) --durations=25 $(ARGS)
 
 ## test-fast: the inner loop: lint, types and the tests that need neither the real Nextcloud nor a browser
 test-fast: lint typecheck $(STAMP) $(NODE_STAMP) $(MCPB_STAMP) $(VIEWS_STAMP)
