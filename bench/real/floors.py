@@ -45,8 +45,9 @@ async def notes_list(c: httpx.AsyncClient, user: str, m: dict[str, Any]) -> int:
         "<d:getlastmodified/><oc:favorite/></d:prop></d:select><d:from><d:scope>"
         f"<d:href>/files/{user}/Notes</d:href><d:depth>infinity</d:depth></d:scope></d:from>"
         "<d:where><d:not><d:is-collection/></d:not></d:where><d:orderby><d:order><d:prop>"
-        "<d:getlastmodified/></d:prop><d:descending/></d:order></d:orderby></d:basicsearch>"
-        "</d:searchrequest>"
+        "<d:getlastmodified/></d:prop><d:descending/></d:order></d:orderby>"
+        # without a limit Nextcloud answers the first 100 only
+        "<d:limit><d:nresults>20000</d:nresults></d:limit></d:basicsearch></d:searchrequest>"
     )
     response = _ok(await c.request("SEARCH", "/remote.php/dav/", content=body, headers=XML), 207)
     hrefs = re.findall(r"<d:href>([^<]+)</d:href>", response.text)
@@ -151,20 +152,42 @@ async def calendar_multiget(c: httpx.AsyncClient, user: str, hrefs: list[str], c
     return response.text.count("<d:response>")
 
 
+_BOOKS = '<?xml version="1.0"?><d:propfind xmlns:d="DAV:"><d:prop><d:resourcetype/></d:prop></d:propfind>'
+# The tool's "any" field: whatever names, reaches or groups a person.
+_CARD_PROPERTIES = ("FN", "N", "NICKNAME", "EMAIL", "TEL", "ORG", "CATEGORIES")
+
+
 async def contacts_search(c: httpx.AsyncClient, user: str, m: dict[str, Any]) -> int:
-    """Cards whose name contains the text: one CardDAV addressbook-query (text-match on FN, limit
-    26 as the tool's page of 25 plus one); Nextcloud searches its card index and sends the hits."""
+    """Contacts whose name, email, phone, organisation or group contains the text, in every
+    address book: the books listed (one PROPFIND depth 1: a client does not know them in
+    advance), then one CardDAV addressbook-query per book (anyof text-match on those properties,
+    limit 26 as the tool's page of 25 plus one). Nextcloud matches the cards and sends the hits."""
+    home = f"/remote.php/dav/addressbooks/users/{user}/"
+    listing = await c.request("PROPFIND", home, content=_BOOKS, headers={**XML, "Depth": "1"})
+    books = [
+        href
+        for href, kind in re.findall(
+            r"<d:href>([^<]+)</d:href>.*?<d:resourcetype>(.*?)</d:resourcetype>", _ok(listing, 207).text, re.S
+        )
+        if "addressbook" in kind
+    ]
+    text = m["contacts"]["rare_surname"]
+    filters = "".join(
+        f'<card:prop-filter name="{name}"><card:text-match collation="i;unicode-casemap" '
+        f'match-type="contains">{text}</card:text-match></card:prop-filter>'
+        for name in _CARD_PROPERTIES
+    )
     body = (
         '<?xml version="1.0"?>'
         '<card:addressbook-query xmlns:d="DAV:" xmlns:card="urn:ietf:params:xml:ns:carddav">'
-        "<d:prop><d:getetag/><card:address-data/></d:prop><card:filter>"
-        f'<card:prop-filter name="FN"><card:text-match collation="i;unicode-casemap" match-type="contains">'
-        f"{m['contacts']['rare_surname']}</card:text-match></card:prop-filter></card:filter>"
-        "<card:limit><card:nresults>26</card:nresults></card:limit></card:addressbook-query>"
+        f'<d:prop><d:getetag/><card:address-data/></d:prop><card:filter test="anyof">{filters}'
+        "</card:filter><card:limit><card:nresults>26</card:nresults></card:limit></card:addressbook-query>"
     )
-    path = f"/remote.php/dav/addressbooks/users/{user}/contacts/"
-    response = _ok(await c.request("REPORT", path, content=body, headers={**XML, "Depth": "1"}), 207)
-    return response.text.count("<d:response>")
+    found = 0
+    for book in books:
+        response = await c.request("REPORT", book, content=body, headers={**XML, "Depth": "1"})
+        found += _ok(response, 207).text.count("<d:response>")
+    return found
 
 
 _PROPS = "<d:getlastmodified/><d:getcontentlength/><d:resourcetype/><d:getetag/><d:getcontenttype/><oc:size/>"
