@@ -67,7 +67,8 @@ class Runtime:
         self._housekeeping: asyncio.Task[None] | None = None
         self.startup_check = StartupCheck(settings)
         self.discovery = DiscoveryCache()
-        self.answers = KeptAnswers()  # per user, always revalidated with Nextcloud (nextcloud/kept.py)
+        # per user, always revalidated with Nextcloud (nextcloud/kept.py)
+        self.answers = KeptAnswers(max_bytes=settings.nextcloud_kept_answers_mb * 1024 * 1024)
         self.apps = AppsCache(settings.nextcloud_apps_cache_seconds)  # per user (tools/_apps.py)
         self.elicitation_sessions = ElicitationSessions()
         self.store: StoreBackend | None = None

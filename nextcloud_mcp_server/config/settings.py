@@ -52,6 +52,8 @@ class Settings(AuthServerSettings, NextcloudSettings):
     nextcloud_mcp_toolsets: str = "default"
     # how long a user's enabled Nextcloud apps are remembered (toolsets of apps, tools/_apps.py)
     nextcloud_apps_cache_seconds: float = Field(default=300.0, gt=0, le=86_400)
+    # answers kept per user with Nextcloud's validator (nextcloud/kept.py): the process's budget
+    nextcloud_kept_answers_mb: int = Field(default=128, ge=4, le=4096)
     confirm_destructive: bool = True
     files_max_read_bytes: int = Field(default=512 * 1024, gt=0, le=16 * 1024 * 1024)
     default_timezone: str = "UTC"

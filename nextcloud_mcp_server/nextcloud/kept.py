@@ -27,7 +27,7 @@ from typing import Any
 __all__ = ["KeptAnswer", "KeptAnswers"]
 
 DEFAULT_MAX_ENTRIES = 512
-DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+DEFAULT_MAX_BYTES = 128 * 1024 * 1024  # NEXTCLOUD_KEPT_ANSWERS_MB
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from nextcloud_mcp_server.config import ConfigError, load_settings
 from nextcloud_mcp_server.nextcloud.kept import KeptAnswers
+from nextcloud_mcp_server.runtime import Runtime
 
 
 def test_an_answer_is_found_only_under_its_user_and_key() -> None:
@@ -61,3 +63,16 @@ def test_forgetting_a_user_or_a_prefix() -> None:
 def test_a_budget_that_holds_nothing_is_refused() -> None:
     with pytest.raises(ValueError, match="at least one"):
         KeptAnswers(max_entries=0)
+
+
+def test_the_runtime_keeps_answers_within_the_configured_budget() -> None:
+    settings = load_settings(
+        env_file=None,
+        nextcloud_host="https://cloud.example.com",
+        nextcloud_username="alice",
+        nextcloud_password="app-password",
+        nextcloud_kept_answers_mb="8",
+    )
+    assert Runtime(settings).answers.max_bytes == 8 * 1024 * 1024
+    with pytest.raises(ConfigError, match="nextcloud_kept_answers_mb|NEXTCLOUD_KEPT_ANSWERS_MB"):
+        load_settings(env_file=None, nextcloud_host="https://c.example", nextcloud_kept_answers_mb="0")
