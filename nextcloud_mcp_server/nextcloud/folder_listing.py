@@ -13,8 +13,9 @@ What a listing shows is only what moves that ETag (name, kind, size, modificatio
 type); a property that does not move it (favorite, tags, shares) is not shown, and must not be
 added to a kept listing.
 
-A folder too large to keep (a quarter of the budget of kept answers, about 11,000 entries of
-the default 64 MiB) is streamed as before: only the first `top` entries in listing order are held.
+A folder too large to keep (a quarter of the budget of kept answers, about 22,000 entries of
+the default 128 MiB, `NEXTCLOUD_KEPT_ANSWERS_MB`) is streamed as before: only the first `top`
+entries in listing order are held.
 """
 
 from __future__ import annotations
