@@ -23,7 +23,7 @@ from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NextcloudHTTPErr
 from nextcloud_mcp_server.nextcloud.models import FileEntry
 from nextcloud_mcp_server.nextcloud.webdav import WebDAVClient
 
-__all__ = ["MAX_RESULTS", "SearchFilter", "search_files"]
+__all__ = ["MAX_RESULTS", "SearchFilter", "search_files", "search_request"]
 
 MAX_RESULTS = 500
 _NEWEST_FIRST = (
@@ -67,11 +67,17 @@ def search_body(user_id: str, where: SearchFilter, path: str, limit: int) -> byt
     # Nextcloud takes the scope as written, not percent-decoded (29, 34: "My%20Folder" is not found)
     scope = f"/files/{user_id}" + (f"/{paths.clean(path).strip('/')}" if path.strip("/") else "")
     where_xml = conditions[0] if len(conditions) == 1 else f"<d:and>{''.join(conditions)}</d:and>"
+    return search_request(scope, where_xml, LISTING_PROPS, limit)
+
+
+def search_request(scope: str, where: str, props: str, limit: int) -> bytes:
+    """A SEARCH body: `props` of what matches `where` below `scope` (as Nextcloud takes it: the
+    path below /remote.php/dav, not percent-encoded), newest first, at most `limit`."""
     return (
         f'<?xml version="1.0" encoding="UTF-8"?><d:searchrequest xmlns:d="{DAV}" xmlns:oc="{OC}">'
-        f"<d:basicsearch><d:select><d:prop>{LISTING_PROPS}</d:prop></d:select>"
+        f"<d:basicsearch><d:select><d:prop>{props}</d:prop></d:select>"
         f"<d:from><d:scope><d:href>{xml_escape(scope)}</d:href><d:depth>infinity</d:depth></d:scope></d:from>"
-        f"<d:where>{where_xml}</d:where>{_NEWEST_FIRST}<d:limit><d:nresults>{int(limit)}</d:nresults></d:limit>"
+        f"<d:where>{where}</d:where>{_NEWEST_FIRST}<d:limit><d:nresults>{int(limit)}</d:nresults></d:limit>"
         "</d:basicsearch></d:searchrequest>"
     ).encode()
 

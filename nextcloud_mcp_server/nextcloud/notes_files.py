@@ -39,8 +39,9 @@ from urllib.parse import quote
 
 from nextcloud_mcp_server.nextcloud import paths
 from nextcloud_mcp_server.nextcloud.auth import Credential
-from nextcloud_mcp_server.nextcloud.dav_xml import DAV, OC, DavResponse, parse_multistatus, xml_escape
+from nextcloud_mcp_server.nextcloud.dav_xml import DAV, OC, DavResponse, parse_multistatus
 from nextcloud_mcp_server.nextcloud.errors import NextcloudError, NotFound
+from nextcloud_mcp_server.nextcloud.file_search import search_request
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.kept import KeptAnswers
 from nextcloud_mcp_server.nextcloud.models import LAST_TIMESTAMP, Note
@@ -108,17 +109,6 @@ class KeptTexts:
         if found is None:
             found = self.folded[path] = fold(self.texts.get(path, ""))
         return found
-
-
-def _search_body(scope: str, where: str, props: str, limit: int) -> bytes:
-    return (
-        f'<?xml version="1.0" encoding="UTF-8"?><d:searchrequest xmlns:d="{DAV}" xmlns:oc="{OC}">'
-        f"<d:basicsearch><d:select><d:prop>{props}</d:prop></d:select>"
-        f"<d:from><d:scope><d:href>{xml_escape(scope)}</d:href><d:depth>infinity</d:depth></d:scope></d:from>"
-        f"<d:where>{where}</d:where><d:orderby><d:order><d:prop><d:getlastmodified/></d:prop>"
-        f"<d:descending/></d:order></d:orderby><d:limit><d:nresults>{limit}</d:nresults></d:limit>"
-        "</d:basicsearch></d:searchrequest>"
-    ).encode()
 
 
 _FILES_ONLY = "<d:not><d:is-collection/></d:not>"
@@ -191,7 +181,7 @@ class NotesFiles:
                 "/remote.php/dav/",
                 credential=self._credential,
                 headers={"Content-Type": "text/xml; charset=utf-8"},
-                content=_search_body(scope, where, props, limit),
+                content=search_request(scope, where, props, limit),
             ) as response:
                 answered = _date(response.headers.get("date"))
                 # hrefs carry the path Nextcloud is served under (https://host/nextcloud/...)
