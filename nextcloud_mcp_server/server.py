@@ -15,7 +15,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, InputRequiredResult
 from pydantic import ValidationError
 
-from nextcloud_mcp_server import __version__
+from nextcloud_mcp_server import DISTRIBUTION, __version__
 from nextcloud_mcp_server.completions import register as register_completions
 from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.icons import SERVER, icons_for
@@ -29,7 +29,7 @@ from nextcloud_mcp_server.views import register_views
 
 __all__ = ["INSTRUCTIONS", "SERVER_NAME", "build_server"]
 
-SERVER_NAME = "nextcloud-mcp-server"
+SERVER_NAME = DISTRIBUTION  # serverInfo.name: the command people installed
 INSTRUCTIONS = (
     "Tools for the user's own Nextcloud. Notes: find a note with nc_notes_search_notes or "
     "nc_notes_list_notes, read it with nc_notes_get_note, and pass its etag to "

@@ -41,6 +41,7 @@ def check_pair(icons: list[Icon] | None, name: str) -> None:
 async def seen_by(session: ClientSession) -> None:
     info = session.server_info
     assert info is not None
+    assert info.name == "nextcloud-mcp-bridge"  # the command people installed, not the PyPI namesake
     check_pair(info.icons, SERVER)
     toolset_of = {spec.name: spec.toolset for spec in all_tools() if spec.toolset in DEFAULT_TOOLSETS}
     tools = (await session.list_tools()).tools

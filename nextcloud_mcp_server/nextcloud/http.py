@@ -36,7 +36,7 @@ from urllib.parse import urlencode, urlsplit
 
 import aiohttp
 
-from nextcloud_mcp_server import __version__
+from nextcloud_mcp_server import DISTRIBUTION, __version__
 from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.errors import (
     InvalidInput,
@@ -176,7 +176,7 @@ class NextcloudHTTP:
             headers={
                 "Accept": "*/*",
                 "Accept-Encoding": "gzip, deflate",
-                "User-Agent": f"nextcloud-mcp-server/{__version__}",
+                "User-Agent": f"{DISTRIBUTION}/{__version__}",
             },
             trace_configs=trace_configs,
         )

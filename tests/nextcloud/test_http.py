@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 
+from nextcloud_mcp_server import __version__
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential, BearerCredential
 from nextcloud_mcp_server.nextcloud.errors import (
     Forbidden,
@@ -265,3 +266,12 @@ async def test_a_header_with_a_line_break_is_invalid_input_and_never_sent() -> N
         listener.close()
         await listener.wait_closed()
     assert received == []
+
+
+@http_mock.mock
+async def test_requests_name_this_server_by_its_own_distribution(http: NextcloudHTTP) -> None:
+    """Administrators tell this server from the PyPI package `nextcloud-mcp-server` in Nextcloud's
+    logs: every request says `nextcloud-mcp-bridge/<version>`."""
+    route = http_mock.get(f"{BASE}/x").mock(return_value=http_mock.Response(200))
+    await http.request("GET", "/x", credential=ALICE)
+    assert route.calls[0].request.headers.get("user-agent") == f"nextcloud-mcp-bridge/{__version__}"
