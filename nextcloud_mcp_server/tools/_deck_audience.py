@@ -33,7 +33,8 @@ async def card_audience(nc: NextcloudClient, card_id: int, me: str, text: str) -
     )
     where = f'the comments of the card "{card.title[:100]}" on the board "{board.title[:100]}"'
     facts = (
-        f"board:{board.id}",
+        f"board:{board.id}:{board.title}",
+        f"card:{card.id}:{card.title}",
         *(f"acl:{e.type}/{e.participant.uid}" for e in board.acl),
         *(f"user:{uid}" for uid in readers),
     )

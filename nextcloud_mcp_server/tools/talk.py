@@ -219,6 +219,7 @@ async def _audience(talk: TalkClient, token: str) -> Audience:
     elif bots:
         open_to.append(f"the bots {', '.join(bots[:5])}")
     facts = (
+        f"name:{room.name}",
         f"type:{room.kind}",
         f"listable:{room.listable}",
         f"object:{room.object_type}/{room.object_id}",
