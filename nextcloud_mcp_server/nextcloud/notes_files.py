@@ -280,7 +280,11 @@ class NotesFiles:
             changed = [
                 p for p, etag in wanted.items() if not etag or old.etags.get(p) != etag or p not in old.texts
             ]
-            if len(changed) <= MAX_REFETCH:
+            # The folder changed but no note did, by what Nextcloud says of each: a note rewritten
+            # with its old size and time keeps its ETag (and Nextcloud 29's SEARCH gives no upload
+            # time), so a change nothing explains is read again whole, never trusted (ADR 0059).
+            unexplained = not changed and set(wanted) == set(old.etags)
+            if len(changed) <= MAX_REFETCH and not unexplained:
                 fresh = await self._read_each(root, changed)
                 texts = {
                     p: fresh[p] if p in fresh else old.texts[p]

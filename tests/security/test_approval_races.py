@@ -87,7 +87,17 @@ def _card_on_shared_board(nc: Nextcloud) -> tuple[int, int]:
     stack = deck("POST", f"/boards/{board}/stacks", {"title": "To do", "order": 1})["id"]
     card = deck("POST", f"/boards/{board}/stacks/{stack}/cards", {"title": "Budget"})["id"]
     for user in ("admin", "carol"):
-        deck("POST", f"/boards/{board}/acl", {"type": 0, "participant": user, "permissionEdit": True})
+        deck(
+            "POST",
+            f"/boards/{board}/acl",
+            {
+                "type": 0,
+                "participant": user,
+                "permissionEdit": True,
+                "permissionShare": False,
+                "permissionManage": False,
+            },
+        )
     return board, card
 
 
@@ -101,11 +111,24 @@ async def test_a_deck_comment_is_not_sent_after_a_change_while_asked(
 
     async def race() -> None:
         if change == "card renamed":
-            body = {"title": "Budget (public)", "type": "plain", "owner": "alice", "order": 0}
+            body = {
+                "title": "Budget (public)",
+                "type": "plain",
+                "owner": "alice",
+                "order": 0,
+                "description": "",
+            }
+            body.update({"duedate": None})
             ocs(nc, nc.alice, "PUT", f"{DECK}/boards/{board}/stacks/{stack}/cards/{card}", json=body)
         else:
             nc.add_group("staff", "admin")
-            body = {"type": 1, "participant": "staff", "permissionEdit": False}
+            body = {
+                "type": 1,
+                "participant": "staff",
+                "permissionEdit": False,
+                "permissionShare": False,
+                "permissionManage": False,
+            }
             ocs(nc, nc.alice, "POST", f"{DECK}/boards/{board}/acl", json=body)
 
     arguments = {"card_id": card, "message": "numbers attached"}

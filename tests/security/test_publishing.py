@@ -154,7 +154,18 @@ async def test_deck_comments_ask_by_the_same_rule_and_a_share_meanwhile_is_refus
     board = _deck(nc, "POST", "/boards", {"title": "Plans", "color": "0082c9"})["id"]
     stack = _deck(nc, "POST", f"/boards/{board}/stacks", {"title": "To do", "order": 1})["id"]
     card = _deck(nc, "POST", f"/boards/{board}/stacks/{stack}/cards", {"title": "Budget"})["id"]
-    _deck(nc, "POST", f"/boards/{board}/acl", {"type": 0, "participant": "admin", "permissionEdit": True})
+    _deck(
+        nc,
+        "POST",
+        f"/boards/{board}/acl",
+        {
+            "type": 0,
+            "participant": "admin",
+            "permissionEdit": True,
+            "permissionShare": False,
+            "permissionManage": False,
+        },
+    )
     human = Human()
     async with session_of(nc, "deck", human) as session:
         quiet = structured(
@@ -168,7 +179,13 @@ async def test_deck_comments_ask_by_the_same_rule_and_a_share_meanwhile_is_refus
                 nc,
                 "POST",
                 f"/boards/{board}/acl",
-                {"type": 0, "participant": "carol", "permissionEdit": False},
+                {
+                    "type": 0,
+                    "participant": "carol",
+                    "permissionEdit": False,
+                    "permissionShare": False,
+                    "permissionManage": False,
+                },
             )
 
         human.while_asked = shared_with_carol
@@ -209,9 +226,10 @@ async def test_a_file_comment_asks_when_the_file_has_a_public_link(apps_nextclou
 async def test_creating_a_tag_asks_because_every_user_sees_its_name(apps_nextcloud: Nextcloud) -> None:
     """Worth deciding, decided: `create=true` publishes a name to the whole instance."""
     nc = apps_nextcloud
+    nc.put_file(nc.alice, "memo.txt", b"memo")
     human = Human(action="decline")
     async with session_of(nc, "tags", human) as session:
-        arguments = {"path": "welcome.txt", "tag": "layoffs-2027", "create": True}
+        arguments = {"path": "memo.txt", "tag": "layoffs-2027", "create": True}
         declined = await session.call_tool("nc_tags_assign", arguments)
     assert refusal_details(declined)["decision"] == "declined"
     assert "every user of this Nextcloud" in human.questions[0]
