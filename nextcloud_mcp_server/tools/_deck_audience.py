@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
+from nextcloud_mcp_server.nextcloud.deck import DeckAppMissing
+from nextcloud_mcp_server.nextcloud.errors import Forbidden, NotFound
 from nextcloud_mcp_server.tools._audience import Audience
 
 __all__ = ["card_audience", "mentions"]
@@ -22,7 +24,13 @@ def mentions(text: str) -> list[str]:
 
 async def card_audience(nc: NextcloudClient, card_id: int, me: str, text: str) -> Audience:
     """Read the card (by its id alone), its stack and its board; Deck names the board's users."""
-    card = await nc.deck.card(0, 0, card_id)
+    try:
+        card = await nc.deck.card(0, 0, card_id)
+    except (NotFound, Forbidden) as exc:  # Deck answers 403 for a card that does not exist
+        if isinstance(exc, DeckAppMissing):
+            raise
+        said = f"card {card_id} does not exist, or it is not shared with you"
+        raise type(exc)(nc.deck.host, said, status=exc.status, body=exc.body) from None
     stack = await nc.deck.stack_of(card.stack_id)
     board = await nc.deck.board(stack.board_id)
     readers = {u.uid: u.displayname or u.uid for u in [board.owner, *board.users] if u.uid and u.uid != me}
