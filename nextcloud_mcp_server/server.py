@@ -19,9 +19,9 @@ from nextcloud_mcp_server import DISTRIBUTION, __version__
 from nextcloud_mcp_server.completions import register as register_completions
 from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.icons import SERVER, icons_for
-from nextcloud_mcp_server.resources import serve_resources
+from nextcloud_mcp_server.resources import resources_for
 from nextcloud_mcp_server.runtime import Runtime
-from nextcloud_mcp_server.tools import enabled_tools
+from nextcloud_mcp_server.tools import chosen_toolsets, enabled_tools
 from nextcloud_mcp_server.tools._apps import app_of, offer_available
 from nextcloud_mcp_server.tools._arguments import UNKNOWN_KEYS, strict
 from nextcloud_mcp_server.tools._output_schema import published_input, published_output
@@ -74,7 +74,7 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
     async def lifespan(_: Any) -> AsyncIterator[Runtime]:
         yield runtime
 
-    middleware = []
+    middleware: list[Any] = []
     if settings.oauth_enabled:
         from nextcloud_mcp_server.auth.resource_server import tool_list_filter
 
@@ -101,7 +101,9 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
             # what clients validate each result against; the SDK reads the field live
             tool.fn_metadata.output_schema = published_output(tool.fn_metadata.output_schema)
         tools.append(tool)
-    middleware.append(serve_resources)  # nextcloud:// resources (docs/ADR/0039-resources.md)
+    # nextcloud:// resources and completions of the chosen toolsets only (docs/ADR/0039, 0060)
+    toolsets = frozenset(chosen_toolsets(settings))
+    middleware.append(resources_for(toolsets))
     server: MCPServer[Runtime] = _Server(
         SERVER_NAME,
         title="Nextcloud",
@@ -113,7 +115,9 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
         middleware=middleware,
         tools=tools,
     )
-    register_completions(server, runtime)  # completion/complete (docs/ADR/0040-completions-and-icons.md)
+    register_completions(
+        server, runtime, toolsets
+    )  # completion/complete (docs/ADR/0040-completions-and-icons.md)
     # MCP Apps: the `ui://` views the enabled tools link to (nextcloud_mcp_server/views)
     register_views(server, [spec.view for spec in enabled_tools(settings)])
     return server

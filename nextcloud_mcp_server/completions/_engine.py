@@ -64,9 +64,19 @@ async def remember_request(ctx: ServerRequestContext[Any, Any], call_next: CallN
 class Completer:
     """Completes by argument name (`SOURCES`), for whichever template or prompt names it so."""
 
-    def __init__(self, runtime: Runtime, sources: dict[str, Source] | None = None) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        sources: dict[str, Source] | None = None,
+        toolsets: frozenset[str] | None = None,
+    ) -> None:
         self.runtime = runtime
-        self.sources = SOURCES if sources is None else sources
+        # only the sources of the chosen toolsets (NEXTCLOUD_MCP_TOOLSETS; None: all), ADR 0060
+        self.sources = {
+            name: source
+            for name, source in (SOURCES if sources is None else sources).items()
+            if toolsets is None or source.toolset in toolsets
+        }
         self.cache: BriefCache[Found] = BriefCache(TTL_SECONDS, MAX_CACHED)
 
     async def complete(self, name: str, typed: str, caller: Caller | None) -> Completion:
@@ -79,15 +89,17 @@ class Completer:
         if selection is None:
             return NOTHING
         key = (caller_key(caller), name, selection)
-        found = self.cache.get(key)
-        if found is None:
-            try:
-                nc = await self.runtime.client_for(caller)
+        try:
+            # the caller's credential first, every time (ADR 0060): a user whose grant is gone
+            # gets nothing at once, never what was kept for them
+            nc = await self.runtime.client_for(caller)
+            found = self.cache.get(key)
+            if found is None:
                 found = await source.fetch(nc, selection)
-            except FAILURES as exc:
-                logger.info("completion of %r found nothing: %s", name, type(exc).__name__)
-                return NOTHING
-            self.cache.put(key, found)
+                self.cache.put(key, found)
+        except FAILURES as exc:
+            logger.info("completion of %r found nothing: %s", name, type(exc).__name__)
+            return NOTHING
         values = source.matching(typed, found)
         return Completion(
             values=values[:MAX_VALUES],
@@ -96,9 +108,10 @@ class Completer:
         )
 
 
-def register(server: MCPServer[Any], runtime: Runtime) -> Completer:
-    """Answer `completion/complete` on `server` for resource templates and the server's prompts."""
-    completer = Completer(runtime)
+def register(server: MCPServer[Any], runtime: Runtime, toolsets: frozenset[str] | None = None) -> Completer:
+    """Answer `completion/complete` on `server` for resource templates and the server's prompts,
+    for the chosen `toolsets` only (None: all)."""
+    completer = Completer(runtime, toolsets=toolsets)
     server.middleware.append(remember_request)
 
     async def complete(

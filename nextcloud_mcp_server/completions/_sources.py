@@ -75,6 +75,7 @@ class Source:
     selection) unless a subclass says otherwise."""
 
     scope: str = ""
+    toolset: str = ""  # completed only where this toolset is chosen (NEXTCLOUD_MCP_TOOLSETS)
 
     def selection(self, typed: str) -> str | None:
         """Which candidates to fetch for `typed` ('' for all of them), or None for none at all."""
@@ -90,6 +91,7 @@ class Source:
 
 class CalendarIds(Source):
     scope = CALENDAR_READ
+    toolset = "calendar"
 
     async def fetch(self, nc: NextcloudClient, selection: str) -> Found:
         return _kept(calendar.id for calendar in await nc.caldav.calendars())
@@ -97,6 +99,7 @@ class CalendarIds(Source):
 
 class AddressBookIds(Source):
     scope = CONTACTS_READ
+    toolset = "contacts"
 
     async def fetch(self, nc: NextcloudClient, selection: str) -> Found:
         return _kept(book.id for book in await nc.carddav.address_books())
@@ -106,6 +109,7 @@ class NoteCategories(Source):
     """The categories the user's notes are in, read from a listing without the notes' text."""
 
     scope = NOTES_READ
+    toolset = "notes"
 
     async def fetch(self, nc: NextcloudClient, selection: str) -> Found:
         listing = nc.notes.iter_notes(exclude=("content", "title", "favorite", "readonly", "modified"))
@@ -119,6 +123,7 @@ class FilePaths(Source):
     could leave the user's files ('..', a URL, control characters) completes with nothing."""
 
     scope = FILES_READ
+    toolset = "files"
 
     def selection(self, typed: str) -> str | None:
         folder, _, name = typed.lstrip("/").rpartition("/")
@@ -152,6 +157,7 @@ class UpcomingDates(Source):
     server's."""
 
     scope = CALENDAR_READ
+    toolset = "calendar"
     DAYS = 15
 
     def __init__(self, today: Callable[[], date] = lambda: datetime.now().astimezone().date()) -> None:

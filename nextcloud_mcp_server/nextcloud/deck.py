@@ -157,6 +157,11 @@ class DeckClient:
         stacks = self._parse_list(DeckStack, json_body(answer, self.host), "stack")
         return sorted(stacks, key=lambda s: (s.order, s.id))
 
+    async def stack_of(self, stack_id: int) -> DeckStack:
+        """A stack by its id alone (Deck reads only the stack id from the path), for its board."""
+        answer = await self._call("GET", f"/boards/0/stacks/{stack_id}")
+        return self._parse(DeckStack, json_body(answer, self.host), "stack")
+
     # --- cards
 
     def _card_path(self, board_id: int, stack_id: int, card_id: int) -> str:

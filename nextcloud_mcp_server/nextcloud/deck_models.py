@@ -29,6 +29,18 @@ class DeckUser(_Model):
     displayname: str = ""
 
 
+class DeckAcl(_Model):
+    """One entry of a board's sharing: a user (type 0), a group (1) or a team (7)."""
+
+    participant: DeckUser = Field(default_factory=DeckUser)
+    type: int = 0
+
+    @field_validator("participant", mode="before")
+    @classmethod
+    def _participant(cls, value: Any) -> Any:
+        return {"uid": value, "displayname": value} if isinstance(value, str) else value
+
+
 class DeckLabel(_Model):
     id: int
     title: str = ""
@@ -110,13 +122,14 @@ class DeckBoard(_Model):
     owner: DeckUser = Field(default_factory=DeckUser)
     labels: list[DeckLabel] = Field(default_factory=list)
     users: list[DeckUser] = Field(default_factory=list)
+    acl: list[DeckAcl] = Field(default_factory=list)
     stacks: list[DeckStack] = Field(default_factory=list)
     deleted_at: int = Field(default=0, alias="deletedAt")
     last_modified: int = Field(default=0, alias="lastModified")
     permissions: dict[str, bool] = Field(default_factory=dict)
     etag: str = Field(default="", alias="ETag")
 
-    @field_validator("labels", "users", "stacks", mode="before")
+    @field_validator("labels", "users", "acl", "stacks", mode="before")
     @classmethod
     def _none_is_empty(cls, value: Any) -> Any:
         return [] if value is None else value

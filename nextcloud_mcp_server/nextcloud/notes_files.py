@@ -39,7 +39,7 @@ from urllib.parse import quote
 
 from nextcloud_mcp_server.nextcloud import paths
 from nextcloud_mcp_server.nextcloud.auth import Credential
-from nextcloud_mcp_server.nextcloud.dav_xml import DAV, OC, DavResponse, parse_multistatus
+from nextcloud_mcp_server.nextcloud.dav_xml import DAV, NC_ORG, OC, DavResponse, parse_multistatus
 from nextcloud_mcp_server.nextcloud.errors import NextcloudError, NotFound
 from nextcloud_mcp_server.nextcloud.file_search import search_request
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
@@ -228,7 +228,9 @@ class NotesFiles:
                 return kept.value
         else:
             folder_etag = await self._folder_etag(root)  # read before the listing it dates
-        props = "<oc:fileid/><d:getlastmodified/><oc:favorite/><d:getetag/>"
+        # nc:upload_time: Nextcloud's own clock at every WebDAV upload, which no client sets (a
+        # file's ETag and mtime follow a client's X-OC-Mtime; ADR 0059)
+        props = f'<oc:fileid/><d:getlastmodified/><oc:favorite/><d:getetag/><upload_time xmlns="{NC_ORG}"/>'
         found, answered = await self._search(root, _FILES_ONLY, props, MAX_NOTES + 1)
         if len(found) > MAX_NOTES:
             raise NotesFilesUnavailable(f"more than {MAX_NOTES} files in the notes folder")
@@ -244,8 +246,10 @@ class NotesFiles:
                 # Nextcloud keeps a file's ETag when it is written again within the same second
                 # (recorded on 29): a text read within a second of its last change may go stale
                 # under the same ETag, so it is not trusted by its ETag (read again next time)
-                recent = note.modified >= answered - 2
-                file_etags[note.id] = "" if recent else item.text(f"{{{DAV}}}getetag") or ""
+                uploaded = item.text(f"{{{NC_ORG}}}upload_time") or ""
+                recent = max(note.modified, int(uploaded) if uploaded.isdigit() else 0) >= answered - 2
+                etag = item.text(f"{{{DAV}}}getetag") or ""
+                file_etags[note.id] = "" if recent or not etag else f"{etag}|{uploaded}"
         notes.sort(key=lambda n: (-n.modified, n.id))
         value = NoteFiles(notes, note_paths, file_etags, folder_etag)
         validator = _validator(
@@ -276,7 +280,11 @@ class NotesFiles:
             changed = [
                 p for p, etag in wanted.items() if not etag or old.etags.get(p) != etag or p not in old.texts
             ]
-            if len(changed) <= MAX_REFETCH:
+            # The folder changed but no note did, by what Nextcloud says of each: a note rewritten
+            # with its old size and time keeps its ETag (and Nextcloud 29's SEARCH gives no upload
+            # time), so a change nothing explains is read again whole, never trusted (ADR 0059).
+            unexplained = not changed and set(wanted) == set(old.etags)
+            if len(changed) <= MAX_REFETCH and not unexplained:
                 fresh = await self._read_each(root, changed)
                 texts = {
                     p: fresh[p] if p in fresh else old.texts[p]

@@ -54,6 +54,7 @@ __all__ = [
 ROOM = "/ocs/v2.php/apps/spreed/api/v4/room"
 CHAT = "/ocs/v2.php/apps/spreed/api/v1/chat"
 REACTION = "/ocs/v2.php/apps/spreed/api/v1/reaction"
+BOT = "/ocs/v2.php/apps/spreed/api/v1/bot"
 _HEADERS = {"OCS-APIRequest": "true", "Accept": "application/json"}
 TALK_MISSING = "Talk is not installed or not enabled for you on this Nextcloud"
 MAX_MESSAGE = 32_000  # characters Talk stores of a message
@@ -173,6 +174,21 @@ class TalkClient:
             for p in data[:MAX_PARTICIPANTS]
             if isinstance(p, dict)
         ]
+
+    async def bots(self, token: str) -> list[str] | None:
+        """The names of the bots enabled in a conversation (each reads every message), or None
+        when Talk does not tell this user (only moderators may list them)."""
+        try:
+            data, _ = await self._call("GET", f"{BOT}/{check_token(token)}")
+        except (NextcloudHTTPError, InvalidResponse):
+            return None  # not a moderator here (403), or a Talk without bots
+        if not isinstance(data, list):
+            return None
+        return sorted(
+            str(b.get("name") or b.get("id") or "a bot")[:100]
+            for b in data[:100]
+            if isinstance(b, dict) and _int_state(b.get("state")) != 0
+        )
 
     async def messages(
         self, token: str, *, limit: int, since_id: int | None = None, before_id: int | None = None
@@ -301,6 +317,13 @@ class TalkClient:
             for item in data[:100]
             if isinstance(item, dict)
         ]
+
+
+def _int_state(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 1  # an unknown state counts as enabled
 
 
 def _message_for(code: int, said: str) -> str | None:

@@ -40,6 +40,11 @@ class Conversation:
     with_user: str | None  # the other user of a one-to-one conversation
     actor_type: str  # the user themselves, as a participant of it
     actor_id: str
+    # who else may read it, beyond its participants (ADR 0058)
+    listable: int = 0  # 0 participants only, 1 every user of the instance, 2 also guests
+    object_type: str = ""  # a conversation bound to a file, an event, a phone call, ...
+    object_id: str = ""
+    remote: str = ""  # the server of a federated conversation
 
 
 @dataclass(frozen=True)
@@ -116,6 +121,10 @@ def conversation_of(item: Any, host: str) -> Conversation:
         with_user=str(item.get("name"))[:64] if kind == "one-to-one" and item.get("name") else None,
         actor_type=str(item.get("actorType") or ""),
         actor_id=str(item.get("actorId") or ""),
+        listable=_int(item.get("listable")),
+        object_type=str(item.get("objectType") or "")[:64],
+        object_id=str(item.get("objectId") or "")[:200],
+        remote=str(item.get("remoteServer") or "")[:200],
     )
 
 

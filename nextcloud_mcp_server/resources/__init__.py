@@ -9,7 +9,7 @@ names of its parts in `parsed.variable_names`).
 from __future__ import annotations
 
 from nextcloud_mcp_server.resources._kinds import KINDS, ResourceKind
-from nextcloud_mcp_server.resources._middleware import resource_scopes, serve_resources
+from nextcloud_mcp_server.resources._middleware import resource_scopes, resources_for, serve_resources
 from nextcloud_mcp_server.resources._uris import (
     CALENDAR_TEMPLATE,
     CONTACT_TEMPLATE,
@@ -35,5 +35,6 @@ __all__ = [
     "file_uri",
     "note_uri",
     "resource_scopes",
+    "resources_for",
     "serve_resources",
 ]

@@ -113,13 +113,16 @@ async def _recent_notes(ctx: Context[Any, Any]) -> list[Resource]:
     ]
 
 
-async def listed_page(ctx: Context[Any, Any], cursor: str | None) -> tuple[list[Resource], str | None]:
-    """One page of the caller's resources, and the cursor of the next (None at the end)."""
+async def listed_page(
+    ctx: Context[Any, Any], cursor: str | None, toolsets: frozenset[str] | None = None
+) -> tuple[list[Resource], str | None]:
+    """One page of the caller's resources, and the cursor of the next (None at the end); only
+    those of the chosen `toolsets` (None: all)."""
     offset = _offset(cursor)
     found: list[Resource] = []
-    if _allowed(ctx, CALENDAR_READ):
+    if _allowed(ctx, CALENDAR_READ) and (toolsets is None or "calendar" in toolsets):
         found += _days(ctx)
-    if _allowed(ctx, NOTES_READ):
+    if _allowed(ctx, NOTES_READ) and (toolsets is None or "notes" in toolsets):
         found += await _recent_notes(ctx)
     page = found[offset : offset + PAGE_SIZE]
     more = offset + PAGE_SIZE < len(found)

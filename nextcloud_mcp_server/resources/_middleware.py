@@ -12,6 +12,7 @@ the same consent answer as a tool's), and Nextcloud's refusals become one clear 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from mcp import MCPError
@@ -33,12 +34,12 @@ from nextcloud_mcp_server.auth.caller import caller_of
 from nextcloud_mcp_server.auth.errors import GrantMissing, OIDCUnavailable
 from nextcloud_mcp_server.auth.scopes import missing_scopes
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NextcloudError, NotFound
-from nextcloud_mcp_server.resources._kinds import KINDS, ResourceKind, match
+from nextcloud_mcp_server.resources._kinds import ICONS_OF, KINDS, ResourceKind, match
 from nextcloud_mcp_server.resources._listing import listed_page
 from nextcloud_mcp_server.resources._uris import MAX_URI_CHARS, SCHEME
 from nextcloud_mcp_server.storage.errors import DecryptionFailed
 
-__all__ = ["resource_scopes", "serve_resources"]
+__all__ = ["resource_scopes", "resources_for", "serve_resources"]
 
 
 def resource_scopes(uri: str) -> tuple[str, ...]:
@@ -59,19 +60,42 @@ def _allowed(context: Context[Any, Any], kind: ResourceKind) -> bool:
     return caller is None or not missing_scopes([kind.scope], caller.scopes)
 
 
-async def serve_resources(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+def resources_for(
+    toolsets: frozenset[str] | None,
+) -> Callable[[ServerRequestContext[Any, Any], CallNext], Coroutine[Any, Any, HandlerResult]]:
+    """`serve_resources` for a deployment whose NEXTCLOUD_MCP_TOOLSETS chose `toolsets` (None:
+    all): a kind of resource, its template, its listing and its reading exist only where its
+    toolset is chosen, exactly as its tools do (ADR 0060)."""
+
+    async def serve(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        return await serve_resources(ctx, call_next, toolsets)
+
+    return serve
+
+
+def _offered(kind: ResourceKind, toolsets: frozenset[str] | None) -> bool:
+    return toolsets is None or ICONS_OF[kind.name] in toolsets
+
+
+async def serve_resources(
+    ctx: ServerRequestContext[Any, Any], call_next: CallNext, toolsets: frozenset[str] | None = None
+) -> HandlerResult:
     """Server middleware: `resources/read` of a `nextcloud://` URI, and the caller's resources
     and templates added to `resources/list` and `resources/templates/list`."""
     if ctx.method == "resources/read":
         uri = (ctx.params or {}).get("uri")
         if isinstance(uri, str) and uri.startswith(SCHEME):
-            return await _read(ctx, uri)
+            return await _read(ctx, uri, toolsets)
         return await call_next(ctx)
     if ctx.method == "resources/templates/list":
         answer = _wire(await call_next(ctx))
         context: Context[Any, Any] = Context(request_context=ctx)
         ours = [kind.template().model_dump(mode="json", by_alias=True, exclude_none=True) for kind in KINDS]
-        allowed = [template for kind, template in zip(KINDS, ours, strict=True) if _allowed(context, kind)]
+        allowed = [
+            template
+            for kind, template in zip(KINDS, ours, strict=True)
+            if _allowed(context, kind) and _offered(kind, toolsets)
+        ]
         return {**answer, "resourceTemplates": [*answer.get("resourceTemplates", []), *allowed]}
     if ctx.method == "resources/list":
         try:
@@ -80,7 +104,7 @@ async def serve_resources(ctx: ServerRequestContext[Any, Any], call_next: CallNe
             raise MCPError(code=INVALID_PARAMS, message="invalid resources/list parameters") from None
         answer = _wire(await call_next(ctx))
         try:
-            page, following = await listed_page(Context(request_context=ctx), cursor)
+            page, following = await listed_page(Context(request_context=ctx), cursor, toolsets)
         except InvalidInput as exc:
             raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
         except NextcloudError as exc:
@@ -93,7 +117,9 @@ async def serve_resources(ctx: ServerRequestContext[Any, Any], call_next: CallNe
     return await call_next(ctx)
 
 
-async def _read(ctx: ServerRequestContext[Any, Any], uri: str) -> ReadResourceResult | InputRequiredResult:
+async def _read(
+    ctx: ServerRequestContext[Any, Any], uri: str, toolsets: frozenset[str] | None
+) -> ReadResourceResult | InputRequiredResult:
     try:
         params = ReadResourceRequestParams.model_validate(ctx.params or {})
     except ValidationError:
@@ -104,8 +130,8 @@ async def _read(ctx: ServerRequestContext[Any, Any], uri: str) -> ReadResourceRe
             code=INVALID_PARAMS, message=f"resource URI longer than {MAX_URI_CHARS} characters", data=data
         )
     found = match(uri)
-    if found is None:
-        known = ", ".join(kind.uri_template for kind in KINDS)
+    if found is None or not _offered(found[0], toolsets):
+        known = ", ".join(kind.uri_template for kind in KINDS if _offered(kind, toolsets)) or "none"
         raise MCPError(
             code=INVALID_PARAMS,
             message=f"unknown resource {uri[:200]}; the templates are: {known}",

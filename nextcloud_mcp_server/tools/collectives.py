@@ -262,9 +262,16 @@ async def nc_collectives_edit_page(
     current = await client.read(page, max_bytes=WRITE_BYTES)
     target = f'the page "{page.title}"'
     question = None
-    if shrinks(current.text, content):
+    # compared with the whole page (ADR 0057): a page longer than was read is compared by its
+    # size in bytes, never by the part that was read
+    if current.truncated:
+        removes = not content.strip() or len(content.encode("utf-8")) < current.size // 2
+    else:
+        removes = shrinks(current.text, content)
+    if removes:
         left = _characters(len(content)) if content.strip() else "nothing"
-        question = f"Replace the text of {target} ({_characters(len(current.text))}) with {left}?"
+        was = _characters(len(current.text)) if not current.truncated else f"{current.size:,} bytes"
+        question = f"Replace the text of {target} ({was}) with {left}?"
     try:
         version = await approve_update(
             ctx,

@@ -10,6 +10,8 @@ from pydantic import BaseModel, Field
 from nextcloud_mcp_server.auth.scopes import FILES_READ, FILES_WRITE, require_scopes
 from nextcloud_mcp_server.nextcloud import paths
 from nextcloud_mcp_server.nextcloud.comments import MAX_MESSAGE, MAX_PAGE, Comment, check_message
+from nextcloud_mcp_server.tools._audience import approve_publication
+from nextcloud_mcp_server.tools._comments_audience import file_audience
 from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._file_target import FilePath, iso, resolve
 from nextcloud_mcp_server.tools._registry import Toolset
@@ -78,8 +80,18 @@ async def nc_comments_add(
     ],
     ctx: Context[Any, Any],
 ) -> AddedComment:
-    """Add a comment to a file or folder, visible to everyone it is shared with."""
+    """Add a comment to a file or folder, visible to everyone it is shared with; where that is
+    more than one other person, the user is asked to approve it first."""
     check_message(message)
     _, entry, file_id = await resolve(ctx, path)
-    comments = await (await nextcloud_for(ctx)).comments()
+    nc = await nextcloud_for(ctx)
+    await approve_publication(
+        ctx,
+        tool="nc_comments_add",
+        audience=await file_audience(nc, entry.path, message),
+        text=message,
+        action="Comment",
+        again=lambda: file_audience(nc, entry.path, message),
+    )
+    comments = await nc.comments()
     return AddedComment(path=paths.display(entry.path), id=await comments.add(file_id, message))

@@ -24,6 +24,7 @@ from nextcloud_mcp_server.nextcloud.deck_input import (
 )
 from nextcloud_mcp_server.nextcloud.deck_models import DeckBoard, DeckCard
 from nextcloud_mcp_server.tools._approval import refuse_changed, require_approval
+from nextcloud_mcp_server.tools._audience import approve_publication
 from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._deck_answers import (
     BoardDetail,
@@ -40,6 +41,7 @@ from nextcloud_mcp_server.tools._deck_answers import (
     cut,
     upcoming_card,
 )
+from nextcloud_mcp_server.tools._deck_audience import card_audience
 from nextcloud_mcp_server.tools._registry import Toolset
 
 __all__ = ["toolset"]
@@ -256,9 +258,19 @@ async def nc_deck_add_comment(
     message: Annotated[str, Field(max_length=4000, description="At most 1000 characters; @user mentions")],
     ctx: Context[Any, Any],
 ) -> Comment:
-    """Add a comment to a card (needs only the card id); everyone on its board can read it."""
+    """Add a comment to a card (needs only the card id); everyone on its board can read it, so
+    where that is more than one other person the user is asked to approve it first."""
     message = check_comment(message)
     nc = await nextcloud_for(ctx)
+    me = await nc.dav_user_id()
+    await approve_publication(
+        ctx,
+        tool="nc_deck_add_comment",
+        audience=await card_audience(nc, card_id, me, message),
+        text=message,
+        action="Comment",
+        again=lambda: card_audience(nc, card_id, me, message),
+    )
     return comment_view(await nc.deck.add_comment(card_id, message))
 
 

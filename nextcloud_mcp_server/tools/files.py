@@ -238,7 +238,10 @@ async def nc_webdav_write_file(
                     status=412,
                 )
             verb = "Replace {target} with new content (" + human_size(len(data)) + ")"
-            asked = await approve_file_action(ctx, files, existing, tool, verb)
+            approval = await approve_file_action(ctx, files, existing, tool, verb)
+            if approval:
+                await still_unchanged(ctx, files, existing, tool, approval)
+            asked = approval is not None
             if_match = existing.etag
     try:
         result = await files.write(
@@ -288,9 +291,10 @@ async def nc_webdav_delete_resource(path: Path, ctx: Context[Any, Any]) -> PathR
     tool = "nc_webdav_delete_resource"
     files = await (await nextcloud_for(ctx)).files()
     entry = await files.stat(cleaned)
-    asked = await approve_file_action(ctx, files, entry, tool, "Delete {target}")
-    if asked:
-        await still_unchanged(ctx, files, entry, tool)
+    approval = await approve_file_action(ctx, files, entry, tool, "Delete {target}")
+    asked = approval is not None
+    if approval:
+        await still_unchanged(ctx, files, entry, tool, approval)
     # Real Nextcloud answers 412 to If-Match on a collection even when the ETag is current, so a
     # folder is bound to what was shown only by the re-read above; a file also by If-Match.
     if_match = entry.etag if asked and entry.kind == "file" else None
@@ -314,10 +318,10 @@ async def _transfer(
             overwrite = False  # nothing to replace; never replace one that appears meanwhile
         else:
             verb = f"{method.capitalize()} {paths.display(src)} onto {{target}}, replacing it"
-            if await approve_file_action(ctx, files, existing, tool, verb):
+            if approval := await approve_file_action(ctx, files, existing, tool, verb):
                 # Re-read (the ETag alone can miss a replacement), then for a file let Nextcloud
                 # check the ETag at the MOVE/COPY itself; a folder takes no such condition.
-                await still_unchanged(ctx, files, existing, tool)
+                await still_unchanged(ctx, files, existing, tool, approval)
                 if existing.kind == "file" and existing.etag:
                     replace_etag = existing.etag
     try:

@@ -18,6 +18,7 @@ from nextcloud_mcp_server.tools._approval import refuse_changed, require_approva
 from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._registry import Toolset
 from nextcloud_mcp_server.tools._results import answer, stale_version
+from nextcloud_mcp_server.tools._shown import bound_version
 from nextcloud_mcp_server.tools._tables_rows import (
     MAX_FILTERS,
     RowFilter,
@@ -308,7 +309,8 @@ async def nc_tables_update_row(
         )
 
         async def send(_: str) -> TableRow:
-            if approved.asked and (await nc.tables.row(row_id)).version != current.version:
+            shown = bound_version(current.version, current)
+            if approved.asked and bound_version(current.version, await nc.tables.row(row_id)) != shown:
                 raise PreconditionFailed(nc.tables.host, f"{target} changed while you were asked", status=412)
             return await nc.tables.update_row(row_id, cells, view_id=view_id)
 
@@ -331,10 +333,13 @@ async def nc_tables_delete_row(row_id: RowId, ctx: Context[Any, Any]) -> Deleted
     summary = ", ".join(f"{k}: {str(v)[:60]}" for k, v in shown.values.items())
     target = f'row {row_id} of the table "{table.title[:80]}"'
     question = f"Delete {target} ({summary[:300]}), last changed {row.last_edit_at or 'unknown'}?"
+    # bound to the row's content: its version (last change, to the second) stays the same across
+    # a change made in the same second (ADR 0057)
+    version = bound_version(row.version, row)
     asked = await require_approval(
-        ctx, tool="nc_tables_delete_row", target=target, question=question, version=row.version
+        ctx, tool="nc_tables_delete_row", target=target, question=question, version=version
     )
-    if asked and (await nc.tables.row(row_id)).version != row.version:
+    if asked and bound_version((again := await nc.tables.row(row_id)).version, again) != version:
         await refuse_changed(ctx, tool="nc_tables_delete_row", target=target)
     await nc.tables.delete_row(row_id)
     return DeletedRow(id=row_id, table_id=row.table_id)

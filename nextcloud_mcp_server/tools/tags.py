@@ -11,6 +11,7 @@ from nextcloud_mcp_server.auth.scopes import FILES_READ, FILES_WRITE, require_sc
 from nextcloud_mcp_server.nextcloud import paths
 from nextcloud_mcp_server.nextcloud.errors import NotFound
 from nextcloud_mcp_server.nextcloud.systemtags import MAX_NAME, SystemTag, SystemTagsClient
+from nextcloud_mcp_server.tools._audience import Audience, approve_publication
 from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._file_target import FilePath, iso, resolve
 from nextcloud_mcp_server.tools._registry import Toolset
@@ -90,6 +91,15 @@ async def nc_tags_list(
     return TagList(path=shown, tags=page, total=len(found))
 
 
+_EVERYONE = Audience(
+    "the tag list of this Nextcloud", open_to=("every user of this Nextcloud (tag names are shared by all)",)
+)
+
+
+async def _everyone() -> Audience:
+    return _EVERYONE
+
+
 @toolset.tool(title="Tag a file", idempotent=True)
 @require_scopes(FILES_WRITE)
 async def nc_tags_assign(
@@ -98,13 +108,18 @@ async def nc_tags_assign(
     ctx: Context[Any, Any],
     create: Annotated[bool, Field(description="Create the tag when no tag has this name")] = False,
 ) -> TagChange:
-    """Add a tag to a file or folder. A missing tag is created only with create=true."""
+    """Add a tag to a file or folder. A missing tag is created only with create=true, and then the
+    user is asked first: every user of the Nextcloud sees a tag's name."""
     _, entry, file_id = await resolve(ctx, path)
     tags = await (await nextcloud_for(ctx)).systemtags()
     found, created = await tags.find(tag), False
     if found is None:
         if not create:
             await _existing(tags, tag)
+        # a new tag's name is seen by every user of the instance: published, so asked (ADR 0058)
+        await approve_publication(
+            ctx, tool="nc_tags_assign", audience=_EVERYONE, text=tag, action="Create a tag", again=_everyone
+        )
         found, created = await tags.create(tag), True
     changed = await tags.assign(file_id, found.id)
     return TagChange(

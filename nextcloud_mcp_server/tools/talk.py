@@ -1,10 +1,10 @@
 """Talk toolset: Nextcloud Talk's conversations and chat (no calls). A message posted where more
-than one other person reads it (a group conversation with several others, or a public one) is
-published in the user's name, so the user approves it first (docs/ADR/0044-talk-posts-ask-first.md)."""
+than one other person reads it (a group conversation with several others, a public or listed one,
+one bound to a file, bots) is published in the user's name, so the user approves it first
+(docs/ADR/0044-talk-posts-ask-first.md, 0058-one-rule-for-who-will-see-this.md)."""
 
 from __future__ import annotations
 
-import hashlib
 import time
 from typing import Annotated, Any
 
@@ -15,7 +15,7 @@ from nextcloud_mcp_server.auth.scopes import TALK_READ, TALK_WRITE, require_scop
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
 from nextcloud_mcp_server.nextcloud.talk import MAX_MESSAGE, TalkClient, check_message, check_name
 from nextcloud_mcp_server.nextcloud.talk_models import Conversation, Message, Participant
-from nextcloud_mcp_server.tools._approval import refuse_changed, require_approval
+from nextcloud_mcp_server.tools._audience import Audience, approve_publication
 from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._registry import Toolset
 
@@ -28,8 +28,6 @@ MessageId = Annotated[int, Field(ge=1, le=2**53, description="A message id, as r
 UserId = Annotated[str, Field(min_length=1, max_length=64)]
 PAGE_CHARS = 80_000  # characters of message text in one answer
 MESSAGE_CHARS = 4_000  # characters of one message's text at most
-QUOTE = 300  # characters of a message shown in the approval question
-SHOWN_PEOPLE = 8  # participants named in the approval question
 
 
 class ConversationSummary(BaseModel):
@@ -180,19 +178,56 @@ def _others(room: Conversation, people: list[Participant]) -> list[Participant]:
     return [p for p in people if (p.actor_type, p.actor_id) != (room.actor_type, room.actor_id)]
 
 
-def _audience_fingerprint(others: list[Participant]) -> str:
-    members = "\n".join(sorted(f"{p.actor_type}/{p.actor_id}" for p in others))
-    return hashlib.sha256(members.encode()).hexdigest()[:32]
+_OBJECTS = {
+    "file": "everyone who can open the file it belongs to",
+    "event": "everyone invited to the event it belongs to",
+    "phone": "a phone call's participants",
+    "room": "the participants of its parent conversation",
+}
+_NOT_PEOPLE = {
+    "groups": "the members of the group {}",
+    "circles": "the members of the team {}",
+    "guests": "the guest {}",
+    "emails": "the e-mail guest {}",
+    "federated_users": "the federated user {}",
+}
 
 
-def _publishes(room: Conversation, others: list[Participant]) -> bool:
-    """A post reaches more than one other person: a public conversation (anyone with its link),
-    or a group one with several others or with a group, team or guests among them."""
+async def _audience(talk: TalkClient, token: str) -> Audience:
+    """Everything Talk says about who reads a post (ADR 0058): the conversation's type, whether
+    it is listed to every user, what it is bound to, federation, bots, and its participants."""
+    room = await talk.conversation(token)
+    others = _others(room, await talk.participants(token))
+    bots = await talk.bots(token)
+    where = f'the {room.kind} conversation "{room.name}"'
+    people = tuple(p.name for p in others if p.actor_type == "users")
+    open_to = [_NOT_PEOPLE.get(p.actor_type, "the participant {}").format(p.name) for p in others]
+    open_to = [line for line, p in zip(open_to, others, strict=True) if p.actor_type != "users"]
     if room.kind == "public":
-        return True
-    if room.kind != "group":
-        return False
-    return len(others) > 1 or any(p.actor_type != "users" for p in others)
+        open_to.append("anyone with its link")
+    elif room.kind not in ("one-to-one", "group", "note-to-self", "former one-to-one"):
+        open_to.append(f"whoever a {room.kind} conversation reaches")
+    if room.listable:
+        scope = "every user of this Nextcloud" + (" and guests" if room.listable > 1 else "")
+        open_to.append(f"{scope} (it is listed to them: they can join and read it)")
+    if room.object_type:
+        open_to.append(_OBJECTS.get(room.object_type, f"everyone with access to its {room.object_type}"))
+    if room.remote:
+        open_to.append(f"the server {room.remote} it is federated from")
+    if bots is None:
+        open_to.append("any bots enabled in it (Talk lists them only to moderators)")
+    elif bots:
+        open_to.append(f"the bots {', '.join(bots[:5])}")
+    facts = (
+        f"name:{room.name}",
+        f"type:{room.kind}",
+        f"listable:{room.listable}",
+        f"object:{room.object_type}/{room.object_id}",
+        f"remote:{room.remote}",
+        f"bots:{bots}",
+        *(f"{p.actor_type}/{p.actor_id}" for p in others),
+    )
+    return Audience(where, people, tuple(open_to), facts)
 
 
 @toolset.tool(title="Post a Talk message")
@@ -208,28 +243,21 @@ async def nc_talk_post_message(
         int | None, Field(ge=1, le=2**53, description="Id of the message to reply to")
     ] = None,
 ) -> Posted:
-    """Post a message (or a reply) in your name. In a group or public conversation with more than
-    one other person, the user is asked to approve it first."""
+    """Post a message (or a reply) in your name. Where it reaches more than one other person (a
+    group, a public or listed conversation, bots), the user is asked to approve it first."""
     text = check_message(text)
     talk = await _talk(ctx)
     room = await talk.conversation(token)
     if not room.can_post:
         raise InvalidInput(f'you cannot post in "{room.name}" (read-only, or no chat permission)')
-    others = _others(room, await talk.participants(token))
-    if _publishes(room, others):
-        shown = ", ".join(p.name for p in others[:SHOWN_PEOPLE]) + (
-            " …" if len(others) > SHOWN_PEOPLE else ""
-        )
-        quote = text if len(text) <= QUOTE else text[:QUOTE] + "…"
-        target = f'the {room.kind} conversation "{room.name}"'
-        reach = "anyone with its link" if room.kind == "public" else f"{len(others)} others"
-        question = f'Post in your name in {target} ({reach}: {shown})?\n\n"{quote}"'
-        fingerprint = _audience_fingerprint(others)
-        asked = await require_approval(
-            ctx, tool="nc_talk_post_message", target=target, question=question, version=fingerprint
-        )
-        if asked and _audience_fingerprint(_others(room, await talk.participants(token))) != fingerprint:
-            await refuse_changed(ctx, tool="nc_talk_post_message", target=target)
+    await approve_publication(
+        ctx,
+        tool="nc_talk_post_message",
+        audience=await _audience(talk, token),
+        text=text,
+        action="Post",
+        again=lambda: _audience(talk, token),
+    )
     posted = await talk.post(token, text, reply_to=reply_to)
     return Posted(token=token, message=_chat(posted))
 

@@ -13,9 +13,8 @@ from nextcloud_mcp_server.nextcloud import paths
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NotFound
 from nextcloud_mcp_server.nextcloud.models import FileEntry
 from nextcloud_mcp_server.nextcloud.versions import FileVersion, check_version_id
-from nextcloud_mcp_server.tools._approval import require_approval
 from nextcloud_mcp_server.tools._context import nextcloud_for
-from nextcloud_mcp_server.tools._file_approval import human_size, still_unchanged
+from nextcloud_mcp_server.tools._file_approval import approve_file_action, human_size, still_unchanged
 from nextcloud_mcp_server.tools._file_target import FilePath, iso, resolve
 from nextcloud_mcp_server.tools._registry import Toolset
 
@@ -113,7 +112,7 @@ async def nc_versions_restore(
         f"its version of {iso(chosen.modified)} ({human_size(chosen.size)})? The current content is kept "
         "as a version."
     )
-    if await require_approval(ctx, tool=tool, target=shown, question=question, version=entry.etag):
-        await still_unchanged(ctx, files, entry, tool)
+    if approval := await approve_file_action(ctx, files, entry, tool, "", question=question):
+        await still_unchanged(ctx, files, entry, tool, approval)
     await versions.restore(file_id, version)
     return RestoredVersion(path=shown, version=version, size=chosen.size)

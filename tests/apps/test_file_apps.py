@@ -308,7 +308,8 @@ async def test_tags_are_created_only_when_asked_assigned_found_and_removed(
     nc.put_file(alice, "Docs/report.txt", b"r")
     nc.put_file(alice, "other.txt", b"o")
     nc.put_file(admin, "admins.txt", b"a")
-    async with alice_session(nc) as session:
+    human = Human()  # a new tag's name is seen by every user: creating one asks (ADR 0058)
+    async with alice_session(nc, human) as session:
         missing = await session.call_tool("nc_tags_assign", {"path": "Docs/report.txt", "tag": "Q&A <1>"})
         assert "there is no tag named 'Q&A <1>'" in _text(missing)
         assert _tag_ids_of(nc, alice, "Docs/report.txt") == set()
@@ -319,6 +320,9 @@ async def test_tags_are_created_only_when_asked_assigned_found_and_removed(
             )
         )
         assert (created["tag"], created["changed"], created["created_tag"]) == ("Q&A <1>", True, True)
+        [question] = human.questions
+        assert "every user of this Nextcloud" in question
+        assert '"Q&A <1>"' in question
         assert _tag_ids_of(nc, alice, "Docs/report.txt") == {str(created["tag_id"])}
         again = structured(
             await session.call_tool("nc_tags_assign", {"path": "Docs/report.txt", "tag": "q&a <1>"})
@@ -364,7 +368,7 @@ async def test_finding_by_tag_pages(each_real_nextcloud: Nextcloud) -> None:
     nc, alice = each_real_nextcloud, each_real_nextcloud.alice
     for n in range(3):
         nc.put_file(alice, f"t{n}.txt", b"t")
-    async with alice_session(nc) as session:
+    async with alice_session(nc, Human()) as session:
         for n in range(3):
             structured(
                 await session.call_tool("nc_tags_assign", {"path": f"t{n}.txt", "tag": "x", "create": n == 0})

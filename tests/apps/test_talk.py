@@ -225,7 +225,7 @@ async def test_a_group_post_waits_for_the_users_approval(apps_nextcloud: Nextclo
         assert "declined" in error_text(declined)
         assert refusal_details(declined)["decision"] == "declined"
         [question] = human.questions
-        assert 'the group conversation "Project" (2 others: ' in question
+        assert 'the group conversation "Project", read by 2 people: admin, bob' in question
         assert '"Deadline moved"' in question
         assert comments(nc, nc.admin, token) == []  # nothing posted
         assert comments(nc, bob, token) == []
@@ -268,7 +268,7 @@ async def test_an_approval_does_not_cover_people_added_meanwhile(apps_nextcloud:
         changed = await session.call_tool("nc_talk_post_message", {"token": token, "text": "for the board"})
     assert "changed while you were being asked" in error_text(changed)
     [question] = human.questions
-    assert 'the public conversation "Board" (anyone with its link: admin)' in question
+    assert 'the public conversation "Board", read by 1 person: admin; and anyone with its link' in question
     assert "bob" in {p["actorId"] for p in ocs(nc, nc.admin, "GET", f"{ROOM}/{token}/participants")}
     assert comments(nc, nc.admin, token) == []
 
