@@ -22,6 +22,7 @@ ROOMS: list[tuple[str, ...]] = [
     ("storage",),
     ("config", "logs"),
     ("inbound",),  # who is calling, the redirect-URI policy, the page kit
+    ("toolsets",),  # the registry and each toolset's declaration: plain data
     ("nextcloud",),  # the Nextcloud client: knows nothing of MCP
     ("outbound",),  # bounded HTTP for every upstream
 ]
