@@ -26,6 +26,7 @@ def icon_file(name: str, theme: str) -> Path:
         return PACKAGE / "icons" / f"{name}-{theme}.svg"
     return PACKAGE / "toolsets" / name / "icons" / f"{theme}.svg"
 
+
 SVG = "{http://www.w3.org/2000/svg}"
 PREFIX = "data:image/svg+xml,"
 SHAPES = {f"{SVG}svg", f"{SVG}path", f"{SVG}circle"}
