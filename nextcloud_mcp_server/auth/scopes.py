@@ -21,8 +21,8 @@ from typing import Any, Literal, TypeVar
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
+from nextcloud_mcp_server import toolsets
 from nextcloud_mcp_server.auth.caller import caller_of
-from nextcloud_mcp_server.toolsets import scopes
 
 __all__ = [
     "ALL_SCOPES",
@@ -74,7 +74,7 @@ DECK_WRITE = "deck:write"
 TABLES_READ = "tables:read"
 TABLES_WRITE = "tables:write"
 # Every scope of this server, in the registry's order, from the toolsets' declarations
-ALL_SCOPES = tuple(scope.name for scope in scopes())
+ALL_SCOPES = tuple(scope.name for scope in toolsets.scopes())
 
 ScopeStyle = Literal["colon", "dot"]
 _ATTR = "__nextcloud_mcp_scopes__"

@@ -11,10 +11,10 @@ from urllib.parse import urlsplit
 
 from starlette.responses import HTMLResponse
 
+from nextcloud_mcp_server import toolsets
 from nextcloud_mcp_server.auth.scopes import normalize
 from nextcloud_mcp_server.inbound.client_policy import shown
 from nextcloud_mcp_server.inbound.pages import document, page, security_headers
-from nextcloud_mcp_server.toolsets import scopes
 
 __all__ = [
     "SCOPE_WORDS",
@@ -28,7 +28,7 @@ __all__ = [
 
 TRY_AGAIN = "Go back to the app you were connecting and start again: it opens a fresh sign-in."
 # what each scope lets a client do, as each toolset declares it (toolsets/<name>/__init__.py)
-SCOPE_WORDS = {scope.name: scope.words for scope in scopes()}
+SCOPE_WORDS = {scope.name: scope.words for scope in toolsets.scopes()}
 
 
 def scope_words(scopes: tuple[str, ...]) -> list[str]:
