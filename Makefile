@@ -68,9 +68,10 @@ check: $(RUNTIME_STAMP)
 demo: $(STAMP)
 	@NEXTCLOUD_MCP_DEMO_VIA_MAKE=1 $(BIN)/python -m tests.demo $(ARGS)
 
-## docs: regenerate the README's tool table from the code
+## docs: regenerate the files written from the toolsets' declarations and the tools (README's toolset
+## and tool tables, .env.example's toolset names, the Keycloak realm's scopes; tests/generated.py)
 docs: $(STAMP)
-	$(BIN)/python -c "import re, pathlib, subprocess; p = pathlib.Path('README.md'); t = subprocess.run(['$(BIN)/nextcloud-mcp-bridge', 'tools'], capture_output=True, text=True, check=True).stdout.strip(); p.write_text(re.sub(r'(<!-- tools:start -->\n).*?(\n<!-- tools:end -->)', lambda m: m.group(1) + t + m.group(2), p.read_text(), flags=re.S))"
+	$(BIN)/python -m tests.generated
 
 ## dist: wheel and sdist in dist/ (pipx install --pip-args="-c constraints.txt" dist/*.whl; uvx -c constraints.txt --from dist/<wheel> nextcloud-mcp-bridge)
 dist: $(STAMP)

@@ -19,15 +19,14 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
 
+from nextcloud_mcp_server.toolsets import scopes
+
 __all__ = ["PKCE", "IdP", "follow_to_redirect", "running_idp"]
 
 IDP_DIR = Path(__file__).parent / "idp"
 NODE = IDP_DIR / "node_modules" / ".bin" / "node"
-APP_SCOPES = (
-    "notes:read notes:write calendar:read calendar:write files:read files:write "
-    "contacts:read contacts:write sharing:read sharing:write search:read tables:read tables:write "
-    "deck:read deck:write talk:read talk:write collectives:read collectives:write"
-)
+# every scope of the server, from the toolsets' declarations; the IdP gets them too (SCOPES)
+APP_SCOPES = " ".join(scope.name for scope in scopes())
 
 
 @dataclass(frozen=True)
@@ -165,7 +164,8 @@ def running_idp(**env: str) -> Iterator[IdP]:
     process = subprocess.Popen(
         [str(NODE), str(IDP_DIR / "server.mjs")],
         cwd=IDP_DIR,
-        env={"PATH": os.environ.get("PATH", ""), "PORT": "0", "TEST_SIGNING": "1", **env},
+        env={"PATH": os.environ.get("PATH", ""), "PORT": "0", "TEST_SIGNING": "1", "SCOPES": APP_SCOPES}
+        | env,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,

@@ -16,7 +16,17 @@ from nextcloud_mcp_server.icons import SERVER, TOOLSETS, icons_for
 from nextcloud_mcp_server.tools import DEFAULT_TOOLSETS, account_tools, all_tools
 from tests.mcp_clients import http_session, stdio_session
 
-ICONS = Path(__file__).resolve().parents[1] / "nextcloud_mcp_server" / "icons"
+PACKAGE = Path(__file__).resolve().parents[1] / "nextcloud_mcp_server"
+ALL_FILES = sorted([*(PACKAGE / "icons").glob("*.svg"), *(PACKAGE / "toolsets").glob("*/icons/*.svg")])
+
+
+def icon_file(name: str, theme: str) -> Path:
+    """The server's icons beside icons/__init__.py; a toolset's in its folder (docs/ADR/0052)."""
+    if name == SERVER:
+        return PACKAGE / "icons" / f"{name}-{theme}.svg"
+    return PACKAGE / "toolsets" / name / "icons" / f"{theme}.svg"
+
+
 SVG = "{http://www.w3.org/2000/svg}"
 PREFIX = "data:image/svg+xml,"
 SHAPES = {f"{SVG}svg", f"{SVG}path", f"{SVG}circle"}
@@ -35,7 +45,7 @@ def check_pair(icons: list[Icon] | None, name: str) -> None:
     assert icons is not None, name
     assert [icon.theme for icon in icons] == ["light", "dark"], name
     for icon in icons:
-        assert decoded(icon) == (ICONS / f"{name}-{icon.theme}.svg").read_text().strip()
+        assert decoded(icon) == icon_file(name, icon.theme).read_text().strip()
 
 
 async def seen_by(session: ClientSession) -> None:
@@ -81,9 +91,10 @@ def test_every_toolset_has_its_own_icon() -> None:
     drawings = {decoded(icons_for(name)[0]) for name in (SERVER, *TOOLSETS)}
     assert len(drawings) == 1 + len(TOOLSETS)  # no two look the same
     assert icons_for("no-such-toolset") == ()
+    assert len(ALL_FILES) == 2 * (1 + len(TOOLSETS))  # no stray icon file, none missing
 
 
-@pytest.mark.parametrize("path", sorted(ICONS.glob("*.svg")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", ALL_FILES, ids=lambda p: p.relative_to(PACKAGE).as_posix())
 def test_an_icon_is_a_small_static_drawing(path: Path) -> None:
     """Only shapes: no script, no event handler, no link or outside reference, no entity, no
     style sheet; a view box to scale it; a few hundred bytes."""
@@ -104,7 +115,7 @@ def test_an_icon_is_a_small_static_drawing(path: Path) -> None:
 @pytest.mark.parametrize("name", [SERVER, *TOOLSETS])
 def test_light_and_dark_differ_in_colour_only(name: str) -> None:
     """Drawn for a light background (dark blue) and a dark one (light blue), shape for shape."""
-    light, dark = ((ICONS / f"{name}-{theme}.svg").read_text() for theme in ("light", "dark"))
+    light, dark = (icon_file(name, theme).read_text() for theme in ("light", "dark"))
     assert "stroke='#06a'" in light
     assert "stroke='#6cf'" in dark
     assert light.replace("#06a", "#6cf") == dark

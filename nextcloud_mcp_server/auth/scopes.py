@@ -5,6 +5,9 @@ the `_meta` of `tools/list`, the scopes advertised in the protected-resource met
 filtering of `tools/list` per token, the step-up challenge on `tools/call`, and the check inside
 the tool itself (defence in depth when the HTTP gate is bypassed, e.g. over stdio).
 
+Which scopes exist, and what they let a client do, each toolset declares
+(`toolsets/<name>/__init__.py`); `ALL_SCOPES` is read from there.
+
 Scopes are written `notes:read`; the dotted form `notes.read` is accepted as the same scope,
 because some identity providers refuse colons. Which form is advertised is a setting.
 """
@@ -18,6 +21,7 @@ from typing import Any, Literal, TypeVar
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
+from nextcloud_mcp_server import toolsets
 from nextcloud_mcp_server.auth.caller import caller_of
 
 __all__ = [
@@ -48,6 +52,8 @@ __all__ = [
     "require_scopes",
 ]
 
+# The scopes the tools of the toolsets written before their declarations declare; a new toolset's
+# tools use their declaration's `read` and `write` (toolsets/_declaration.py).
 NOTES_READ = "notes:read"
 NOTES_WRITE = "notes:write"
 CALENDAR_READ = "calendar:read"
@@ -67,27 +73,8 @@ DECK_READ = "deck:read"
 DECK_WRITE = "deck:write"
 TABLES_READ = "tables:read"
 TABLES_WRITE = "tables:write"
-ALL_SCOPES = (
-    NOTES_READ,
-    NOTES_WRITE,
-    CALENDAR_READ,
-    CALENDAR_WRITE,
-    FILES_READ,
-    FILES_WRITE,
-    CONTACTS_READ,
-    CONTACTS_WRITE,
-    SHARING_READ,
-    SHARING_WRITE,
-    SEARCH_READ,
-    COLLECTIVES_READ,
-    COLLECTIVES_WRITE,
-    TALK_READ,
-    TALK_WRITE,
-    DECK_READ,
-    DECK_WRITE,
-    TABLES_READ,
-    TABLES_WRITE,
-)
+# Every scope of this server, in the registry's order, from the toolsets' declarations
+ALL_SCOPES = tuple(scope.name for scope in toolsets.scopes())
 
 ScopeStyle = Literal["colon", "dot"]
 _ATTR = "__nextcloud_mcp_scopes__"

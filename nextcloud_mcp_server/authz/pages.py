@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 from starlette.responses import HTMLResponse
 
+from nextcloud_mcp_server import toolsets
 from nextcloud_mcp_server.auth.scopes import normalize
 from nextcloud_mcp_server.inbound.client_policy import shown
 from nextcloud_mcp_server.inbound.pages import document, page, security_headers
@@ -26,27 +27,8 @@ __all__ = [
 ]
 
 TRY_AGAIN = "Go back to the app you were connecting and start again: it opens a fresh sign-in."
-SCOPE_WORDS = {
-    "notes:read": "Read your notes",
-    "notes:write": "Create, change and delete your notes",
-    "calendar:read": "See your calendars, events and tasks",
-    "calendar:write": "Add, change and delete events and tasks",
-    "files:read": "See and download your files",
-    "files:write": "Upload, change, move and delete your files",
-    "contacts:read": "See your contacts",
-    "contacts:write": "Add, change and delete contacts",
-    "sharing:read": "See what you share and what others share with you",
-    "sharing:write": "Share your files and change or end shares",
-    "search:read": "Search across your Nextcloud",
-    "collectives:read": "See your collectives and read their pages",
-    "collectives:write": "Create and edit pages of your collectives",
-    "talk:read": "Read your Talk conversations and messages",
-    "talk:write": "Post, reply and react in Talk, and start conversations",
-    "deck:read": "See your Deck boards, cards and their comments",
-    "deck:write": "Create, move and change Deck cards, comment on them, delete cards and boards",
-    "tables:read": "Read your tables in the Tables app",
-    "tables:write": "Add, change and delete rows of your tables",
-}
+# what each scope lets a client do, as each toolset declares it (toolsets/<name>/__init__.py)
+SCOPE_WORDS = {scope.name: scope.words for scope in toolsets.scopes()}
 
 
 def scope_words(scopes: tuple[str, ...]) -> list[str]:

@@ -1,12 +1,14 @@
-"""The MCP surface: one module per toolset. Tools know nothing of HTTP details."""
+"""The MCP surface: one module per toolset of the registry (`toolsets/`). Tools know nothing of
+HTTP details."""
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING
 
 from nextcloud_mcp_server.config import ConfigError
-from nextcloud_mcp_server.tools._apps import TOOLSET_APPS
 from nextcloud_mcp_server.tools._registry import ToolSpec
+from nextcloud_mcp_server.toolsets import declaration, declarations
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.config import Settings
@@ -18,65 +20,45 @@ __all__ = [
     "chosen_toolsets",
     "enabled_tools",
     "tool_scopes",
+    "toolset_tools",
 ]
 
-# What NEXTCLOUD_MCP_TOOLSETS=default offers: the toolsets of Nextcloud's own core and Notes.
-DEFAULT_TOOLSETS = ("notes", "calendar", "files", "contacts", "sharing", "search")
+# What NEXTCLOUD_MCP_TOOLSETS=default offers: the toolsets of Nextcloud's core and Notes, as their
+# declarations say (toolsets/<name>/__init__.py).
+DEFAULT_TOOLSETS = tuple(found.name for found in declarations() if found.default)
+# Modules that register tools on another toolset when imported, after that toolset's own module:
+# `tasks` on `calendar`. (Until the toolsets' code moves into their folders, docs/ADR/0052.)
+_ALSO = {"calendar": ("tasks",)}
+
+
+def toolset_tools(name: str) -> list[ToolSpec]:
+    """The tools of one toolset of the registry, importing its modules (`tools/<name>.py`) only
+    now: a deployment does not import the tools of toolsets it does not offer."""
+    declaration(name)  # in the registry, or KeyError
+    found = None
+    for module in (name, *_ALSO.get(name, ())):
+        imported = importlib.import_module(f"{__name__}.{module}")
+        found = found or imported.toolset
+    assert found is not None
+    return list(found.specs)
 
 
 def all_tools() -> list[ToolSpec]:
-    """Every tool of every toolset, in a stable order."""
-    # `tasks` registers its tools on the calendar toolset when imported.
-    from nextcloud_mcp_server.tools import (  # noqa: F401
-        calendar,
-        collectives,
-        comments,
-        contacts,
-        deck,
-        files,
-        notes,
-        search,
-        sharing,
-        tables,
-        tags,
-        talk,
-        tasks,
-        trash,
-        versions,
-    )
-
-    toolsets = (
-        notes.toolset,
-        calendar.toolset,
-        files.toolset,
-        contacts.toolset,
-        sharing.toolset,
-        search.toolset,
-        collectives.toolset,
-        talk.toolset,
-        trash.toolset,
-        versions.toolset,
-        tags.toolset,
-        comments.toolset,
-        deck.toolset,
-        tables.toolset,
-    )
-    return [spec for toolset in toolsets for spec in toolset.specs]
+    """Every tool of every toolset NEXTCLOUD_MCP_TOOLSETS can choose, in the registry's order."""
+    return [spec for found in declarations() if found.chosen for spec in toolset_tools(found.name)]
 
 
 def account_tools() -> list[ToolSpec]:
     """The caller's own authorization (offered in offline-access mode only)."""
-    from nextcloud_mcp_server.tools import account
-
-    return list(account.toolset.specs)
+    return [spec for found in declarations() if not found.chosen for spec in toolset_tools(found.name)]
 
 
 def chosen_toolsets(settings: Settings) -> set[str]:
     """The toolsets NEXTCLOUD_MCP_TOOLSETS names: `default`, `all`, or toolset names, which may
     include `default` (`default,deck`). An unknown name is a configuration error naming the known
-    ones, not a silently smaller tool list. The toolsets of Nextcloud apps (`TOOLSET_APPS`) are
-    known names even in a build without their module, so a deployment configured for them starts."""
-    known = list(dict.fromkeys([*(spec.toolset for spec in all_tools()), *TOOLSET_APPS]))
+    ones, not a silently smaller tool list. The names are the registry's: nothing is imported to
+    know them."""
+    known = [found.name for found in declarations() if found.chosen]
     chosen: set[str] = set()
     for name in settings.toolset_names:
         if name == "all":
@@ -98,7 +80,13 @@ def enabled_tools(settings: Settings) -> list[ToolSpec]:
     level = settings.nextcloud_mcp_permissions
     chosen = chosen_toolsets(settings)
     offline = settings.oauth_enabled and settings.enable_offline_access
-    offered = [spec for spec in all_tools() if spec.toolset in chosen and spec.allowed_at(level)]
+    offered = [
+        spec
+        for found in declarations()
+        if found.name in chosen
+        for spec in toolset_tools(found.name)
+        if spec.allowed_at(level)
+    ]
     return offered + (account_tools() if offline else [])
 
 

@@ -1,8 +1,9 @@
 """Toolsets of Nextcloud apps: offered only to a user for whom the app is enabled
 (docs/ADR/0042-toolsets-by-app.md).
 
-`TOOLSET_APPS` is the one table of which app each toolset needs. A toolset module names its
-toolset (`Toolset("deck")`) and nothing more: the registry looks the app up here, refuses a call
+Which app a toolset needs, its declaration says (`toolsets/<name>/__init__.py`); `TOOLSET_APPS`
+is read from the declarations. A toolset module names its toolset (`Toolset("deck")`) and nothing
+more: the registry looks the app up here, refuses a call
 when the caller's Nextcloud does not have it (`require_app`), and `offer_available` leaves the
 toolset out of that caller's `tools/list`.
 
@@ -18,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcp.server.context import CallNext, ServerRequestContext
@@ -31,6 +31,7 @@ from nextcloud_mcp_server.nextcloud.apps import enabled_apps
 from nextcloud_mcp_server.nextcloud.errors import NextcloudError
 from nextcloud_mcp_server.storage.errors import DecryptionFailed
 from nextcloud_mcp_server.tools._context import context_in, runtime_of
+from nextcloud_mcp_server.toolsets import App, declarations
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.runtime import Runtime
@@ -49,29 +50,8 @@ __all__ = [
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 
 
-@dataclass(frozen=True)
-class App:
-    id: str  # Nextcloud's app id
-    name: str  # as people see it in Nextcloud
-
-
 # toolset -> the app it needs; None: Nextcloud's core (and Notes), offered as always
-TOOLSET_APPS: dict[str, App | None] = {
-    "notes": None,
-    "calendar": None,
-    "files": None,
-    "contacts": None,
-    "sharing": None,
-    "search": None,
-    "deck": App("deck", "Deck"),
-    "talk": App("spreed", "Talk"),
-    "tables": App("tables", "Tables"),
-    "collectives": App("collectives", "Collectives"),
-    "trash": App("files_trashbin", "Deleted files"),
-    "versions": App("files_versions", "Versions"),
-    "tags": App("systemtags", "Collaborative tags"),
-    "comments": App("comments", "Comments"),
-}
+TOOLSET_APPS: dict[str, App | None] = {found.name: found.app for found in declarations() if found.chosen}
 # What stops Nextcloud from being asked; anything else is a bug and is not hidden.
 FAILURES: tuple[type[Exception], ...] = (
     NextcloudError,

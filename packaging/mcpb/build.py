@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from nextcloud_mcp_server import __version__  # noqa: E402
 from nextcloud_mcp_server.tools import all_tools  # noqa: E402
+from nextcloud_mcp_server.toolsets import declarations  # noqa: E402
 
 
 def _toml_list(items: list[str]) -> str:
@@ -58,9 +59,21 @@ def bundle_pyproject() -> str:
     )
 
 
+def toolsets_description() -> str:
+    """What the toolsets field says, from the toolsets' declarations."""
+    chosen = [found for found in declarations() if found.chosen]
+    default = ", ".join(found.name for found in chosen if found.default)
+    others = [found.name for found in chosen if not found.default]
+    return (
+        f"default ({default}), all, or names separated by commas, e.g. default,{','.join(others[:2])}. "
+        f"Known: {', '.join(others)}; an app's tools appear only if it is installed for you."
+    )
+
+
 def manifest() -> dict[str, object]:
     document = json.loads((HERE / "manifest.json").read_text())
     document["version"] = __version__
+    document["user_config"]["toolsets"]["description"] = toolsets_description()
     document["tools"] = [
         {"name": spec.name, "description": " ".join(spec.description.split()).split(". ")[0].rstrip(".")}
         for spec in all_tools()

@@ -45,8 +45,10 @@ async def nc_tags_whoami(ctx: Context) -> str:
 
 @pytest.fixture(autouse=True)
 def _stand_ins(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = tools_module.all_tools
-    monkeypatch.setattr(tools_module, "all_tools", lambda: [*real(), *deck.specs, *tags.specs])
+    """The stand-ins join the tools of the toolsets they are named after."""
+    real = tools_module.toolset_tools
+    extra = {"deck": deck.specs, "tags": tags.specs}
+    monkeypatch.setattr(tools_module, "toolset_tools", lambda name: [*real(name), *extra.get(name, [])])
 
 
 def _settings(nextcloud: Nextcloud, login: Any = None, **more: Any) -> Settings:

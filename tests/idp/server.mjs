@@ -7,6 +7,7 @@
 //
 // Environment:
 //   PORT                  listen port (0 = any; the port is printed in the ready line)
+//   SCOPES                the MCP server's scopes, space-separated (tests/oidc.py: from the registry)
 //   ACCESS_TOKEN_FORMAT   jwt (default) or opaque
 //   ACCESS_TOKEN_TTL      seconds (default 3600)
 //   ACCESS_TOKEN_TTL_MCP  seconds for resources whose URL ends in /mcp (default ACCESS_TOKEN_TTL), so
@@ -25,9 +26,9 @@ import Provider, { errors } from 'oidc-provider';
 import { SignJWT, importJWK } from 'jose';
 
 const env = process.env;
-const SCOPES = ['notes:read', 'notes:write', 'calendar:read', 'calendar:write', 'files:read', 'files:write',
-  'contacts:read', 'contacts:write', 'sharing:read', 'sharing:write', 'search:read', 'tables:read', 'tables:write',
-  'deck:read', 'deck:write', 'talk:read', 'talk:write', 'collectives:read', 'collectives:write'];
+// The MCP server's scopes, from its toolsets' declarations (tests/oidc.py passes them).
+const SCOPES = (env.SCOPES || '').split(' ').filter(Boolean);
+if (SCOPES.length === 0) throw new Error('SCOPES (the MCP server\'s scopes, space-separated) is required');
 const FORMAT = env.ACCESS_TOKEN_FORMAT || 'jwt';
 const TTL = Number(env.ACCESS_TOKEN_TTL || 3600);
 const TTL_MCP = Number(env.ACCESS_TOKEN_TTL_MCP || TTL);

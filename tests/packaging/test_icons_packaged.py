@@ -17,7 +17,9 @@ from tests.packaging.conftest import ROOT
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
-ICONS = sorted((ROOT / "nextcloud_mcp_server" / "icons").glob("*.svg"))
+PACKAGE = ROOT / "nextcloud_mcp_server"
+# the server's beside icons/__init__.py, each toolset's in its own folder (docs/ADR/0052)
+ICONS = sorted([*(PACKAGE / "icons").glob("*.svg"), *(PACKAGE / "toolsets").glob("*/icons/*.svg")])
 # Run from the wheel alone (a zip on the path, before the checkout's editable install).
 FROM_WHEEL = """
 import json, nextcloud_mcp_server.icons as icons
@@ -31,12 +33,12 @@ def test_the_wheel_and_the_sdist_carry_every_icon(dist: Path, wheel: Path) -> No
     assert len(ICONS) == 2 * (1 + len(TOOLSETS))
     with zipfile.ZipFile(wheel) as archive:
         for icon in ICONS:
-            assert archive.read(f"nextcloud_mcp_server/icons/{icon.name}") == icon.read_bytes()
+            assert archive.read(icon.relative_to(ROOT).as_posix()) == icon.read_bytes()
     [sdist] = dist.glob("*.tar.gz")
     with tarfile.open(sdist) as archive:
         members = set(archive.getnames())
-    top = f"nextcloud_mcp_bridge-{__version__}/nextcloud_mcp_server/icons"
-    assert {f"{top}/{icon.name}" for icon in ICONS} <= members
+    top = f"nextcloud_mcp_bridge-{__version__}"
+    assert {f"{top}/{icon.relative_to(ROOT).as_posix()}" for icon in ICONS} <= members
 
 
 def test_the_icons_are_read_from_the_installed_package(wheel: Path, tmp_path: Path) -> None:
