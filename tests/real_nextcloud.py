@@ -100,7 +100,8 @@ class Kit:
         raise KitError(
             "the real Nextcloud kit was not found at "
             + ", ".join(str(c) for c in candidates)
-            + "; set NEXTCLOUD_KIT to the kit's `nextcloud` script"
+            + "; set NEXTCLOUD_KIT to the kit's `nextcloud` script (`tests/check-kit.sh` says where it"
+            + " comes from; `make test-fast` runs every test that needs neither it nor a browser)"
         )
 
     def run(self, *args: str, timeout: float = 900) -> str:
