@@ -85,7 +85,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     on a checkout's first run that is the install (minutes for 34 on a busy machine), so the first
     test of an instance not yet installed may wait for it beyond the usual two minutes."""
     used = set().union(*(_instances_used(item) for item in session.items))
-    if not used:
+    if not used or session.config.option.collectonly:
         return
     try:
         kit = Kit.locate()
