@@ -11,7 +11,7 @@ VIEWS_STAMP := views/node_modules/.installed
 SYSTEM_STAMP := $(VENV)/.system-packages
 ARGS ?=
 
-.PHONY: install run check demo test test-fast test-loaded lint typecheck pytest bench bench-real docs dist mcpb views clean
+.PHONY: install run check demo test test-fast kit test-loaded lint typecheck pytest bench bench-real docs dist mcpb views clean
 
 # The server and its runtime dependencies only (`make install`, `make run`, `make check`).
 $(RUNTIME_STAMP): pyproject.toml constraints.txt
@@ -81,8 +81,11 @@ dist: $(STAMP)
 mcpb: $(RUNTIME_STAMP) $(MCPB_STAMP)
 	$(BIN)/python packaging/mcpb/build.py --out dist
 
-## test: lint, type-check and the whole test suite
-test: lint typecheck pytest
+## test: lint, type-check and the whole test suite (first checks in a second that the real-Nextcloud kit is there)
+test: kit lint typecheck pytest
+
+kit:
+	@tests/check-kit.sh
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -92,7 +95,8 @@ typecheck: $(RUNTIME_STAMP)
 	$(BIN)/mypy
 
 # Two workers, a test file each at a time (module fixtures stay together); each worker has its own
-# real Nextclouds, IdP, PostgreSQL and browser. `make pytest ARGS="-n 0 ..."` runs in one process.
+# IdP, PostgreSQL and browser, and both share the real Nextclouds (ADR 0053).
+# `make pytest ARGS="-n 0 ..."` runs in one process.
 XDIST := -n 2 --dist loadfile
 
 pytest: $(STAMP) $(NODE_STAMP) $(MCPB_STAMP) $(VIEWS_STAMP) $(SYSTEM_STAMP)
@@ -118,5 +122,7 @@ bench: $(STAMP) $(NODE_STAMP)
 bench-real: $(STAMP)
 	$(BIN)/python bench/real/measure.py $(ARGS)
 
+## clean: the venv, node_modules, caches, and this checkout's real Nextcloud instances
 clean:
+	@test ! -f tests/real_nextcloud.py || $(PYTHON) -m tests.real_nextcloud clean
 	rm -rf $(VENV) tests/idp/node_modules packaging/mcpb/node_modules views/node_modules dist .mypy_cache .ruff_cache .pytest_cache .hypothesis

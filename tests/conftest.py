@@ -5,11 +5,22 @@ and 34.0.1), settings pointing at them, MCP clients.
 state before each test); `double` and the fixtures built on it are for what only the double can
 show (injected faults, recorded requests). `real_nextcloud` is the real 29 alone, for browser
 tests: 34's web pages do not render in the kit (its README), so on 34 its pages are driven over
-HTTP instead. The summary at the end says how many tests ran on each."""
+HTTP instead. The summary at the end says how many tests ran on each, and the suite's time
+beside its budget.
+
+The real Nextclouds are shared by the pytest-xdist workers, one per version and one with the apps
+per version (ADR 0053): a test holds each instance it uses from before its setup (where the
+reset is) to after its teardown, so no other test resets it meanwhile. The process that ran the
+session (the xdist controller, or pytest itself with `-n 0`) stops them at the end."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import contextlib
+import os
+import subprocess
+import threading
+import time
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
@@ -21,7 +32,7 @@ from tests.nextcloud_double import Account, NextcloudDouble
 from tests.nextcloud_double.server import serve_in_thread
 from tests.oidc import IdP, running_idp
 from tests.postgres import PostgresCluster, postgres_cluster
-from tests.real_nextcloud import Instance, Kit
+from tests.real_nextcloud import VERSIONS, Instance, InstanceLock, Kit, KitError, instance_dir
 
 ADMIN_PASSWORD = "admin-login-password"
 ADMIN_APP_PASSWORD = "Abcde-Fghij-Klmno-Pqrst-Uvwxy"
@@ -29,20 +40,35 @@ ALICE_APP_PASSWORD = "Alice-App00-Pass0-word0-00000"
 ALICE_PASSWORD = "alice-login-password"
 
 
-def _real_version(item: pytest.Item) -> str | None:
-    """The real Nextcloud a collected test meets ("29", "34"), or None."""
+# fixture -> the instance it stands for: (version, with the apps)
+_INSTANCE_FIXTURES = {
+    "real_nextcloud_instance": ("29", False),
+    "real_nextcloud_34_instance": ("34", False),
+    "real_nextcloud_apps_instance": ("29", True),
+    "real_nextcloud_34_apps_instance": ("34", True),
+}
+_PARAMETRIZED = ("nextcloud", "each_real_nextcloud", "each_real_nextcloud_as_seeded", "apps_nextcloud")
+SUITE_BUDGET = 15 * 60  # seconds on an idle 2-core machine from a fresh clone (issue 40)
+
+
+def _instances_used(item: pytest.Item) -> set[tuple[str, bool]]:
+    """The real Nextclouds a collected test meets: (version, with the apps)."""
     callspec = getattr(item, "callspec", None)
     params = callspec.params if callspec is not None else {}
-    for name in ("nextcloud", "each_real_nextcloud", "each_real_nextcloud_as_seeded", "apps_nextcloud"):
+    used = set()
+    for name in _PARAMETRIZED:
         param = params.get(name)
         if isinstance(param, str) and param.startswith("real"):
-            return param.removeprefix("real") or "29"
+            used.add((param.removeprefix("real") or "29", name == "apps_nextcloud"))
     names = getattr(item, "fixturenames", ())
-    if "real_nextcloud_34_instance" in names:
-        return "34"
-    if "real_nextcloud_instance" in names:
-        return "29"
-    return None
+    used.update(instance for fixture, instance in _INSTANCE_FIXTURES.items() if fixture in names)
+    return used
+
+
+def _real_version(item: pytest.Item) -> str | None:
+    """The real Nextcloud a collected test meets ("29", "34"), or None."""
+    versions = sorted({version for version, _ in _instances_used(item)}, reverse=True)
+    return versions[0] if versions else None
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -53,26 +79,119 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.real_nextcloud)
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Without the kit, say so before the first test, not after twenty minutes of errors. With it,
+    start the instances the selected tests use in the background, while tests that need none run:
+    on a checkout's first run that is the install (minutes for 34 on a busy machine), so the first
+    test of an instance not yet installed may wait for it beyond the usual two minutes."""
+    used = set().union(*(_instances_used(item) for item in session.items))
+    if not used or session.config.option.collectonly:
+        return
+    try:
+        kit = Kit.locate()
+    except KitError as missing:
+        if "PYTEST_XDIST_WORKER" not in os.environ:
+            raise pytest.UsageError(str(missing)) from None
+        return  # a worker cannot end the session cleanly: each such test fails at once with it
+    new = {key for key in used if not (instance_dir(key[0], apps=key[1]) / ".installed").exists()}
+    for item in session.items:
+        if _instances_used(item) & new and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(_INSTALL_TIMEOUT))
+    # the second worker goes the other way round: two installs at once, never the same one twice
+    order = sorted(used, reverse=os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0")
+    threading.Thread(target=_start_all, args=(kit, order), name="nextcloud-start", daemon=True).start()
+
+
+_INSTALL_TIMEOUT = 900  # the kit's own bound on a start
+
+
+def _start_all(kit: Kit, order: list[tuple[str, bool]]) -> None:
+    for version, apps in order:
+        # held like a test holds it: nothing else runs the kit on that directory meanwhile (a first
+        # install that fails is thrown away and made again: no one may be waiting inside it)
+        lock = InstanceLock(instance_dir(version, apps=apps))
+        lock.acquire()
+        try:
+            with contextlib.suppress(KitError, OSError, subprocess.TimeoutExpired):
+                kit.start(version, apps=apps)  # a failure shows again, loudly, in the tests that need it
+        finally:
+            lock.release()
+
+
 _RAN: dict[str, int] = {}
+_WAITED: list[float] = []
+_HELD: list[InstanceLock] = []
+_BEGAN = time.monotonic()
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    properties = dict(report.user_properties)
     if report.when == "call" and report.passed:
-        version = report.user_properties and dict(report.user_properties).get("nextcloud")
+        version = properties.get("nextcloud")
         if isinstance(version, str):
             _RAN[version] = _RAN.get(version, 0) + 1
+    if report.when == "setup" and isinstance(properties.get("nextcloud_wait"), float):
+        _WAITED.append(properties["nextcloud_wait"])
 
 
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    version = _real_version(item)
-    if version is not None:
-        item.user_properties.append(("nextcloud", version))
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
+    """Hold every shared instance this test uses (in a fixed order: no two workers wait for each
+    other) before any fixture runs; `pytest_runtest_teardown` lets go after the last one."""
+    used = sorted(_instances_used(item))
+    if used:
+        item.user_properties.append(("nextcloud", _real_version(item)))
+        waited = 0.0
+        for version, apps in used:
+            lock = InstanceLock(instance_dir(version, apps=apps))
+            _HELD.append(lock)
+            waited += lock.acquire()
+        item.user_properties.append(("nextcloud_wait", waited))
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, None, None]:
+    try:
+        return (yield)
+    finally:
+        while _HELD:
+            _HELD.pop().release()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The process that ran the session stops the shared instances (they stay installed for the
+    next run; `make clean` removes them)."""
+    if hasattr(session.config, "workerinput"):
+        return  # an xdist worker: the other one may still be using them
+    with contextlib.suppress(KitError):
+        kit = Kit.locate()
+        for version in VERSIONS:
+            for apps in (False, True):
+                directory = instance_dir(version, apps=apps)
+                if (directory / "run" / "nginx.pid").exists() or (directory / "run" / "php-fpm.pid").exists():
+                    kit.run("stop", str(directory), timeout=120)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if _RAN:
         ran = ", ".join(f"{n} on Nextcloud {v}" for v, n in sorted(_RAN.items()))
         terminalreporter.write_line(f"real-Nextcloud tests passed: {ran}")
+    if _WAITED:
+        terminalreporter.write_line(
+            f"waited for a shared real Nextcloud: {sum(_WAITED):.0f} s over {len(_WAITED)} tests"
+        )
+    took = time.monotonic() - _BEGAN
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    verdict = "within" if took <= SUITE_BUDGET else "OVER"
+    terminalreporter.write_line(
+        f"suite time {_clock(took)}, {verdict} the budget of {_clock(SUITE_BUDGET)} "
+        f"(an idle 2-core machine, fresh clone); load average now {load}"
+    )
+
+
+def _clock(seconds: float) -> str:
+    return f"{int(seconds) // 60}:{int(seconds) % 60:02d}"
 
 
 @pytest.fixture(autouse=True)
@@ -98,38 +217,35 @@ def double_url(double: NextcloudDouble) -> Iterator[str]:
         yield url
 
 
-def _started(version: str, *, apps: bool = False) -> Iterator[Instance]:
-    instance = Kit.locate().start(version, apps=apps)
-    try:
-        yield instance
-    finally:
-        instance.stop()
+def _started(version: str, *, apps: bool = False) -> Instance:
+    return Kit.locate().start(version, apps=apps)  # stopped at the end by pytest_sessionfinish
 
 
 @pytest.fixture(scope="session")
-def real_nextcloud_instance() -> Iterator[Instance]:
-    """The real Nextcloud 29.0.6 with Notes from the kit, started once per session (installed on
-    the first run of a machine) and stopped at the end. Never skipped: without it, tests fail."""
-    yield from _started("29")
+def real_nextcloud_instance() -> Instance:
+    """The real Nextcloud 29.0.6 with Notes from the kit, shared by the workers: installed on a
+    checkout's first run, started in under a second on later ones. Never skipped: without it,
+    tests fail."""
+    return _started("29")
 
 
 @pytest.fixture(scope="session")
-def real_nextcloud_34_instance() -> Iterator[Instance]:
+def real_nextcloud_34_instance() -> Instance:
     """The real Nextcloud 34.0.1 with Notes 6.0.2, in a directory of its own, as above."""
-    yield from _started("34")
+    return _started("34")
 
 
 @pytest.fixture(scope="session")
-def real_nextcloud_apps_instance() -> Iterator[Instance]:
-    """The real 29.0.6 with Deck, Talk, Tables and Collectives (the kit's `--apps all`), for the
-    toolsets of those apps; started only by the tests that ask for it."""
-    yield from _started("29", apps=True)
+def real_nextcloud_apps_instance() -> Instance:
+    """The real 29.0.6 with the kit's apps (`--apps all`: Deck, Talk, Tables, Collectives and
+    the file apps), for the toolsets of those apps; started only by the tests that ask for it."""
+    return _started("29", apps=True)
 
 
 @pytest.fixture(scope="session")
-def real_nextcloud_34_apps_instance() -> Iterator[Instance]:
-    """The real 34.0.1 with Deck, Talk, Tables and Collectives, as above."""
-    yield from _started("34", apps=True)
+def real_nextcloud_34_apps_instance() -> Instance:
+    """The real 34.0.1 with the kit's apps, as above."""
+    return _started("34", apps=True)
 
 
 def _real(instance: Instance, *, as_seeded: bool = False) -> Nextcloud:

@@ -7,28 +7,34 @@ php-fpm, SQLite).
     instance.reset()                   # back to the seed state in about half a second
     instance.occ("user:auth-tokens:list", "alice")
 
-Each version has an instance directory of its own, kept across runs (NEXTCLOUD_DIR and
-NEXTCLOUD_DIR_34, else one per checkout and version under /var/tmp/nextcloud-mcp-tests): the
-first run of a machine installs, later runs only start it. Nothing here skips: a missing kit or a
-failed start fails the tests that need it, loudly.
+Each version has an instance directory of its own, and one with the apps, kept across runs
+(NEXTCLOUD_DIR and NEXTCLOUD_DIR_34, else one per checkout under /var/tmp/nextcloud-mcp-tests):
+the first run of a checkout installs, later runs only start them; `make clean` removes them
+(`python3 -m tests.real_nextcloud clean`). The pytest-xdist workers share them: a test holds
+`InstanceLock` for each instance it uses, from its reset to its last teardown (ADR 0053).
+Nothing here skips: a missing kit or a failed start fails the tests that need it, loudly.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
 import shutil
 import subprocess
+import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["REPO", "VERSIONS", "Instance", "Kit", "KitError"]
+__all__ = ["REPO", "VERSIONS", "Instance", "InstanceLock", "Kit", "KitError", "instance_dir"]
 
 REPO = Path(__file__).resolve().parent.parent
 _KIT_CANDIDATES = (REPO.parent / "shared" / "nextcloud" / "nextcloud",)
+_INSTANCES = Path("/var/tmp/nextcloud-mcp-tests")
 # The releases every real-Nextcloud test meets: the oldest still run and the newest.
 VERSIONS = ("29", "34")
 
@@ -40,17 +46,43 @@ class KitError(RuntimeError):
     """The real Nextcloud could not be found or started; the message says what to do."""
 
 
-def _instance_dir(version: str, *, apps: bool = False) -> Path:
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # each pytest-xdist worker has its own
+def instance_dir(version: str, *, apps: bool = False) -> Path:
+    """One directory per checkout, version and app set, shared by the pytest-xdist workers."""
     explicit = os.environ.get("NEXTCLOUD_DIR" if version == "29" else f"NEXTCLOUD_DIR_{version}")
     suffix = "-apps" if apps else ""  # apps are chosen at install: a directory of their own
     if explicit:
-        return Path(f"{explicit}{suffix}-{worker}" if worker else f"{explicit}{suffix}")
+        return Path(f"{explicit}{suffix}")
     # www-data must traverse every parent (so not /root, not pytest's tmp_path); one per checkout
     # and version, so two checkouts on one machine never reset each other's data.
-    checkout = hashlib.sha256(str(REPO).encode()).hexdigest()[:10]
-    name = (checkout if version == "29" else f"{checkout}-{version}") + suffix
-    return Path("/var/tmp/nextcloud-mcp-tests") / (f"{name}-{worker}" if worker else name)
+    return _INSTANCES / ((_checkout() if version == "29" else f"{_checkout()}-{version}") + suffix)
+
+
+def _checkout() -> str:
+    return hashlib.sha256(str(REPO).encode()).hexdigest()[:10]
+
+
+class InstanceLock:
+    """A test's hold on one shared instance (an flock beside its directory): every test that uses
+    the instance resets it first, so two tests must never use it at once, whichever worker runs
+    them. Taken in a fixed order (`sorted`) when a test uses several."""
+
+    def __init__(self, directory: Path) -> None:
+        self.path = directory.with_name(directory.name + ".lock")
+        self._fd: int | None = None
+
+    def acquire(self) -> float:
+        """Wait for the instance; return how long that took (seconds)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.parent.chmod(0o755)
+        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        began = time.monotonic()
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+        return time.monotonic() - began
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing the descriptor drops the flock
+            self._fd = None
 
 
 @dataclass
@@ -68,7 +100,8 @@ class Kit:
         raise KitError(
             "the real Nextcloud kit was not found at "
             + ", ".join(str(c) for c in candidates)
-            + "; set NEXTCLOUD_KIT to the kit's `nextcloud` script"
+            + "; set NEXTCLOUD_KIT to the kit's `nextcloud` script (`tests/check-kit.sh` says where it"
+            + " comes from; `make test-fast` runs every test that needs neither it nor a browser)"
         )
 
     def run(self, *args: str, timeout: float = 900) -> str:
@@ -91,7 +124,7 @@ class Kit:
     def start(self, version: str = "29", directory: Path | None = None, *, apps: bool = False) -> Instance:
         """`apps`: with Deck, Talk, Tables and Collectives (the kit's `--apps all`), in a directory
         of its own (the plain instance stays as it is)."""
-        directory = directory or _instance_dir(version, apps=apps)
+        directory = directory or instance_dir(version, apps=apps)
         directory.parent.mkdir(parents=True, exist_ok=True)
         directory.parent.chmod(0o755)
         args = ("start", str(directory), "--version", version, *(("--apps", "all") if apps else ()))
@@ -167,3 +200,25 @@ class Instance:
     def log_tail(self, lines: int = 40) -> str:
         path = Path(self.config["logs"]["nextcloud"])
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.exists() else ""
+
+
+def clean() -> None:
+    """Stop and remove this checkout's instances (`make clean`); other checkouts' stay."""
+    names = [d.name for v in VERSIONS for d in (instance_dir(v), instance_dir(v, apps=True))]
+    found = sorted(p for p in _INSTANCES.glob(f"{_checkout()}*") if p.is_dir()) if _INSTANCES.is_dir() else []
+    kit = None
+    with contextlib.suppress(KitError):
+        kit = Kit.locate()
+    for directory in found:
+        if kit is not None and (directory / "run").exists():
+            with contextlib.suppress(KitError, subprocess.TimeoutExpired):
+                kit.run("stop", str(directory), timeout=120)
+        print(f"removing {directory}" + ("" if directory.name in names else " (an older layout)"))
+        shutil.rmtree(directory, ignore_errors=True)
+        directory.with_name(directory.name + ".lock").unlink(missing_ok=True)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["clean"]:
+        sys.exit("usage: python3 -m tests.real_nextcloud clean")
+    clean()
