@@ -77,6 +77,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if _real_version(item) is not None:
             item.add_marker(pytest.mark.real_nextcloud)
+            if item.get_closest_marker("timeout") is None:
+                # the hang guard counts the wait for a shared instance another worker's test holds
+                item.add_marker(pytest.mark.timeout(_SHARED_TIMEOUT))
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -95,14 +98,17 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return  # a worker cannot end the session cleanly: each such test fails at once with it
     new = {key for key in used if not (instance_dir(key[0], apps=key[1]) / ".installed").exists()}
     for item in session.items:
-        if _instances_used(item) & new and item.get_closest_marker("timeout") is None:
-            item.add_marker(pytest.mark.timeout(_INSTALL_TIMEOUT))
+        marker = item.get_closest_marker("timeout")
+        bound = marker.args[0] if marker is not None and marker.args else None
+        if _instances_used(item) & new and (not isinstance(bound, int | float) or bound < _INSTALL_TIMEOUT):
+            item.add_marker(pytest.mark.timeout(_INSTALL_TIMEOUT), append=False)
     # the second worker goes the other way round: two installs at once, never the same one twice
     order = sorted(used, reverse=os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0")
     threading.Thread(target=_start_all, args=(kit, order), name="nextcloud-start", daemon=True).start()
 
 
 _INSTALL_TIMEOUT = 900  # the kit's own bound on a start
+_SHARED_TIMEOUT = 360  # 120 s of the test's own plus the longest wait for another worker's test
 
 
 def _start_all(kit: Kit, order: list[tuple[str, bool]]) -> None:
