@@ -16,6 +16,7 @@ from mcp.types import CallToolResult, InputRequiredResult
 from pydantic import ValidationError
 
 from nextcloud_mcp_server import __version__
+from nextcloud_mcp_server.auth.request_state import request_state_security
 from nextcloud_mcp_server.completions import register as register_completions
 from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.icons import SERVER, icons_for
@@ -112,6 +113,7 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
         log_level=settings.log_level,
         middleware=middleware,
         tools=tools,
+        request_state_security=request_state_security(settings),  # every replica reads it (ADR 0055)
     )
     register_completions(server, runtime)  # completion/complete (docs/ADR/0040-completions-and-icons.md)
     # MCP Apps: the `ui://` views the enabled tools link to (nextcloud_mcp_server/views)
