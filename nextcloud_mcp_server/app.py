@@ -42,6 +42,7 @@ from nextcloud_mcp_server.web.health import health_routes
 from nextcloud_mcp_server.web.http_guard import HostOriginGuard
 from nextcloud_mcp_server.web.plain_answers import PlainAnswers, PlainAnswerSessions
 from nextcloud_mcp_server.web.sessions import SessionLimiter
+from nextcloud_mcp_server.web.store_outage import StoreOutage
 
 __all__ = ["create_app", "is_loopback", "transport_security"]
 
@@ -118,6 +119,7 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Starlet
 
         cross_origin = CROSS_ORIGIN_PATHS
     middleware = [
+        Middleware(StoreOutage),  # a store that cannot be reached: 503 with Retry-After (ADR 0056)
         Middleware(ClientAddress, trusted=settings.trusted_proxies),  # before anything counts by address
         Middleware(
             HostOriginGuard,
