@@ -1,6 +1,6 @@
 """Settings of the store and of several replicas: the encryption keys, where grants are kept, the
-replica's name, the limits of the stateless protocol era, and when a grant Nextcloud keeps
-refusing counts as broken. Part of `Settings` (`settings.py`); docs/ADR/0024, 0054 to 0056.
+replica's name and the limits of the stateless protocol era. Part of `Settings` (`settings.py`);
+docs/ADR/0024, 0054 and 0055.
 
 The keys in TOKEN_ENCRYPTION_KEY seal everything the store keeps and, derived for that purpose
 alone, the `requestState` of 2026-07-28 calls (`auth/request_state.py`): every replica needs the
@@ -31,9 +31,6 @@ class ReplicaSettings(BaseSettings):
     # calls of the stateless 2026-07-28 protocol, per user (web/call_limits.py, ADR 0054)
     mcp_stateless_calls_per_minute: int = Field(default=1200, ge=1, le=600_000)
     mcp_stateless_calls_in_flight_per_user: int = Field(default=32, ge=1, le=100_000)
-    # a refresh Nextcloud keeps answering with a server error (its status page being fine) for
-    # this long marks the grant broken: the person is asked to connect again (ADR 0056)
-    nextcloud_broken_grant_after_seconds: float = Field(default=60.0, ge=0, le=86_400)
 
     @field_validator("token_encryption_key_file")
     @classmethod
