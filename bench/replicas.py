@@ -26,11 +26,13 @@ from _double import running_double, seed_user
 from _mcp import Server, Throughput, call_mix, mcp_target, our_server, run, throughput
 from _procs import free_port, write_result
 
+from nextcloud_mcp_server.storage.crypto import generate_key
 from tests.nginx import running_nginx
 
 USER = "bench"
 APP_PASSWORD = "bench-app-password"
 FOLDER = "bench"
+KEY = generate_key()
 KINDS = ("webdav_list", "file_read")
 
 
@@ -49,7 +51,8 @@ def measure(sessions: int, duration: float, rounds: int = 2) -> dict[str, Any]:
         double = stack.enter_context(
             running_double(work / "double", [(USER, APP_PASSWORD)], log=work / "d.log")
         )
-        env = {"NEXTCLOUD_USERNAME": USER, "NEXTCLOUD_PASSWORD": APP_PASSWORD}
+        # replicas share a key: a 2026-07-28 call's requestState is read by any of them (ADR 0055)
+        env = {"NEXTCLOUD_USERNAME": USER, "NEXTCLOUD_PASSWORD": APP_PASSWORD, "TOKEN_ENCRYPTION_KEY": KEY}
         a = stack.enter_context(our_server(double.url, {**env, "REPLICA_ID": "a"}, work, port=free_port()))
         b = stack.enter_context(our_server(double.url, {**env, "REPLICA_ID": "b"}, work, port=free_port()))
         one_proxy = stack.enter_context(

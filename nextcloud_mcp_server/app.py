@@ -36,11 +36,13 @@ from nextcloud_mcp_server.resources import resource_scopes
 from nextcloud_mcp_server.runtime import Runtime
 from nextcloud_mcp_server.server import build_server
 from nextcloud_mcp_server.tools import enabled_tools, tool_scopes
+from nextcloud_mcp_server.web.call_limits import ByProtocolEra, StatelessCallLimiter
 from nextcloud_mcp_server.web.front import BodyLimit
 from nextcloud_mcp_server.web.health import health_routes
 from nextcloud_mcp_server.web.http_guard import HostOriginGuard
 from nextcloud_mcp_server.web.plain_answers import PlainAnswers, PlainAnswerSessions
 from nextcloud_mcp_server.web.sessions import SessionLimiter
+from nextcloud_mcp_server.web.store_outage import StoreOutage
 
 __all__ = ["create_app", "is_loopback", "transport_security"]
 
@@ -94,12 +96,21 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Starlet
             yield
 
     read_only = [t.name for t in enabled_tools(settings) if t.read_only]
-    endpoint: ASGIApp = SessionLimiter(
-        PlainAnswers(StreamableHTTPASGIApp(manager), read_only),
-        manager,
-        per_user=settings.mcp_max_sessions_per_user,
-        total=settings.mcp_max_sessions,
-        opens_per_minute=settings.mcp_session_opens_per_minute,
+    served = PlainAnswers(StreamableHTTPASGIApp(manager), read_only)
+    # limits that fit each protocol era: sessions, or calls of the stateless one (ADR 0054)
+    endpoint: ASGIApp = ByProtocolEra(
+        sessions=SessionLimiter(
+            served,
+            manager,
+            per_user=settings.mcp_max_sessions_per_user,
+            total=settings.mcp_max_sessions,
+            opens_per_minute=settings.mcp_session_opens_per_minute,
+        ),
+        stateless=StatelessCallLimiter(
+            served,
+            per_minute=settings.mcp_stateless_calls_per_minute,
+            in_flight=settings.mcp_stateless_calls_in_flight_per_user,
+        ),
     )
     routes = health_routes(runtime)
     cross_origin: tuple[str, ...] = ()
@@ -108,6 +119,7 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Starlet
 
         cross_origin = CROSS_ORIGIN_PATHS
     middleware = [
+        Middleware(StoreOutage),  # a store that cannot be reached: 503 with Retry-After (ADR 0056)
         Middleware(ClientAddress, trusted=settings.trusted_proxies),  # before anything counts by address
         Middleware(
             HostOriginGuard,

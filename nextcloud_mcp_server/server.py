@@ -16,6 +16,7 @@ from mcp.types import CallToolResult, InputRequiredResult
 from pydantic import ValidationError
 
 from nextcloud_mcp_server import DISTRIBUTION, __version__
+from nextcloud_mcp_server.auth.request_state import request_state_security
 from nextcloud_mcp_server.completions import register as register_completions
 from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.icons import SERVER, icons_for
@@ -114,6 +115,7 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
         log_level=settings.log_level,
         middleware=middleware,
         tools=tools,
+        request_state_security=request_state_security(settings),  # every replica reads it (ADR 0055)
     )
     register_completions(
         server, runtime, toolsets

@@ -6,6 +6,7 @@ import httpx
 import pytest
 
 from nextcloud_mcp_server.config import ConfigError, Settings, load_settings
+from nextcloud_mcp_server.storage.crypto import generate_key
 from tests.mcp_clients import INITIALIZE, http_session, running_app
 
 HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
@@ -34,10 +35,14 @@ async def test_session_ids_carry_the_replica_and_sessions_work_through_them(sett
 
 
 def test_a_replica_id_and_a_store_url_are_checked() -> None:
-    assert load_settings(None, replica_id="b").replica_id == "b"
+    key = generate_key()
+    assert load_settings(None, replica_id="b", token_encryption_key=key).replica_id == "b"
     for bad in ("A", "a-b", "x" * 17, "a/b"):
         with pytest.raises(ConfigError, match="REPLICA_ID"):
-            load_settings(None, replica_id=bad)
+            load_settings(None, replica_id=bad, token_encryption_key=key)
+    # every replica must read what another one sealed (a 2026-07-28 call's requestState)
+    with pytest.raises(ConfigError, match="REPLICA_ID needs TOKEN_ENCRYPTION_KEY"):
+        load_settings(None, replica_id="b")
     with pytest.raises(ConfigError, match="STORE_URL"):
         load_settings(None, store_url="mysql://db/mcp")
     settings = load_settings(None, store_url="postgresql://mcp:pw-in-url@db:5432/mcp")

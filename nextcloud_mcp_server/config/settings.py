@@ -7,7 +7,6 @@ e.g. ``NEXTCLOUD_HOST must be an http(s) URL, e.g. https://cloud.example.com``.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -17,6 +16,7 @@ from pydantic_settings import SettingsConfigDict
 
 from nextcloud_mcp_server.config.auth_server import AuthServerSettings
 from nextcloud_mcp_server.config.nextcloud import NextcloudSettings
+from nextcloud_mcp_server.config.replicas import ReplicaSettings
 from nextcloud_mcp_server.inbound.client_address import TrustedProxies, parse_trusted_proxies
 
 __all__ = ["ConfigError", "Settings", "load_settings"]
@@ -34,7 +34,7 @@ class ConfigError(Exception):
         self.problems = problems
 
 
-class Settings(AuthServerSettings, NextcloudSettings):
+class Settings(ReplicaSettings, AuthServerSettings, NextcloudSettings):
     """Everything the server reads from its environment. Field name = variable name, upper-cased."""
 
     model_config = SettingsConfigDict(
@@ -94,14 +94,8 @@ class Settings(AuthServerSettings, NextcloudSettings):
     oauth_scope_style: Literal["colon", "dot"] = "colon"
     enable_offline_access: bool = False
 
-    # --- offline access (ENABLE_OFFLINE_ACCESS=true): grants kept encrypted in SQLite
-    token_encryption_key: SecretStr | None = None
-    token_encryption_key_file: Path | None = None
-    store_path: Path = Path("data/nextcloud-mcp.sqlite3")
-    # several replicas: a shared PostgreSQL store instead of the SQLite file, and this replica's
-    # name, which prefixes its MCP session ids so a balancer can route by it
-    store_url: SecretStr | None = None
-    replica_id: str = ""
+    # --- offline access (ENABLE_OFFLINE_ACCESS=true): grants kept encrypted in SQLite (the keys,
+    # the store and several replicas: config/replicas.py)
     elicitation_timeout_seconds: int = Field(default=300, ge=30, le=3600)
     consent_max_pending_per_user: int = Field(default=3, ge=1, le=100)
     login_flow_max_pollers: int = Field(default=20, ge=1, le=10_000)
@@ -139,13 +133,6 @@ class Settings(AuthServerSettings, NextcloudSettings):
             self.enable_offline_access = True
         return self
 
-    @field_validator("token_encryption_key_file")
-    @classmethod
-    def _key_file(cls, value: Path | None) -> Path | None:
-        if value is not None and not value.is_file():
-            raise ValueError("must be the path of a readable file with one key per line")
-        return value
-
     @field_validator("oidc_algorithms")
     @classmethod
     def _algorithms(cls, value: str) -> str:
@@ -154,23 +141,6 @@ class Settings(AuthServerSettings, NextcloudSettings):
         if unsafe or not chosen:
             raise ValueError(f"must be a comma-separated subset of {', '.join(SAFE_ALGORITHMS)}")
         return ",".join(chosen)
-
-    @field_validator("store_url")
-    @classmethod
-    def _store_url(cls, value: SecretStr | None) -> SecretStr | None:
-        if value is None or not value.get_secret_value().strip():
-            return None
-        parts = urlsplit(value.get_secret_value().strip())
-        if parts.scheme not in ("postgresql", "postgres") or parts.fragment:
-            raise ValueError("must be a postgresql:// URL, e.g. postgresql://mcp:secret@db:5432/mcp")
-        return SecretStr(value.get_secret_value().strip())
-
-    @field_validator("replica_id")
-    @classmethod
-    def _replica_id(cls, value: str) -> str:
-        if not re.fullmatch(r"[a-z0-9]{0,16}", value.strip()):
-            raise ValueError("must be up to 16 lower-case letters and digits, e.g. a, b, mcp1")
-        return value.strip()
 
     @field_validator("default_timezone")
     @classmethod
@@ -259,16 +229,6 @@ class Settings(AuthServerSettings, NextcloudSettings):
         """This server's own resource identifiers: a token must name one of them in `aud`."""
         extra = [a.strip() for a in self.mcp_resource_audiences.split(",") if a.strip()]
         return [a for a in [self.mcp_public_url or "", *extra] if a]
-
-    def encryption_keys(self) -> list[str]:
-        """The configured encryption keys, current first (TOKEN_ENCRYPTION_KEY, then the file)."""
-        keys = []
-        if self.token_encryption_key:
-            keys += [k.strip() for k in self.token_encryption_key.get_secret_value().split(",") if k.strip()]
-        if self.token_encryption_key_file:
-            lines = self.token_encryption_key_file.read_text().splitlines()
-            keys += [line.strip() for line in lines if line.strip() and not line.startswith("#")]
-        return keys
 
     @property
     def public_origin(self) -> str:

@@ -13,6 +13,8 @@ from collections.abc import Callable, Generator, Iterable
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
+from nextcloud_mcp_server.storage.records import StoreUnavailable
+
 if TYPE_CHECKING:
     import psycopg
 
@@ -63,16 +65,29 @@ class _Statement:
         connect: Callable[[], AbstractAsyncContextManager[psycopg.AsyncConnection[tuple[object, ...]]]],
         sql: str,
         parameters: Iterable[Any],
+        *,
+        retry: bool = False,
     ) -> None:
         self._connect = connect
+        self._retry = retry
         self._sql = sql.replace("?", "%s")  # no statement here has a literal question mark
         self._parameters = tuple(parameters)
 
-    async def _run(self) -> _Rows:
+    async def _once(self) -> _Rows:
         async with self._connect() as conn:
             cursor = await conn.execute(self._sql, self._parameters)
             rows = await cursor.fetchall() if cursor.description else []
             return _Rows(cursor.rowcount, list(rows))
+
+    async def _run(self) -> _Rows:
+        try:
+            return await self._once()
+        except StoreUnavailable as exc:
+            # The connection broke under the statement (a database restart): once more on a new
+            # one. Autocommit: had it been committed, a single-use UPDATE now finds its row used.
+            if not (self._retry and exc.lost_connection):
+                raise
+            return await self._once()
 
     def __await__(self) -> Generator[Any, None, _Rows]:
         return self._run().__await__()
@@ -91,7 +106,7 @@ class PostgresConnection:
         self._pool = pool
 
     def execute(self, sql: str, parameters: Iterable[Any] = ()) -> _Statement:
-        return _Statement(self._pool.connection, sql, parameters)
+        return _Statement(self._pool.connection, sql, parameters, retry=True)
 
     async def commit(self) -> None:
         """Each statement commits by itself (autocommit)."""

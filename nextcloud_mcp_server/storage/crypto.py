@@ -21,10 +21,12 @@ from dataclasses import dataclass
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.hashes import SHA256
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from nextcloud_mcp_server.storage.errors import DecryptionFailed, InvalidKey
 
-__all__ = ["Cipher", "DecryptionFailed", "InvalidKey", "generate_key", "key_id"]
+__all__ = ["Cipher", "DecryptionFailed", "InvalidKey", "derived_keys", "generate_key", "key_id"]
 
 VERSION = "v1"
 
@@ -42,6 +44,18 @@ def _decode_key(text: str) -> bytes:
     if len(raw) != 32:
         raise InvalidKey(f"a TOKEN_ENCRYPTION_KEY entry decodes to {len(raw)} bytes, not 32")
     return raw
+
+
+def derived_keys(keys: Iterable[str], purpose: str) -> list[bytes]:
+    """A key for `purpose` from each configured key, in the same order (the first is current):
+    HKDF-SHA256 with the purpose as its info, so no key ever serves two purposes and knowing a
+    derived key reveals neither the configured one nor the keys derived for other purposes."""
+    info = f"nextcloud-mcp-bridge/{purpose}".encode()
+    return [
+        HKDF(algorithm=SHA256(), length=32, salt=None, info=info).derive(_decode_key(k))
+        for k in keys
+        if k.strip()
+    ]
 
 
 def key_id(key: bytes) -> str:

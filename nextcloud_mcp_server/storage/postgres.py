@@ -30,7 +30,7 @@ from nextcloud_mcp_server.storage.connection import Connection, InTransaction, P
 from nextcloud_mcp_server.storage.crypto import Cipher
 from nextcloud_mcp_server.storage.engines import TooNew
 from nextcloud_mcp_server.storage.pg_pool import ConnectionPool
-from nextcloud_mcp_server.storage.records import StoreError
+from nextcloud_mcp_server.storage.records import StoreError, StoreUnavailable
 from nextcloud_mcp_server.storage.store import CONSENT_CHANNEL, ConsentStore
 
 __all__ = ["CONSENT_CHANNEL", "PostgresEngine", "PostgresStore", "migrate", "postgres_sql", "redacted_url"]
@@ -154,7 +154,10 @@ class PostgresEngine:
             yield InTransaction(conn)
 
     async def migrate(self, version_table: str, migrations: list[str], too_new: TooNew, *, lock: int) -> None:
-        await migrate(self.pool, lock, version_table, migrations, too_new)
+        try:
+            await migrate(self.pool, lock, version_table, migrations, too_new)
+        except StoreUnavailable as exc:  # at start-up: say which store (without its password)
+            raise StoreError(f"cannot use the store at {self}: {exc}") from None
 
     @contextlib.asynccontextmanager
     async def refresh_lock(self, subject: str) -> AsyncIterator[None]:

@@ -21,6 +21,7 @@ __all__ = [
     "Elicitation",
     "Grant",
     "StoreError",
+    "StoreUnavailable",
     "grant_from_row",
     "opening_refused",
     "state_hash",
@@ -81,6 +82,18 @@ MIGRATIONS: list[str] = [
 
 class StoreError(Exception):
     """The store cannot be used (unreadable file, keys that do not fit the stored secrets)."""
+
+
+class StoreUnavailable(StoreError):
+    """The database cannot be reached right now (restarting, down, the network): worth retrying
+    in a few seconds. `lost_connection`: a connection broke under a statement, which may be run
+    once more on a new connection. Answered 503 with Retry-After at the HTTP front."""
+
+    retry_after = 5
+
+    def __init__(self, reason: str, *, lost_connection: bool = False) -> None:
+        super().__init__(f"the store cannot be reached ({reason}); try again in a few seconds")
+        self.lost_connection = lost_connection
 
 
 class ConsentError(Exception):
