@@ -20,6 +20,7 @@ created). A text that reaches nobody beyond that one person is posted without as
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,9 +30,16 @@ from mcp.server.mcpserver import Context
 from nextcloud_mcp_server.tools._approval import refuse_changed, require_approval
 from nextcloud_mcp_server.tools._shown import digest, shown_text
 
-__all__ = ["Audience", "approve_publication"]
+__all__ = ["Audience", "approve_publication", "mentions"]
 
 SHOWN_PEOPLE = 8  # people named in a question; the rest are counted
+# `@alice`, `@"alice smith"`, `@bob@cloud.example` (a federated user)
+_MENTION = re.compile(r'@"([^"\n]{1,64})"|(?<![\w@])@([\w.\-]{1,64}(?:@[\w.\-]{1,64})?)')
+
+
+def mentions(text: str) -> list[str]:
+    """The user ids a text mentions, at most 50 (Deck and file comments notify them)."""
+    return [quoted or plain for quoted, plain in _MENTION.findall(text)][:50]
 
 
 @dataclass(frozen=True)

@@ -4,16 +4,13 @@ as what they are), and anyone the comment mentions."""
 
 from __future__ import annotations
 
-import re
-
 from nextcloud_mcp_server.nextcloud import paths
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 from nextcloud_mcp_server.nextcloud.file_facts import FileFacts
-from nextcloud_mcp_server.tools._audience import Audience
+from nextcloud_mcp_server.tools._audience import Audience, mentions
 
 __all__ = ["file_audience"]
 
-_MENTION = re.compile(r'@"([^"\n]{1,64})"|(?<![\w@])@([\w.\-]{1,64})')
 # share types (OCP\Share\IShare): 0 user, 1 group, 3 link, 4 e-mail, 6 federated, 7 team, 10 Talk
 _WIDE = {
     1: "the members of the group {}",
@@ -47,6 +44,5 @@ async def file_audience(nc: NextcloudClient, path: str, text: str) -> Audience:
         if level.share_types and not level.sharees:
             open_to.append(f"the shares of {shown} (kinds {', '.join(map(str, level.share_types))})")
     where = f"the comments of {paths.display(path)}"
-    mentioned = [quoted or plain for quoted, plain in _MENTION.findall(text)][:50]
     audience = Audience(where, tuple(people.values()), tuple(dict.fromkeys(open_to)), tuple(facts))
-    return audience.with_mentions(mentioned, {*people, me})
+    return audience.with_mentions(mentions(text), {*people, me})

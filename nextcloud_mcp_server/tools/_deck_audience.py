@@ -4,22 +4,14 @@ later, and anyone the comment mentions."""
 
 from __future__ import annotations
 
-import re
-
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 from nextcloud_mcp_server.nextcloud.deck import DeckAppMissing
 from nextcloud_mcp_server.nextcloud.errors import Forbidden, NotFound
-from nextcloud_mcp_server.tools._audience import Audience
+from nextcloud_mcp_server.tools._audience import Audience, mentions
 
-__all__ = ["card_audience", "mentions"]
+__all__ = ["card_audience"]
 
-_MENTION = re.compile(r'@"([^"\n]{1,64})"|(?<![\w@])@([\w.\-]{1,64}(?:@[\w.\-]{1,64})?)')
 _KINDS = {1: "the members of the group {}", 7: "the members of the team {}"}
-
-
-def mentions(text: str) -> list[str]:
-    """The user ids a comment mentions (`@alice`, `@"alice smith"`), at most 50."""
-    return [quoted or plain for quoted, plain in _MENTION.findall(text)][:50]
 
 
 async def card_audience(nc: NextcloudClient, card_id: int, me: str, text: str) -> Audience:

@@ -58,13 +58,10 @@ DIGEST_MAX_BYTES = 64 * 1024 * 1024  # a file without Nextcloud's checksum is ha
 
 @dataclass(frozen=True)
 class FileApproval:
-    """What the human approved: the entry shown and its content binding; true when asked."""
+    """What the human approved: the entry shown and its content binding."""
 
     entry: FileEntry
     binding: str
-
-    def __bool__(self) -> bool:
-        return True
 
 
 async def _facts(ctx: Context[Any, Any]) -> FileFacts:
