@@ -18,6 +18,7 @@ from nextcloud_mcp_server.nextcloud.errors import InvalidInput
 from nextcloud_mcp_server.nextcloud.shares import Share, check_expiry, rights_of, share_path
 from nextcloud_mcp_server.tools._approval import refuse_changed, require_approval
 from nextcloud_mcp_server.tools._context import nextcloud_for
+from nextcloud_mcp_server.tools._file_approval import approve_file_action, still_unchanged
 from nextcloud_mcp_server.tools._registry import Toolset
 from nextcloud_mcp_server.views import APPROVAL
 
@@ -135,7 +136,8 @@ async def nc_share_create(
     expires = check_expiry(expire_date) if expire_date else None
     nc = await nextcloud_for(ctx)
     target = share_path(path)
-    entry = await (await nc.files()).stat(target.lstrip("/"))
+    files = await nc.files()
+    entry = await files.stat(target.lstrip("/"))
     folder = entry.kind == "directory"
     permissions = _bits(rights, folder)
     what = f"the {'folder' if folder else 'file'} {target}"
@@ -143,7 +145,10 @@ async def nc_share_create(
         f"Share {what} with {_who(kind, share_with, password=bool(password))}, "
         f"{_spoken(permissions, expires)}?"
     )
-    await require_approval(ctx, tool="nc_share_create", target=what, question=question, version=None)
+    # Bound to the item shown (its file id, version and content, as for a delete): a file renamed
+    # away and another put in its place, or one rewritten, while the human is asked is not shared.
+    if approval := await approve_file_action(ctx, files, entry, "nc_share_create", "", question=question):
+        await still_unchanged(ctx, files, entry, "nc_share_create", approval)
     share = await nc.shares.create(
         target,
         kind,
