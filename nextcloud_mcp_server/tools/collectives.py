@@ -25,6 +25,7 @@ from nextcloud_mcp_server.tools._approval import shrinks
 from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._registry import Toolset
 from nextcloud_mcp_server.tools._results import answer, stale_version
+from nextcloud_mcp_server.tools._shown import bound_version
 from nextcloud_mcp_server.tools._versions import approve_update, given_etag
 
 __all__ = ["toolset"]
@@ -282,7 +283,20 @@ async def nc_collectives_edit_page(
             current=current.etag,
             question=question,
         )
-        new_etag = await version.write(ctx, lambda if_match: client.write(page, content, if_match=if_match))
+
+        async def send(if_match: str) -> str:
+            # bound to what was read, not the ETag alone (ADR 0057, 0059): a page rewritten with the
+            # same size and time while the human was asked keeps its ETag
+            shown = bound_version(current.etag, current.text, current.size)
+            if version.asked:
+                now = await client.read(page, max_bytes=WRITE_BYTES)
+                if bound_version(now.etag, now.text, now.size) != shown:
+                    raise PreconditionFailed(
+                        client.host, f"{target} changed while you were asked", status=412
+                    )
+            return await client.write(page, content, if_match=if_match)
+
+        new_etag = await version.write(ctx, send)
     except PreconditionFailed as changed:
         now = await client.read(page, max_bytes=READ_BYTES)
         return stale_version(changed, "page", "current_page", _detail(collective_id, page, now))
