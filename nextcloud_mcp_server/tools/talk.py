@@ -15,7 +15,7 @@ from nextcloud_mcp_server.auth.scopes import TALK_READ, TALK_WRITE, require_scop
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
 from nextcloud_mcp_server.nextcloud.talk import MAX_MESSAGE, TalkClient, check_message, check_name
 from nextcloud_mcp_server.nextcloud.talk_models import Conversation, Message, Participant
-from nextcloud_mcp_server.tools._audience import Audience, approve_publication
+from nextcloud_mcp_server.tools._audience import Audience, approve_publication, mentions
 from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._registry import Toolset
 
@@ -193,9 +193,10 @@ _NOT_PEOPLE = {
 }
 
 
-async def _audience(talk: TalkClient, token: str) -> Audience:
+async def _audience(talk: TalkClient, token: str, text: str) -> Audience:
     """Everything Talk says about who reads a post (ADR 0058): the conversation's type, whether
-    it is listed to every user, what it is bound to, federation, bots, and its participants."""
+    it is listed to every user, what it is bound to, federation, bots, its participants, and the
+    users the text mentions who are not among them (ADR 0061)."""
     room = await talk.conversation(token)
     others = _others(room, await talk.participants(token))
     bots = await talk.bots(token)
@@ -227,7 +228,8 @@ async def _audience(talk: TalkClient, token: str) -> Audience:
         f"bots:{bots}",
         *(f"{p.actor_type}/{p.actor_id}" for p in others),
     )
-    return Audience(where, people, tuple(open_to), facts)
+    known = {room.actor_id, "all", *(p.actor_id for p in others if p.actor_type == "users")}
+    return Audience(where, people, tuple(open_to), facts).with_mentions(mentions(text), known)
 
 
 @toolset.tool(title="Post a Talk message")
@@ -253,10 +255,10 @@ async def nc_talk_post_message(
     await approve_publication(
         ctx,
         tool="nc_talk_post_message",
-        audience=await _audience(talk, token),
+        audience=await _audience(talk, token, text),
         text=text,
         action="Post",
-        again=lambda: _audience(talk, token),
+        again=lambda: _audience(talk, token, text),
     )
     posted = await talk.post(token, text, reply_to=reply_to)
     return Posted(token=token, message=_chat(posted))

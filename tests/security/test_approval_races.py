@@ -1,9 +1,36 @@
 """The second human-approval race suite (issue 38): while the person is asked, something about
 what they were shown changes: it is edited (the same size and time, where a client can keep
 them), renamed, made public, or someone is added. Every such change voids the approval: nothing
-is posted, deleted or replaced. On the real Nextcloud 29 and 34 (the apps' toolsets with the
-apps); races on notes, events, cards and rows are in tests/integration/test_approvals.py and the
-apps' own tests."""
+is posted, deleted, shared or replaced. On the real Nextcloud 29 and 34 (the apps' toolsets with
+the apps), the double only where the real server cannot show the race.
+
+Every tool that asks the human (`require_approval`, `approve_removal`, `approve_update`,
+`approve_file_action`, `approve_publication`), and where its races are tested:
+- nc_talk_post_message: renamed, made public, listed to every user, a participant added (here);
+  someone joins (tests/apps/test_talk.py); made public (test_publishing.py)
+- nc_deck_add_comment: card renamed, board shared with a group (here, test_publishing.py)
+- nc_deck_delete_card: a label added in the same second (tests/apps/test_deck.py)
+- nc_deck_delete_board: renamed, a card added, shared with a user (test_races_deck.py)
+- nc_comments_add: the file made public, shared with another user (here)
+- nc_tags_assign (create=true): what is shown is the tag's name and "every user", which nothing
+  can change while asked; no race applies
+- nc_webdav_delete_resource, nc_webdav_write_file, nc_webdav_move_resource: edited keeping size
+  and time, renamed and another put in its place (here); edited (integration/test_approvals.py)
+- nc_webdav_copy_resource: edited (integration/test_hardening_approvals.py, also within one
+  second on the double, which alone can keep the ETag on purpose)
+- nc_share_create: another file put in its place, edited keeping size and time; nc_share_update,
+  nc_share_delete: its rights changed, the folder renamed (test_races_sharing.py)
+- nc_versions_restore: edited (tests/apps/test_file_apps.py), edited keeping size and time
+  (test_bound_to_content.py), renamed, another file put in its place (test_races_sharing.py)
+- nc_trash_empty: another item trashed while asked (tests/apps/test_file_apps.py)
+- nc_collectives_edit_page: edited, edited keeping size and time (test_races_sharing.py; 34)
+- nc_tables_delete_row: changed in the same second (test_bound_to_content.py);
+  nc_tables_update_row: changed (tests/apps/test_tables.py)
+- nc_notes_delete_note, nc_calendar_delete_event: edited (integration/test_approvals.py);
+  nc_notes_update_note, nc_calendar_update_event, nc_calendar_delete_todo,
+  nc_calendar_update_todo, nc_contacts_delete_contact, nc_contacts_update_contact: edited
+  (test_races_pim.py, on the double too)
+"""
 
 from __future__ import annotations
 

@@ -140,6 +140,28 @@ async def test_a_conversation_made_public_while_the_user_is_asked_is_not_posted_
     assert posted(nc, nc.admin, token) == []
 
 
+async def test_a_talk_post_mentioning_someone_outside_the_conversation_asks_first(
+    apps_nextcloud: Nextcloud,
+) -> None:
+    """The one mention rule (tools/_audience.mentions) in Talk as in comments: a post in a
+    one-to-one conversation reaches one other person and is sent unasked, unless it mentions a
+    third (ADR 0061)."""
+    nc = apps_nextcloud
+    add_carol(nc)
+    token = str(ocs(nc, nc.alice, "POST", ROOM, json={"roomType": 1, "invite": "admin"})["token"])
+    human = Human(action="decline")
+    async with session_of(nc, "talk", human) as session:
+        plain = await session.call_tool("nc_talk_post_message", {"token": token, "text": "@admin lunch?"})
+        assert not plain.is_error, plain.content
+        assert human.questions == []
+        mentioned = {"token": token, "text": 'lunch with @carol and @"carol"?'}
+        declined = await session.call_tool("nc_talk_post_message", mentioned)
+    assert refusal_details(declined)["decision"] == "declined"
+    [question] = human.questions
+    assert "2 people: admin, carol (mentioned)" in question
+    assert posted(nc, nc.admin, token) == ["@admin lunch?"]
+
+
 def _deck(nc: Nextcloud, method: str, path: str, body: Any = None) -> Any:
     return ocs(nc, nc.alice, method, f"{DECK}{path}", json=body)
 
