@@ -18,7 +18,7 @@ from tests.integration.test_calendar_tools import mkcalendar
 from tests.mcp_clients import Human, http_session, running_app
 
 NOTES = "/index.php/apps/notes/api/v1/notes"
-LONG = "Bring the signed contract, the bank details and the spare key for the flat on Rue Lamarck."
+LONG = "Bring the signed contract and the bank details and the spare key for the flat on Rue Lamarck."
 
 
 def _card(note: str) -> str:
@@ -73,7 +73,7 @@ def _calendar_item(nc: Nextcloud, component: str) -> Item:
     nc.put_calendar_object(nc.admin, "item-1", _ics(component, "Dentist"), calendar=calendar)
 
     def edit() -> None:
-        nc.put_calendar_object(nc.admin, "item-1", _ics(component, "Dentist, moved"), calendar=calendar)
+        nc.put_calendar_object(nc.admin, "item-1", _ics(component, "Dentist (moved)"), calendar=calendar)
 
     return Item(nc.calendar_path(nc.admin, calendar) + "item-1.ics", edit)
 
