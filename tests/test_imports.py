@@ -28,6 +28,7 @@ ROOMS: list[tuple[str, ...]] = [
     ("runtime", "diagnostics"),  # process-wide resources, the check of Nextcloud
     ("authz",),  # our own authorization server
     ("auth",),  # the resource server, consent
+    ("index",),  # the find index per user (docs/ADR/0071): below MCP, above the store
     ("storage",),
     ("config", "logs"),
     ("inbound",),  # who is calling, the redirect-URI policy, the page kit
