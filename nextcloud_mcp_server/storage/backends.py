@@ -21,6 +21,7 @@ class StoreBackend(Store, Protocol):
     engine: Engine  # what every table of the store lives on
     unreadable_grants: list[str]  # found by the last rotate_keys()
     dropped_states: int
+    grant_deleted: list[Callable[[str], Awaitable[object]]]  # called after a grant is deleted
 
     async def open(self) -> None: ...
     async def close(self) -> None: ...

@@ -15,6 +15,7 @@ Guarantees the callers rely on:
 
 from __future__ import annotations
 
+import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -55,6 +56,8 @@ __all__ = [
     "StoreError",
 ]
 
+logger = logging.getLogger(__name__)
+
 
 class Store(Protocol):
     async def get_grant(self, subject: str) -> Grant | None: ...
@@ -92,6 +95,9 @@ class ConsentStore:
         self._clock = clock
         self.unreadable_grants: list[str] = []  # found by the last rotate_keys()
         self.dropped_states = 0
+        # called with the subject after its grant was deleted: what was kept for it goes too
+        # (the find index, docs/ADR/0071); a failure is logged, the grant stays deleted
+        self.grant_deleted: list[Callable[[str], Awaitable[object]]] = []
 
     def __str__(self) -> str:
         return str(self.engine)
@@ -193,7 +199,14 @@ class ConsentStore:
         return changed == 1
 
     async def delete_grant(self, subject: str) -> bool:
-        return await self._write("DELETE FROM grants WHERE subject = ?", (subject,)) == 1
+        deleted = await self._write("DELETE FROM grants WHERE subject = ?", (subject,)) == 1
+        if deleted:
+            for hook in self.grant_deleted:
+                try:
+                    await hook(subject)
+                except Exception:
+                    logger.exception("deleting what was kept for a revoked grant failed")
+        return deleted
 
     async def grant_subjects(self, prefix: str, limit: int = 1000) -> list[str]:
         """Subjects of stored grants that start with `prefix` (housekeeping), at most `limit`."""
