@@ -2,8 +2,7 @@
 over an engine (`engines.py`: an SQLite file; `postgres.py`: PostgreSQL for several replicas).
 
 `Store` is the interface the rest of the server uses; `ConsentStore` implements it on either
-engine, with a schema version and forward migrations; `SQLiteStore` and `PostgresStore` only
-choose the engine. The authorization server's tables live on the same engine (authz/db.py).
+engine (schema versions, forward migrations), `SQLiteStore` and `PostgresStore` choose the engine.
 
 Guarantees the callers rely on:
 - secrets are only ever written encrypted (`Cipher`), bound to table, subject and field;
@@ -15,7 +14,6 @@ Guarantees the callers rely on:
 
 from __future__ import annotations
 
-import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -29,6 +27,7 @@ from nextcloud_mcp_server.logs import neutralise
 from nextcloud_mcp_server.storage.connection import Connection
 from nextcloud_mcp_server.storage.crypto import Cipher, DecryptionFailed
 from nextcloud_mcp_server.storage.engines import Engine, SQLiteEngine
+from nextcloud_mcp_server.storage.hooks import grant_deleted
 from nextcloud_mcp_server.storage.records import (
     GRANT_COLUMNS,
     MIGRATIONS,
@@ -55,8 +54,6 @@ __all__ = [
     "Store",
     "StoreError",
 ]
-
-logger = logging.getLogger(__name__)
 
 
 class Store(Protocol):
@@ -95,8 +92,6 @@ class ConsentStore:
         self._clock = clock
         self.unreadable_grants: list[str] = []  # found by the last rotate_keys()
         self.dropped_states = 0
-        # called with the subject after its grant was deleted: what was kept for it goes too
-        # (the find index, docs/ADR/0071); a failure is logged, the grant stays deleted
         self.grant_deleted: list[Callable[[str], Awaitable[object]]] = []
 
     def __str__(self) -> str:
@@ -200,13 +195,7 @@ class ConsentStore:
 
     async def delete_grant(self, subject: str) -> bool:
         deleted = await self._write("DELETE FROM grants WHERE subject = ?", (subject,)) == 1
-        if deleted:
-            for hook in self.grant_deleted:
-                try:
-                    await hook(subject)
-                except Exception:
-                    logger.exception("deleting what was kept for a revoked grant failed")
-        return deleted
+        return await grant_deleted(self.grant_deleted, subject, deleted)  # each time: retries a failed hook
 
     async def grant_subjects(self, prefix: str, limit: int = 1000) -> list[str]:
         """Subjects of stored grants that start with `prefix` (housekeeping), at most `limit`."""

@@ -226,7 +226,7 @@ async def nc_find_status(ctx: Context[Any, Any]) -> IndexState:
 
 
 @toolset.tool(title="Forget the find index", idempotent=True)
-@require_scopes(DECLARATION.read)
+@require_scopes(DECLARATION.write)
 async def nc_find_forget(ctx: Context[Any, Any]) -> Forgotten:
     """Delete everything this server keeps to find the user's notes and files (the words of their
     text, names, paths). Nothing in Nextcloud changes; the next nc_find builds the index again."""

@@ -115,7 +115,9 @@ async def test_large_text_files_are_read_only_up_to_the_bound(
     assert await _keys(index, "big") == {"big.txt"}
 
 
-async def test_notes_sync_by_their_etags(nextcloud: Nextcloud, client: NextcloudClient, index: SQLiteIndex) -> None:
+async def test_notes_sync_by_their_etags(
+    nextcloud: Nextcloud, client: NextcloudClient, index: SQLiteIndex
+) -> None:
     """Notes are indexed with their text; an unchanged set costs one listing; a deleted note goes."""
     created = nextcloud.add_note(title="Zoo", content="the capybara enclosure")
     first = _round()

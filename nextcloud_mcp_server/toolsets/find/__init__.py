@@ -15,5 +15,6 @@ DECLARATION = Declaration(
             "find:read",
             "Find your notes and files by their words (an index of their text is kept until you remove it)",
         ),
+        Scope("find:write", "Delete the index of your notes and files this server keeps"),
     ),
 )
