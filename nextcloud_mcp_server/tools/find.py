@@ -130,7 +130,17 @@ async def _sync(
 
 
 def _cursor_tag(query: str, filters: Filters) -> str:
-    return hashlib.sha256(repr((query, filters)).encode()).hexdigest()[:12]
+    """What a cursor belongs to, the same in every process (no set's iteration order in it)."""
+    kinds = sorted(filters.kinds) if filters.kinds is not None else None
+    parts = (query, kinds, filters.folder, filters.changed_after, filters.changed_before)
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:12]
+
+
+def _timestamp(moment: datetime | None) -> float | None:
+    """Seconds since the epoch; a time without a zone is taken as UTC."""
+    if moment is None:
+        return None
+    return (moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)).timestamp()
 
 
 def _offset(cursor: str | None, tag: str) -> int:
@@ -181,8 +191,8 @@ async def nc_find(
     filters = Filters(
         kinds=frozenset(kinds) if kinds else None,
         folder=paths.clean(folder) if folder else None,
-        changed_after=changed_after.timestamp() if changed_after else None,
-        changed_before=changed_before.timestamp() if changed_before else None,
+        changed_after=_timestamp(changed_after),
+        changed_before=_timestamp(changed_before),
     )
     tag = _cursor_tag(query, filters)
     offset = _offset(cursor, tag)

@@ -109,6 +109,27 @@ async def test_forgetting_removes_the_index_and_the_next_find_rebuilds_it(
     assert len(again["hits"]) == 1
 
 
+async def test_pages_follow_the_cursor_and_a_cursor_of_another_query_is_refused(
+    nextcloud: Nextcloud, tmp_path: Path
+) -> None:
+    """Three matching files, two per page: the cursor brings the third; changed filters refuse it;
+    a time filter without a zone is UTC."""
+    for name in ("a", "b", "c"):
+        nextcloud.put_file(nextcloud.admin, f"Pages/{name}.md", b"tapir")
+    with running_app(_settings(nextcloud, tmp_path)) as base:
+        first = await _find(base, "tapir", limit=2)
+        second = await _find(base, "tapir", limit=2, cursor=first["next_cursor"])
+        future = await _find(base, "tapir", changed_after="2999-01-01T00:00:00")
+        async with http_session(f"{base}/mcp") as session:
+            other = await session.call_tool(
+                "nc_find", {"query": "tapir", "kinds": ["file"], "cursor": first["next_cursor"]}
+            )
+    titles = [h["title"] for h in first["hits"] + second["hits"]]
+    assert sorted(titles) == ["a.md", "b.md", "c.md"]
+    assert other.is_error
+    assert future["hits"] == []
+
+
 async def test_hostile_queries_are_refused_or_answered(nextcloud: Nextcloud, tmp_path: Path) -> None:
     """Engine syntax is only words; a query of exclusions only is refused before any request."""
     nextcloud.put_file(nextcloud.admin, "a.md", b"near star")
