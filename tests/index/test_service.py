@@ -11,6 +11,7 @@ from nextcloud_mcp_server.config import Settings, load_settings
 from nextcloud_mcp_server.index.engine import Filters, Item
 from nextcloud_mcp_server.index.query import parse_query
 from nextcloud_mcp_server.index.service import FindService, index_path
+from nextcloud_mcp_server.runtime import Runtime
 from nextcloud_mcp_server.storage.crypto import Cipher, generate_key
 from nextcloud_mcp_server.storage.store import Grant, SQLiteStore
 
@@ -62,3 +63,30 @@ async def test_forgetting_without_an_index_file_makes_none(tmp_path: Path) -> No
     assert await find.forget("alice") == 0
     assert not index_path(settings).exists()
     await find.close()
+
+
+async def test_the_runtime_wires_the_index_to_the_stores_grant_deletion(tmp_path: Path) -> None:
+    """With offline access, the runtime's store deletes a user's find index with their grant."""
+    settings = load_settings(
+        env_file=None,
+        nextcloud_host="https://cloud.example.com",
+        oidc_issuer="https://idp.example.com",
+        mcp_public_url="https://mcp.example.com/mcp",
+        mcp_allowed_hosts="mcp.example.com",
+        oidc_client_id="mcp",
+        oidc_client_secret="secret",
+        enable_offline_access=True,
+        token_encryption_key=generate_key(),
+        store_path=tmp_path / "store.sqlite3",
+    )
+    runtime = Runtime(settings)
+    assert runtime.store is not None
+    await runtime.store.open()
+    try:
+        index = await runtime.find.index()
+        await runtime.store.save_grant(Grant("carol", "carol", "oidc", "refresh_token", "rt"))
+        await index.put("carol", [Item("note", "1", "t", "", 0.0, "e", "heron")])
+        await runtime.store.delete_grant("carol")
+        assert (await index.status("carol")).items == {}
+    finally:
+        await runtime.aclose()
