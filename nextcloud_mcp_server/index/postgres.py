@@ -290,7 +290,9 @@ class PostgresIndex:
                 )
             ).fetchall()
             marks = await (
-                await conn.execute("SELECT count(*) FROM find_marks WHERE user_key = %s", (user,))
+                await conn.execute(
+                    "SELECT count(*) FROM find_marks WHERE user_key = %s AND source = 'folder'", (user,)
+                )
             ).fetchone()
             row = await (
                 await conn.execute(

@@ -250,7 +250,9 @@ class SQLiteIndex:
             "SELECT kind, count(*) FROM find_entries WHERE user = ? GROUP BY kind", (user,)
         ) as cursor:
             items = {str(kind): int(count) for kind, count in await cursor.fetchall()}
-        async with self.db.execute("SELECT count(*) FROM find_marks WHERE user = ?", (user,)) as cursor:
+        async with self.db.execute(
+            "SELECT count(*) FROM find_marks WHERE user = ? AND source = 'folder'", (user,)
+        ) as cursor:
             (folders,) = await cursor.fetchone() or (0,)
         async with self.db.execute(
             "SELECT synced_at, complete, error FROM find_users WHERE user = ?", (user,)

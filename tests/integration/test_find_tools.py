@@ -79,6 +79,21 @@ async def test_a_deleted_note_and_file_vanish_from_the_next_answer(
     assert after["hits"] == []
 
 
+async def test_a_note_and_a_file_added_after_a_complete_round_are_found_at_the_next_call(
+    nextcloud: Nextcloud, tmp_path: Path
+) -> None:
+    """After a complete round, a call reads Nextcloud again only when the root's ETag moved: a
+    note (a file in the notes folder) and a file added since are both seen at once."""
+    with running_app(_settings(nextcloud, tmp_path)) as base:
+        before = await _find(base, "okapi")
+        nextcloud.add_note(title="Zoo", content="the okapi enclosure")
+        nextcloud.put_file(nextcloud.admin, "Deep/er/okapi.md", b"okapi facts")
+        after = await _find(base, "okapi")
+    assert before["hits"] == []
+    assert before["index"]["complete"] is True
+    assert sorted(h["kind"] for h in after["hits"]) == ["file", "note"]
+
+
 async def test_a_second_user_never_sees_the_first_users_items(nextcloud: Nextcloud, tmp_path: Path) -> None:
     """admin and alice share one index file; alice finds her own word and never admin's."""
     nextcloud.add_note(title="Admin only", content="zanzibar plans")
