@@ -14,16 +14,29 @@ from nextcloud_mcp_server.nextcloud.errors import Forbidden, NotFound
 
 __all__ = ["confirmed"]
 
-PARALLEL_FOLDERS = 4
+PARALLEL = 4
+FEW_NOTES = 10
 
 
-async def _notes_present(nc: NextcloudClient) -> set[str]:
-    return {str(n.id) async for n in nc.notes.iter_notes(exclude=("content",), chunk_size=100_000)}
+async def _notes_present(nc: NextcloudClient, ids: list[int]) -> set[str]:
+    if len(ids) > FEW_NOTES:
+        return {str(n.id) async for n in nc.notes.iter_notes(exclude=("content",), chunk_size=100_000)}
+    slots = asyncio.Semaphore(PARALLEL)
+
+    async def there(note_id: int) -> str | None:
+        async with slots:
+            try:
+                await nc.notes.get(note_id)
+            except (NotFound, Forbidden):
+                return None
+            return str(note_id)
+
+    return {found for found in await asyncio.gather(*(there(i) for i in ids)) if found is not None}
 
 
 async def _files_present(nc: NextcloudClient, folders: set[str]) -> set[str]:
     files = await nc.files()
-    slots = asyncio.Semaphore(PARALLEL_FOLDERS)
+    slots = asyncio.Semaphore(PARALLEL)
 
     async def listed(folder: str) -> set[str]:
         async with slots:
@@ -44,7 +57,8 @@ async def confirmed(
     files = [h for h in hits if h.kind == "file"]
     present: set[tuple[str, str]] = set()
     if notes:
-        present |= {("note", key) for key in await _notes_present(nc)}
+        ids = [int(h.key) for h in notes if h.key.isdigit()]
+        present |= {("note", key) for key in await _notes_present(nc, ids)}
     if files:
         present |= {("file", path) for path in await _files_present(nc, {h.location for h in files})}
     kept = [h for h in hits if (h.kind, h.key) in present]

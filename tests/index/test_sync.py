@@ -136,7 +136,7 @@ async def test_hits_nextcloud_no_longer_shows_are_dropped_and_unindexed(
     nextcloud: Nextcloud, client: NextcloudClient, index: SQLiteIndex
 ) -> None:
     """Items the index still holds but Nextcloud no longer has (a stale index) are confirmed
-    away with one notes listing and one PROPFIND per folder, and removed from the index."""
+    away (notes read by id, one PROPFIND per folder) and removed from the index."""
     nextcloud.put_file(nextcloud.admin, "Real/here.md", b"x")
     await index.put(
         USER,
