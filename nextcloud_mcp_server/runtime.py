@@ -20,6 +20,7 @@ from nextcloud_mcp_server.auth.provisioning import ElicitationSessions, Provisio
 from nextcloud_mcp_server.auth.scopes import ALL_SCOPES, advertised
 from nextcloud_mcp_server.config import ConfigError, Settings
 from nextcloud_mcp_server.diagnostics import StartupCheck
+from nextcloud_mcp_server.index.service import FindService
 from nextcloud_mcp_server.nextcloud.apps import AppsCache
 from nextcloud_mcp_server.nextcloud.discovery import DiscoveryCache
 from nextcloud_mcp_server.nextcloud.kept import KeptAnswers
@@ -72,6 +73,7 @@ class Runtime:
         self.apps = AppsCache(settings.nextcloud_apps_cache_seconds)  # per user (tools/_apps.py)
         self.elicitation_sessions = ElicitationSessions()
         self.store: StoreBackend | None = None
+        self.find = FindService(settings)  # the find index, opened at its first use (ADR 0071)
         self.provisioning: Provisioning | None = None
         self.consent_providers: dict[str, ConsentProvider] = {}
         self.consent_failures = FailureNotes()
@@ -103,6 +105,7 @@ class Runtime:
         except InvalidKey as exc:
             raise ConfigError([f"TOKEN_ENCRYPTION_KEY is not usable: {exc}"]) from None
         self.store = make_store(settings, cipher)
+        self.store.grant_deleted.append(self.find.forget)  # a revoked grant takes its index along
         self.consent_providers = self._providers(settings)
         self.credentials = OfflineCredentials(self.store, self.consent_providers)
         self.provisioning = Provisioning(self)
@@ -246,6 +249,7 @@ class Runtime:
                 await closing()
         if self.auth_server is not None:
             await self.auth_server.aclose()
+        await self.find.close()
         if self.store is not None:
             await self.store.close()
         if self._http is not None:

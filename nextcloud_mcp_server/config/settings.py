@@ -57,6 +57,12 @@ class Settings(ReplicaSettings, AuthServerSettings, NextcloudSettings):
     confirm_destructive: bool = True
     files_max_read_bytes: int = Field(default=512 * 1024, gt=0, le=16 * 1024 * 1024)
     default_timezone: str = "UTC"
+    # the find index (docs/ADR/0071): its SQLite file (default: beside STORE_PATH; STORE_URL's
+    # database when set), the languages PostgreSQL stems, how long a call may index, per-item text
+    find_index_path: Path | None = None
+    find_languages: str = Field(default="", pattern=r"^[a-z]{2,32}(,[a-z]{2,32}){0,7}$|^$")
+    find_sync_seconds: float = Field(default=5.0, gt=0, le=120)
+    find_max_bytes_per_item: int = Field(default=256 * 1024, ge=1024, le=256 * 1024)
 
     # --- HTTP transport
     mcp_host: str = "127.0.0.1"

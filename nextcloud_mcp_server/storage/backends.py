@@ -10,6 +10,7 @@ from typing import Protocol
 from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.storage.crypto import Cipher
 from nextcloud_mcp_server.storage.engines import Engine
+from nextcloud_mcp_server.storage.hooks import GrantHook
 from nextcloud_mcp_server.storage.store import Store
 
 __all__ = ["StoreBackend", "make_store"]
@@ -21,6 +22,7 @@ class StoreBackend(Store, Protocol):
     engine: Engine  # what every table of the store lives on
     unreadable_grants: list[str]  # found by the last rotate_keys()
     dropped_states: int
+    grant_deleted: list[GrantHook]  # called after a grant is deleted (hooks.py)
 
     async def open(self) -> None: ...
     async def close(self) -> None: ...

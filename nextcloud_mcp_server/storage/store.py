@@ -2,8 +2,7 @@
 over an engine (`engines.py`: an SQLite file; `postgres.py`: PostgreSQL for several replicas).
 
 `Store` is the interface the rest of the server uses; `ConsentStore` implements it on either
-engine, with a schema version and forward migrations; `SQLiteStore` and `PostgresStore` only
-choose the engine. The authorization server's tables live on the same engine (authz/db.py).
+engine (schema versions, forward migrations), `SQLiteStore` and `PostgresStore` choose the engine.
 
 Guarantees the callers rely on:
 - secrets are only ever written encrypted (`Cipher`), bound to table, subject and field;
@@ -28,6 +27,7 @@ from nextcloud_mcp_server.logs import neutralise
 from nextcloud_mcp_server.storage.connection import Connection
 from nextcloud_mcp_server.storage.crypto import Cipher, DecryptionFailed
 from nextcloud_mcp_server.storage.engines import Engine, SQLiteEngine
+from nextcloud_mcp_server.storage.hooks import grant_deleted
 from nextcloud_mcp_server.storage.records import (
     GRANT_COLUMNS,
     MIGRATIONS,
@@ -92,6 +92,7 @@ class ConsentStore:
         self._clock = clock
         self.unreadable_grants: list[str] = []  # found by the last rotate_keys()
         self.dropped_states = 0
+        self.grant_deleted: list[Callable[[str], Awaitable[object]]] = []
 
     def __str__(self) -> str:
         return str(self.engine)
@@ -193,7 +194,8 @@ class ConsentStore:
         return changed == 1
 
     async def delete_grant(self, subject: str) -> bool:
-        return await self._write("DELETE FROM grants WHERE subject = ?", (subject,)) == 1
+        deleted = await self._write("DELETE FROM grants WHERE subject = ?", (subject,)) == 1
+        return await grant_deleted(self.grant_deleted, subject, deleted)  # each time: retries a failed hook
 
     async def grant_subjects(self, prefix: str, limit: int = 1000) -> list[str]:
         """Subjects of stored grants that start with `prefix` (housekeeping), at most `limit`."""

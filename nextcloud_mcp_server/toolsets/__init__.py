@@ -22,6 +22,7 @@ NAMES = (
     "contacts",
     "sharing",
     "search",
+    "find",
     "collectives",
     "talk",
     "trash",

@@ -1,0 +1,68 @@
+"""Never a stale or foreign hit: before hits are shown, Nextcloud confirms with the caller's own
+credential that each is still there for them (docs/ADR/0071). Batched: one notes listing for
+all the notes among the hits, one PROPFIND (Depth 1) per folder holding file hits. What Nextcloud
+no longer shows the caller is dropped from the answer and from the index."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from nextcloud_mcp_server.index.engine import FindIndex, Hit
+from nextcloud_mcp_server.nextcloud.client import NextcloudClient
+from nextcloud_mcp_server.nextcloud.errors import Forbidden, NotFound
+
+__all__ = ["confirmed"]
+
+PARALLEL = 4
+FEW_NOTES = 10
+
+
+async def _notes_present(nc: NextcloudClient, ids: list[int]) -> set[str]:
+    if len(ids) > FEW_NOTES:
+        return {str(n.id) async for n in nc.notes.iter_notes(exclude=("content",), chunk_size=100_000)}
+    slots = asyncio.Semaphore(PARALLEL)
+
+    async def there(note_id: int) -> str | None:
+        async with slots:
+            try:
+                await nc.notes.get(note_id)
+            except (NotFound, Forbidden):
+                return None
+            return str(note_id)
+
+    return {found for found in await asyncio.gather(*(there(i) for i in ids)) if found is not None}
+
+
+async def _files_present(nc: NextcloudClient, folders: set[str]) -> set[str]:
+    files = await nc.files()
+    slots = asyncio.Semaphore(PARALLEL)
+
+    async def listed(folder: str) -> set[str]:
+        async with slots:
+            try:
+                return {e.path async for e in files.iter_directory(folder) if e.kind == "file"}
+            except (NotFound, Forbidden):  # the folder is gone, moved or no longer shared
+                return set()
+
+    found = await asyncio.gather(*(listed(folder) for folder in sorted(folders)))
+    return set().union(*found)
+
+
+async def confirmed(
+    index: FindIndex, user: str, hits: Sequence[Hit], nc: NextcloudClient
+) -> tuple[list[Hit], int]:
+    """The hits Nextcloud still shows the caller, and how many were dropped (and unindexed)."""
+    notes = [h for h in hits if h.kind == "note"]
+    files = [h for h in hits if h.kind == "file"]
+    present: set[tuple[str, str]] = set()
+    if notes:
+        ids = [int(h.key) for h in notes if h.key.isdigit()]
+        present |= {("note", key) for key in await _notes_present(nc, ids)}
+    if files:
+        present |= {("file", path) for path in await _files_present(nc, {h.location for h in files})}
+    kept = [h for h in hits if (h.kind, h.key) in present]
+    gone = [h for h in hits if (h.kind, h.key) not in present]
+    for kind in {h.kind for h in gone}:
+        await index.remove(user, kind, [h.key for h in gone if h.kind == kind])
+    return kept, len(gone)

@@ -1,0 +1,92 @@
+"""The find index goes with the grant: deleting a user's grant deletes their index (and only
+theirs), even when another hook fails; an index never made is not made for that."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nextcloud_mcp_server.config import Settings, load_settings
+from nextcloud_mcp_server.index.engine import Filters, Item
+from nextcloud_mcp_server.index.query import parse_query
+from nextcloud_mcp_server.index.service import FindService, index_path
+from nextcloud_mcp_server.runtime import Runtime
+from nextcloud_mcp_server.storage.crypto import Cipher, generate_key
+from nextcloud_mcp_server.storage.store import Grant, SQLiteStore
+
+
+def _settings(tmp_path: Path) -> Settings:
+    return load_settings(
+        env_file=None,
+        nextcloud_host="https://cloud.example.com",
+        nextcloud_username="admin",
+        nextcloud_password="pw",
+        store_path=tmp_path / "store.sqlite3",
+    )
+
+
+async def test_deleting_a_grant_deletes_that_users_index_only(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """alice's grant deleted: her items are gone, bob's stay; a failing hook before it changes nothing."""
+    settings = _settings(tmp_path)
+    find = FindService(settings)
+    store = SQLiteStore(tmp_path / "store.sqlite3", Cipher([generate_key()]))
+    await store.open()
+
+    async def failing(subject: str) -> None:
+        raise RuntimeError("a broken hook")
+
+    store.grant_deleted += [failing, find.forget]
+    try:
+        index = await find.index()
+        assert index_path(settings).parent == tmp_path
+        for user in ("alice", "bob"):
+            await store.save_grant(Grant(user, user, "oidc", "refresh_token", "rt"))
+            await index.put(user, [Item("note", "1", "t", "", 0.0, "e", "heron")])
+        assert await store.delete_grant("alice")
+        query = parse_query("heron")
+        assert await index.search("alice", query, Filters(), limit=5) == []
+        assert len(await index.search("bob", query, Filters(), limit=5)) == 1
+        assert await store.get_grant("alice") is None
+        assert "a broken hook" in caplog.text
+    finally:
+        await find.close()
+        await store.close()
+
+
+async def test_forgetting_without_an_index_file_makes_none(tmp_path: Path) -> None:
+    """A grant deleted on a server whose find index was never used leaves no index file behind."""
+    settings = _settings(tmp_path)
+    find = FindService(settings)
+    assert await find.forget("alice") == 0
+    assert not index_path(settings).exists()
+    await find.close()
+
+
+async def test_the_runtime_wires_the_index_to_the_stores_grant_deletion(tmp_path: Path) -> None:
+    """With offline access, the runtime's store deletes a user's find index with their grant."""
+    settings = load_settings(
+        env_file=None,
+        nextcloud_host="https://cloud.example.com",
+        oidc_issuer="https://idp.example.com",
+        mcp_public_url="https://mcp.example.com/mcp",
+        mcp_allowed_hosts="mcp.example.com",
+        oidc_client_id="mcp",
+        oidc_client_secret="secret",
+        enable_offline_access=True,
+        token_encryption_key=generate_key(),
+        store_path=tmp_path / "store.sqlite3",
+    )
+    runtime = Runtime(settings)
+    assert runtime.store is not None
+    await runtime.store.open()
+    try:
+        index = await runtime.find.index()
+        await runtime.store.save_grant(Grant("carol", "carol", "oidc", "refresh_token", "rt"))
+        await index.put("carol", [Item("note", "1", "t", "", 0.0, "e", "heron")])
+        await runtime.store.delete_grant("carol")
+        assert (await index.status("carol")).items == {}
+    finally:
+        await runtime.aclose()
