@@ -1,7 +1,8 @@
 """The files written from the toolsets' declarations and the tools: `make docs` writes them
 (`python -m tests.generated`), `tests/test_generated.py` fails when one is out of date.
 
-- README.md: the toolset table (`<!-- toolsets:start -->`) and the tool table (`<!-- tools:start -->`)
+- README.md: the toolset table (`<!-- toolsets:start -->`)
+- docs/tools.md: the tool table (`<!-- tools:start -->`)
 - .env.example: the toolset names in the comments on NEXTCLOUD_MCP_TOOLSETS and the apps' cache
 - deploy/keycloak/nextcloud-realm.json: a client scope per scope, and the MCP client's optional scopes
 
@@ -24,7 +25,7 @@ from nextcloud_mcp_server.tools.catalog import markdown_table
 from nextcloud_mcp_server.toolsets import Declaration, declarations, scopes
 
 ROOT = Path(__file__).resolve().parents[1]
-__all__ = ["FILES", "env_example", "readme", "realm", "toolset_table"]
+__all__ = ["FILES", "env_example", "readme", "realm", "tools_page", "toolset_table"]
 
 
 def _chosen() -> list[Declaration]:
@@ -49,12 +50,16 @@ def toolset_table() -> str:
 def _between(text: str, marker: str, body: str) -> str:
     pattern = rf"(<!-- {marker}:start -->\n).*?(\n<!-- {marker}:end -->)"
     if not re.search(pattern, text, flags=re.S):
-        raise ValueError(f"README.md lacks <!-- {marker}:start --> ... <!-- {marker}:end -->")
+        raise ValueError(f"the file lacks <!-- {marker}:start --> ... <!-- {marker}:end -->")
     return re.sub(pattern, lambda m: m.group(1) + body + m.group(2), text, flags=re.S)
 
 
 def readme(text: str) -> str:
-    return _between(_between(text, "toolsets", toolset_table()), "tools", markdown_table(all_tools()))
+    return _between(text, "toolsets", toolset_table())
+
+
+def tools_page(text: str) -> str:
+    return _between(text, "tools", markdown_table(all_tools()))
 
 
 def _comment(words: str) -> str:
@@ -130,6 +135,7 @@ def _json(value: Any, indent: int = 0) -> str:
 
 FILES: dict[str, Callable[[str], str]] = {
     "README.md": readme,
+    "docs/tools.md": tools_page,
     ".env.example": env_example,
     "deploy/keycloak/nextcloud-realm.json": realm,
 }
