@@ -5,14 +5,14 @@ This is the only module that constructs the SDK's server class.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
-from mcp.types import CallToolResult, InputRequiredResult
+from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
 from pydantic import ValidationError
 
 from nextcloud_mcp_server import DISTRIBUTION, __version__
@@ -28,7 +28,14 @@ from nextcloud_mcp_server.tools._arguments import UNKNOWN_KEYS, strict
 from nextcloud_mcp_server.tools._output_schema import published_input, published_output
 from nextcloud_mcp_server.views import register_views
 
-__all__ = ["INSTRUCTIONS", "SERVER_NAME", "build_server"]
+__all__ = [
+    "INSTRUCTIONS",
+    "SERVER_NAME",
+    "SETUP_TOOL",
+    "build_explaining_server",
+    "build_server",
+    "setup_problem_text",
+]
 
 SERVER_NAME = DISTRIBUTION  # serverInfo.name: the command people installed
 INSTRUCTIONS = (
@@ -123,3 +130,44 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
     # MCP Apps: the `ui://` views the enabled tools link to (nextcloud_mcp_server/views)
     register_views(server, [spec.view for spec in enabled_tools(settings)])
     return server
+
+
+SETUP_TOOL = "nextcloud_setup_problem"
+
+
+def setup_problem_text(problems: Sequence[str]) -> str:
+    """What the person must fix, as the model will read it out."""
+    lines = "\n".join(f"- {problem}" for problem in problems)
+    return (
+        "The Nextcloud server is not set up correctly, so none of its tools are available. "
+        f"Tell the user exactly this:\n{lines}\n"
+        "Fix it where the server is configured (in Claude Desktop: Settings > Extensions > "
+        "Nextcloud > Configure), then turn the extension off and on again. "
+        "`nextcloud-mcp-bridge check` says the same with the same settings."
+    )
+
+
+def build_explaining_server(problems: Sequence[str]) -> MCPServer[Any]:
+    """A server for settings that cannot work (docs/ADR/0066): `initialize` answers, with the
+    problems in its instructions, and its one tool, whose description names them too, answers
+    every call with them as an error. It reaches nothing and holds no secret."""
+    text = setup_problem_text(problems)
+
+    def nextcloud_setup_problem() -> str:
+        raise ToolError(text)
+
+    tool = Tool.from_function(
+        nextcloud_setup_problem,
+        name=SETUP_TOOL,
+        title="Nextcloud is not set up",
+        description=f"Call this to learn why Nextcloud cannot be used. {text}",
+        annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
+    )
+    return MCPServer(
+        SERVER_NAME,
+        title="Nextcloud",
+        icons=list(icons_for(SERVER)),
+        version=__version__,
+        instructions=text,
+        tools=[tool],
+    )

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from nextcloud_mcp_server import __version__
+from nextcloud_mcp_server.server import SETUP_TOOL
 from nextcloud_mcp_server.tools import DEFAULT_TOOLSETS, all_tools
 from tests.backends import Nextcloud
 from tests.mcp_clients import structured
@@ -127,9 +127,13 @@ async def test_the_unpacked_bundle_serves_the_nextcloud(
 
 
 @pytest.mark.timeout(600)
-def test_a_wrong_setting_in_the_form_stops_the_extension_with_its_name(bundle: Path, tmp_path: Path) -> None:
-    """A permission level typed wrong stops the server before it serves, with one line naming the
-    setting (Claude Desktop shows the server's stderr); the app password is not echoed."""
+async def test_a_wrong_setting_in_the_form_is_explained_in_the_conversation(
+    bundle: Path, tmp_path: Path
+) -> None:
+    """A permission level typed wrong does not end the extension (Claude Desktop would show only
+    "Server disconnected", the reason in a log): it answers `initialize`, and its one tool and its
+    instructions name the setting and where to fix it (docs/ADR/0066); the log has the same line;
+    the app password is not echoed anywhere."""
     folder = tmp_path / "extension"
     manifest = unpack(bundle, folder)
     answers = user_settings(
@@ -140,20 +144,26 @@ def test_a_wrong_setting_in_the_form_stops_the_extension_with_its_name(bundle: P
         permissions="admin",
     )
     config = manifest["server"]["mcp_config"]
-    done = subprocess.run(
-        [
-            substitute(config["command"], folder, answers),
-            *(substitute(a, folder, answers) for a in config["args"]),
-        ],
+    params = StdioServerParameters(
+        command=substitute(config["command"], folder, answers),
+        args=[substitute(a, folder, answers) for a in config["args"]],
         env={**tool_env(), **{k: substitute(v, folder, answers) for k, v in config["env"].items()}},
         cwd=tmp_path,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
     )
-    assert done.returncode == 2, done.stderr
-    assert "NEXTCLOUD_MCP_PERMISSIONS must be one of" in done.stderr
-    assert "Secret-App-Password-0001" not in done.stderr + done.stdout
-    assert done.stdout == ""
+    with (tmp_path / "stderr.log").open("w") as errlog:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            started = await session.initialize()
+            tools = (await session.list_tools()).tools
+            called = await session.call_tool(SETUP_TOOL, {})
+    said = "".join(getattr(block, "text", "") for block in called.content)
+    assert [tool.name for tool in tools] == [SETUP_TOOL]
+    assert called.is_error
+    for where in (said, started.instructions or "", tools[0].description or ""):
+        assert "NEXTCLOUD_MCP_PERMISSIONS must be one of" in where
+        assert "Settings > Extensions > Nextcloud" in where
+    log = (tmp_path / "stderr.log").read_text()
+    assert "NEXTCLOUD_MCP_PERMISSIONS must be one of" in log
+    assert "Secret-App-Password-0001" not in log + said + (started.instructions or "")
