@@ -79,9 +79,9 @@ def env_example(text: str) -> str:
         "is enabled; how long that answer is remembered per user, in seconds (default 300)."
     )
     text, first = re.subn(
-        r"(?m)^# Which toolsets are offered(?:.*\n)*?(?=NEXTCLOUD_MCP_TOOLSETS=)", lambda _: toolsets, text
+        r"(?m)^# Which toolsets are offered(?:.*\n)*?(?=# NEXTCLOUD_MCP_TOOLSETS=)", lambda _: toolsets, text
     )
-    apps_comment = r"(?m)^# A toolset of a Nextcloud app(?:.*\n)*?(?=NEXTCLOUD_APPS_CACHE_SECONDS=)"
+    apps_comment = r"(?m)^# A toolset of a Nextcloud app(?:.*\n)*?(?=# NEXTCLOUD_APPS_CACHE_SECONDS=)"
     text, second = re.subn(apps_comment, lambda _: cache, text)
     if (first, second) != (1, 1):
         raise ValueError(".env.example lacks the comments on NEXTCLOUD_MCP_TOOLSETS or the apps' cache")

@@ -12,6 +12,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from nextcloud_mcp_server import DISTRIBUTION
+from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.tools import all_tools
 from nextcloud_mcp_server.tools.catalog import markdown_table
 from tests.mcp_clients import structured
@@ -104,3 +105,12 @@ def test_every_make_target_the_readme_names_exists() -> None:
     )
     assert {"install", "mcpb", "demo", "check"} <= named
     assert named <= targets, named - targets
+
+
+def test_the_three_required_settings_are_the_ones_the_readme_names() -> None:
+    env_example = (ROOT / ".env.example").read_text()
+    required = re.findall(r"^([A-Z][A-Z0-9_]+)=", env_example, flags=re.M)
+    assert required == ["NEXTCLOUD_HOST", "NEXTCLOUD_USERNAME", "NEXTCLOUD_PASSWORD"]
+    for name in required:
+        assert f"| `{name}` |" in README
+        assert name.lower() in Settings.model_fields
