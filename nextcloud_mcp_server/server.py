@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
+from mcp.server.caching import CacheableMethod, CacheHint
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
@@ -29,6 +30,7 @@ from nextcloud_mcp_server.tools._output_schema import published_input, published
 from nextcloud_mcp_server.views import register_views
 
 __all__ = [
+    "CACHE_HINTS",
     "INSTRUCTIONS",
     "SERVER_NAME",
     "SETUP_TOOL",
@@ -38,6 +40,14 @@ __all__ = [
 ]
 
 SERVER_NAME = DISTRIBUTION  # serverInfo.name: the command people installed
+# Freshness hints on list results (2026-07-28 clients): each caller's lists depend on who calls
+# (scopes, the apps enabled for them), so every hint is "private"; a minute, well inside the apps
+# cache (NEXTCLOUD_APPS_CACHE_SECONDS), for what changes only with the deployment. resources/list
+# names recent notes, which change any time: no hint (docs/ADR/0067).
+CACHE_HINTS: dict[CacheableMethod, CacheHint] = {
+    "tools/list": CacheHint(ttl_ms=60_000, scope="private"),
+    "resources/templates/list": CacheHint(ttl_ms=60_000, scope="private"),
+}
 INSTRUCTIONS = (
     "Tools for the user's own Nextcloud. Notes: find a note with nc_notes_search_notes or "
     "nc_notes_list_notes, read it with nc_notes_get_note, and pass its etag to "
@@ -123,13 +133,25 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
         middleware=middleware,
         tools=tools,
         request_state_security=request_state_security(settings),  # every replica reads it (ADR 0055)
+        cache_hints=CACHE_HINTS,
+        subscriptions=False,  # nothing is served on subscriptions/listen (docs/ADR/0067)
     )
     register_completions(
         server, runtime, toolsets
     )  # completion/complete (docs/ADR/0040-completions-and-icons.md)
     # MCP Apps: the `ui://` views the enabled tools link to (nextcloud_mcp_server/views)
     register_views(server, [spec.view for spec in enabled_tools(settings)])
+    _advertise_only_what_is_served(server)
     return server
+
+
+def _advertise_only_what_is_served(server: MCPServer[Any]) -> None:
+    """The SDK registers prompts/list and prompts/get on every MCPServer, and capabilities follow the
+    registered handlers: without prompts, drop them, so `initialize` advertises no `prompts`
+    (docs/ADR/0067; a test fails if the SDK's seam moves)."""
+    if not server._prompt_manager.list_prompts():
+        for method in ("prompts/list", "prompts/get"):
+            server._lowlevel_server._request_handlers.pop(method, None)
 
 
 SETUP_TOOL = "nextcloud_setup_problem"
@@ -163,11 +185,14 @@ def build_explaining_server(problems: Sequence[str]) -> MCPServer[Any]:
         description=f"Call this to learn why Nextcloud cannot be used. {text}",
         annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
     )
-    return MCPServer(
+    server: MCPServer[Any] = MCPServer(
         SERVER_NAME,
         title="Nextcloud",
         icons=list(icons_for(SERVER)),
         version=__version__,
         instructions=text,
         tools=[tool],
+        subscriptions=False,
     )
+    _advertise_only_what_is_served(server)
+    return server
