@@ -3,6 +3,7 @@
 
 - README.md: the toolset table (`<!-- toolsets:start -->`)
 - docs/tools.md: the tool table (`<!-- tools:start -->`)
+- docs/clients.md: the views and the tools that link them (`<!-- views:start -->`)
 - .env.example: the toolset names in the comments on NEXTCLOUD_MCP_TOOLSETS and the apps' cache
 - deploy/keycloak/nextcloud-realm.json: a client scope per scope, and the MCP client's optional scopes
 
@@ -25,7 +26,16 @@ from nextcloud_mcp_server.tools.catalog import markdown_table
 from nextcloud_mcp_server.toolsets import Declaration, declarations, scopes
 
 ROOT = Path(__file__).resolve().parents[1]
-__all__ = ["FILES", "env_example", "readme", "realm", "tools_page", "toolset_table"]
+__all__ = [
+    "FILES",
+    "clients_page",
+    "env_example",
+    "readme",
+    "realm",
+    "tools_page",
+    "toolset_table",
+    "views_table",
+]
 
 
 def _chosen() -> list[Declaration]:
@@ -60,6 +70,31 @@ def readme(text: str) -> str:
 
 def tools_page(text: str) -> str:
     return _between(text, "tools", markdown_table(all_tools()))
+
+
+# What each view shows; a view a tool links that is not here stops `make docs`.
+VIEW_WORDS = {
+    "ui://nextcloud/agenda.html": "The events by day at their own times (time zone named), and the free "
+    "slots highlighted among the busy events",
+    "ui://nextcloud/approval.html": "Beside the approval question: what it is about (a note's text, a "
+    "folder's entries, what a share or public link would expose); for a table row, no preview yet",
+}
+
+
+def views_table() -> str:
+    """One row per view, with every tool that links it (from the registry)."""
+    rows = ["| View | Shown for | What it shows |", "| --- | --- | --- |"]
+    linked: dict[str, list[str]] = {}
+    for spec in all_tools():
+        if spec.view:
+            linked.setdefault(spec.view, []).append(f"`{spec.name}`")
+    for view, names in sorted(linked.items()):
+        rows.append(f"| `{view}` | {', '.join(names)} | {VIEW_WORDS[view]} |")
+    return "\n".join(rows)
+
+
+def clients_page(text: str) -> str:
+    return _between(text, "views", views_table())
 
 
 def _comment(words: str) -> str:
@@ -136,6 +171,7 @@ def _json(value: Any, indent: int = 0) -> str:
 FILES: dict[str, Callable[[str], str]] = {
     "README.md": readme,
     "docs/tools.md": tools_page,
+    "docs/clients.md": clients_page,
     ".env.example": env_example,
     "deploy/keycloak/nextcloud-realm.json": realm,
 }
