@@ -4,7 +4,9 @@ work, it names the project one way, and a person reads it in ten minutes."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -114,3 +116,29 @@ def test_the_three_required_settings_are_the_ones_the_readme_names() -> None:
     for name in required:
         assert f"| `{name}` |" in README
         assert name.lower() in Settings.model_fields
+
+
+def test_the_sample_check_output_is_what_check_prints(server_env: dict[str, str], tmp_path: Path) -> None:
+    """The README's `check` output has the lines, in order, that `check` prints for a working setup
+    with the default settings (here against the double; only the figures differ)."""
+    sample = re.search(r"```text\n(Nextcloud check for .*?)```", README, flags=re.S)
+    assert sample is not None
+    base = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")}
+    done = subprocess.run(
+        [sys.executable, "-m", "nextcloud_mcp_server", "check"],
+        env={**base, **server_env},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    def shape(text: str) -> list[str]:
+        return [line[:24] for line in text.splitlines() if line.startswith("  [")]
+
+    assert shape(sample.group(1)) == shape(done.stdout)
+    settings_line = next(line for line in done.stdout.splitlines() if "] settings" in line)
+    assert settings_line in sample.group(1)
+    assert sample.group(1).splitlines()[-1] == done.stdout.splitlines()[-1] == "Result: ready"
