@@ -167,7 +167,10 @@ async def test_the_approval_preview_shows_the_folder_about_to_be_deleted(
             await _no_csp_violations(person)
     assert question.startswith("Delete the folder /Project Apollo with 3 item(s) directly inside"), question
     lines = [" ".join(line.split()) for line in text.splitlines() if line.strip()]
-    assert lines[:2] == ["Delete this?", "The folder /Project Apollo with 3 items directly inside"], lines
+    assert lines[:2] == [
+        "Delete the folder /Project Apollo?",
+        "The folder /Project Apollo with 3 items directly inside",
+    ], lines
     names = [line.split(" ")[0] for line in lines[2:]]
     assert names == ["drafts/", "budget.ods", "plan.md"], lines
     assert "2.0 KB" in text

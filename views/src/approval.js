@@ -99,7 +99,11 @@ async function share(app, args) {
 }
 
 async function removal(app, args) {
-  return [el('h1', {}, 'Delete this?'), ...(await folderOrFile(app, args.path))];
+  const parts = await folderOrFile(app, args.path);
+  // the heading names the thing: "Delete the folder /Old?" (the first part says which it is)
+  const said = /^The (folder|file) (.*?)(?: with \d+ items? directly inside)?$/.exec(parts[0]?.textContent ?? '');
+  const heading = said ? `Delete the ${said[1]} ${said[2]}?` : `Delete ${short(args.path)}?`;
+  return [el('h1', {}, heading), ...parts];
 }
 
 function toolName(app) {
