@@ -107,6 +107,22 @@ async def test_the_agenda_shows_the_real_events_by_day(
     assert [e["summary"] for e in content["events"]] == ["Design review", "Lunch with Sam", "Conference"]
 
 
+async def test_an_empty_agenda_names_the_range_it_looked_at(
+    nextcloud: Nextcloud, browser: Browser, screenshots: Screenshots, host_script: str
+) -> None:
+    """A week without events says which week, in the person's words, not "Nothing in this range"."""
+    arguments = {"start": "2030-01-07", "end": "2030-01-14", "timezone": "Europe/Berlin"}
+    with running_app(nextcloud.settings()) as base:
+        async with browser.person("admin", screenshots) as person:
+            host, _ = await AppsHost.open(person, base, host_script)
+            await host.show("nc_calendar_list_events", arguments)
+            text = await host.view_text("p.empty", containing="No events")
+            await host.screenshot("empty agenda")
+            await _no_csp_violations(person)
+    said = " ".join(text.split())
+    assert said.endswith("0 events No events from Monday, January 7, 2030 to Sunday, January 13, 2030."), said
+
+
 async def test_free_slots_are_highlighted_among_the_busy_events(
     nextcloud: Nextcloud, browser: Browser, screenshots: Screenshots, host_script: str
 ) -> None:

@@ -1,0 +1,13 @@
+"""Authorization failures a tool call can meet (kept import-light: the tool registry uses them)."""
+
+from __future__ import annotations
+
+__all__ = ["GrantMissing", "OIDCUnavailable"]
+
+
+class OIDCUnavailable(Exception):
+    """The identity provider could not be reached or answered nonsense."""
+
+
+class GrantMissing(Exception):
+    """This user has not (or no longer) granted access to their Nextcloud."""

@@ -1,0 +1,163 @@
+"""Offline access: Nextcloud credentials minted from each user's stored grant.
+
+The grant's provider (`consent_providers.py`) turns it into a credential: an access token minted
+with a refresh token (identity provider or Nextcloud's OAuth2 app), cached per user until shortly
+before it expires, or an app password (Login Flow v2), kept until Nextcloud refuses it. Minting is
+single-flight per user: concurrent calls wait for the one in progress. A rotated refresh token is
+stored with a compare-and-swap on the grant's version, so a second replica refreshing at the same
+time cannot make us lose it. If the issuer refuses the grant, or Nextcloud refuses what was minted
+from it (`refused`), the grant is dropped and the caller is asked for consent again (no error
+loop).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from nextcloud_mcp_server.auth.caller import Caller
+from nextcloud_mcp_server.auth.consent_providers import ConsentProvider, GrantRefused
+from nextcloud_mcp_server.auth.credentials import NoCaller
+from nextcloud_mcp_server.auth.errors import GrantMissing
+from nextcloud_mcp_server.nextcloud.auth import Credential
+from nextcloud_mcp_server.storage.errors import GrantUnreadable
+from nextcloud_mcp_server.storage.records import Grant
+from nextcloud_mcp_server.storage.store import Store
+
+__all__ = ["GrantMissing", "OfflineCredentials"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class _Minted:
+    credential: Credential
+    refresh_at: float
+    version: int  # of the grant it was minted from
+
+
+class OfflineCredentials:
+    """The `CredentialResolver` of offline-access mode."""
+
+    def __init__(
+        self,
+        store: Store,
+        providers: Mapping[str, ConsentProvider],
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.providers = providers
+        self._clock = clock
+        self._minted: dict[str, _Minted] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self.refreshes: Counter[str] = Counter()
+
+    def forget(self, subject: str) -> None:
+        self._minted.pop(subject, None)
+
+    def refresh_due_at(self, subject: str) -> float | None:
+        """When the cached credential of `subject` will be refreshed (None: nothing cached)."""
+        minted = self._minted.get(subject)
+        return minted.refresh_at if minted else None
+
+    async def credential_for(self, caller: Caller | None) -> Credential:
+        if caller is None:
+            raise NoCaller("no authenticated caller")
+        minted = self._minted.get(caller.subject)
+        if minted is not None and self._clock() < minted.refresh_at:
+            return minted.credential
+        lock = self._locks.setdefault(caller.subject, asyncio.Lock())
+        async with lock:
+            minted = self._minted.get(caller.subject)  # minted by whoever held the lock before us
+            if minted is not None and self._clock() < minted.refresh_at:
+                return minted.credential
+            minted = await self._mint_alone(caller.subject)
+            self._minted[caller.subject] = minted
+            return minted.credential
+
+    async def refused(self, subject: str, since: float) -> bool:
+        """Nextcloud answered 401 to a credential of `subject` used by a call that began at
+        `since`. Drop the grant it came from (True) - unless the grant changed since (another
+        replica rotated it, a new consent): then only the cached credential is dropped and the
+        call may be tried again (False)."""
+        minted = self._minted.pop(subject, None)
+        try:
+            grant = await self.store.get_grant(subject)
+        except GrantUnreadable:
+            return True  # a consent replaces it
+        if grant is None:
+            return True
+        if grant.updated_at > since or (minted is not None and minted.version != grant.version):
+            return False
+        await self._drop(grant, "Nextcloud refused the stored credential (HTTP 401)", revoke=True)
+        return True
+
+    async def _mint_alone(self, subject: str) -> _Minted:
+        """Mint while no other replica mints for `subject` (a refresh token is spent once)."""
+        lock = getattr(self.store, "refresh_lock", None)
+        if lock is None:
+            return await self._mint(subject)
+        async with lock(subject):
+            return await self._mint(subject)
+
+    async def _mint(self, subject: str) -> _Minted:
+        for _ in range(3):
+            try:
+                grant = await self.store.get_grant(subject)
+            except GrantUnreadable as exc:
+                # Kept (the administrator may restore a key); a new consent replaces it.
+                logger.warning("the stored grant of %s cannot be read: %s", subject, exc)
+                raise
+            if grant is None:
+                raise GrantMissing(subject)
+            provider = self.providers.get(grant.provider)
+            if provider is None:
+                await self._drop(grant, f"the grant's provider {grant.provider} is no longer configured")
+                raise GrantMissing(subject)
+            try:
+                minted = await provider.mint(grant)
+            except GrantRefused as exc:
+                current = await self.store.get_grant(subject)
+                if current is not None and current.version != grant.version:
+                    continue  # rotated (or re-granted) meanwhile: try again with the new one
+                await self._drop(grant, str(exc))
+                raise GrantMissing(subject) from None
+            version = grant.version
+            if minted.rotated and minted.rotated != grant.secret:
+                if not await self.store.replace_secret(subject, grant.version, minted.rotated):
+                    # Another process rotated it first; its token is the valid one: start over.
+                    logger.info("refresh token of %s was rotated elsewhere; retrying", subject)
+                    continue
+                version += 1
+            if minted.lifetime is None:
+                return _Minted(minted.credential, math.inf, version)
+            self.refreshes[subject] += 1
+            await self.store.audit(subject, "refreshed", f"expires in {int(minted.lifetime)} s")
+            lifetime = max(minted.lifetime, 1.0)
+            # Refresh early enough that a token handed out now outlives the call that uses it, and
+            # small clock differences with Nextcloud: 10% of the lifetime, at least 5 s, at most
+            # a minute, never more than half the lifetime.
+            margin = min(60.0, max(5.0, lifetime / 10), lifetime / 2)
+            return _Minted(minted.credential, self._clock() + lifetime - margin, version)
+        raise GrantMissing(subject)
+
+    async def _drop(self, grant: Grant, reason: str, *, revoke: bool = False) -> None:
+        """Delete the grant; with `revoke`, also where it was issued (RFC 7009 at the IdP): its
+        refresh token may still be valid there although this server will never use it again."""
+        if revoke and (provider := self.providers.get(grant.provider)) is not None:
+            try:
+                revoked = await provider.revoke(grant)
+            except Exception as exc:  # best effort: dropping it here must not fail
+                logger.warning("revoking the dropped grant of %s failed: %s", grant.subject, exc)
+                revoked = False
+            reason += f"; revoked at the issuer: {revoked}"
+        await self.store.delete_grant(grant.subject)
+        await self.store.audit(grant.subject, "failed", reason)
+        self.forget(grant.subject)
+        logger.info("grant of %s dropped: %s", grant.subject, reason)

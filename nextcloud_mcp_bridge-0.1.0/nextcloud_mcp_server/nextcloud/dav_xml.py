@@ -1,0 +1,239 @@
+"""DAV XML, read safely and incrementally.
+
+Responses from a server are untrusted input. The parser:
+- refuses any document with a DTD (`<!DOCTYPE ...>`): no entity expansion ("billion laughs"), no
+  external entities (XXE), no parameter entities;
+- is fed the body chunk by chunk and hands out each `<d:response>` as soon as it is complete, then
+  forgets it, so a PROPFIND of 10,000 entries never holds more than one entry's tree;
+- refuses an entry larger than `max_entry_bytes`, elements nested deeper than `max_depth` and a
+  body larger than the request's limit (`http.XmlLimits`, set from the settings), and stops
+  reading there: a 300 MiB property or a million nested elements cost the limit, not their size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+from xml.etree.ElementTree import Element, ParseError, XMLPullParser
+from xml.parsers import expat
+
+from nextcloud_mcp_server.nextcloud.errors import InvalidResponse
+from nextcloud_mcp_server.nextcloud.http import XML_LIMITS, StreamedAnswer, XmlLimits
+from nextcloud_mcp_server.nextcloud.sabre import sabre_message
+
+__all__ = [
+    "APPLE",
+    "CALDAV",
+    "CS",
+    "DAV",
+    "NC_COM",
+    "NC_ORG",
+    "OC",
+    "DavResponse",
+    "MultistatusParser",
+    "UnsafeXML",
+    "parse_multistatus",
+    "sabre_message",
+    "xml_escape",
+]
+
+DAV = "DAV:"
+CALDAV = "urn:ietf:params:xml:ns:caldav"
+CS = "http://calendarserver.org/ns/"
+APPLE = "http://apple.com/ns/ical/"
+OC = "http://owncloud.org/ns"
+NC_ORG = "http://nextcloud.org/ns"
+NC_COM = "http://nextcloud.com/ns"  # Nextcloud's calendar trash bin uses this one
+
+
+class UnsafeXML(InvalidResponse):
+    """The server sent XML with a DTD, or XML that does not parse."""
+
+
+def xml_escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
+@dataclass
+class DavResponse:
+    """One `<d:response>`: its href, and the properties a `200` propstat returned."""
+
+    href: str
+    status: int | None = None
+    props: dict[str, Element] = field(default_factory=dict)
+
+    def text(self, name: str) -> str | None:
+        element = self.props.get(name)
+        if element is None:
+            return None
+        return "".join(element.itertext()).strip()
+
+    def children(self, name: str) -> list[str]:
+        """Tag names of a property's child elements (e.g. the kinds in `resourcetype`)."""
+        element = self.props.get(name)
+        return [child.tag for child in element] if element is not None else []
+
+
+def _status_code(text: str | None) -> int | None:
+    parts = (text or "").split()
+    return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
+
+
+_HREF, _STATUS, _PROPSTAT, _PROP, _RESPONSE = (
+    f"{{{DAV}}}{n}" for n in ("href", "status", "propstat", "prop", "response")
+)
+_SYNC_TOKEN = f"{{{DAV}}}sync-token"
+# The parser is fed at most this much at a time: limits are checked between slices, so a decoded
+# chunk of any size builds at most one slice of tree before a check.
+_SLICE = 64 * 1024
+
+
+def _to_response(element: Element) -> DavResponse:
+    result = DavResponse(href="")
+    for child in element:
+        tag = child.tag
+        if tag == _PROPSTAT:
+            code = _status_code(child.findtext(_STATUS))
+            prop = child.find(_PROP)
+            if prop is not None and code is not None and 200 <= code < 300:
+                for item in prop:
+                    result.props[item.tag] = item
+        elif tag == _HREF:
+            result.href = (child.text or "").strip()
+        elif tag == _STATUS:
+            result.status = _status_code(child.text)
+    return result
+
+
+class _PrologDone(Exception):
+    """The guard reached the root element: no DTD can follow."""
+
+
+class MultistatusParser:
+    """Push parser for `<d:multistatus>` bodies. `feed()` returns the responses completed so far.
+
+    ElementTree's C parser builds the tree and reports where elements start and end; this class
+    only looks at those events. A plain expat parser without element callbacks reads the prolog
+    first and refuses a DTD before the tree builder sees any of it (a DTD can only come before
+    the root element; after it, it is a syntax error).
+
+    Entry size is counted in bytes of the body between entry boundaries (the start and end of each
+    `<d:response>`), so a stretch outside entries is bounded the same way. Boundaries are known to
+    within one slice fed to the parser (an eighth of the limit at most): an entry over the limit
+    is always refused, one up to three quarters of it always read."""
+
+    def __init__(self, host: str, *, max_entry_bytes: int = 8 * 1024 * 1024, max_depth: int = 64) -> None:
+        self._host = host
+        self._max_entry_bytes = max_entry_bytes
+        self._max_depth = max_depth
+        guard = expat.ParserCreate()
+        guard.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+        guard.StartDoctypeDeclHandler = self._refuse_dtd
+        guard.EntityDeclHandler = self._refuse_dtd
+        guard.ExternalEntityRefHandler = self._refuse_dtd  # type: ignore[assignment]
+        guard.StartElementHandler = self._prolog_done
+        self._guard: Any = guard
+        self._tree: XMLPullParser[Element] = XMLPullParser(events=("start", "end"))
+        self._open: list[Element] = []  # the elements open right now, outermost first
+        self._entry = 0  # len(self._open) inside the current <response>; 0 outside entries
+        self._fed = 0  # bytes fed so far
+        self._mark = 0  # bytes fed before the slice where the last entry started or ended
+        self._slice = max(64, min(_SLICE, max_entry_bytes // 8))
+        self.sync_token: str | None = None
+        self.root: str | None = None
+
+    def _refuse_dtd(self, *args: Any) -> None:
+        raise UnsafeXML(self._host, "refusing XML with a DTD or entities (possible XXE or entity bomb)")
+
+    def _prolog_done(self, *args: Any) -> None:
+        raise _PrologDone
+
+    def _screen(self, data: bytes, final: bool) -> None:
+        """Run the bytes before the root element through the guard."""
+        try:
+            self._guard.Parse(data, final)
+        except _PrologDone:
+            self._guard = None
+        except expat.ExpatError as exc:
+            raise UnsafeXML(self._host, f"the XML answer does not parse ({exc})") from None
+
+    def feed(self, data: bytes, final: bool = False) -> list[DavResponse]:
+        done: list[DavResponse] = []
+        for start in range(0, len(data), self._slice):
+            self._feed(data[start : start + self._slice], False, done)
+        if final:
+            self._feed(b"", True, done)
+        return done
+
+    def _feed(self, data: bytes, final: bool, done: list[DavResponse]) -> None:
+        if self._guard is not None:
+            self._screen(data, final)
+        slice_start, self._fed = self._fed, self._fed + len(data)
+        try:
+            if data:
+                self._tree.feed(data)
+            if final:
+                self._tree.close()
+            self._take(self._tree.read_events(), slice_start, done)  # a syntax error comes out here
+        except ParseError as exc:
+            raise UnsafeXML(self._host, f"the XML answer does not parse ({exc})") from None
+        self._check_size()
+
+    def _check_size(self) -> None:
+        if self._fed - self._mark > self._max_entry_bytes:
+            raise InvalidResponse(
+                self._host,
+                f"a DAV response entry is larger than {self._max_entry_bytes} bytes "
+                "(NEXTCLOUD_MAX_DAV_ENTRY_BYTES)",
+            )
+
+    def _take(self, events: Iterator[Any], slice_start: int, done: list[DavResponse]) -> None:
+        stack = self._open
+        for event, element in events:
+            if event == "start":
+                stack.append(element)
+                if len(stack) > self._max_depth:
+                    raise UnsafeXML(
+                        self._host,
+                        f"the XML answer nests deeper than {self._max_depth} (NEXTCLOUD_MAX_XML_DEPTH)",
+                    )
+                if self.root is None:
+                    self.root = element.tag
+                if not self._entry and element.tag == _RESPONSE:
+                    self._entry, self._mark = len(stack), slice_start
+                continue
+            stack.pop()
+            if self._entry:
+                if len(stack) >= self._entry:
+                    continue
+                self._check_size()  # an entry that ends in the slice where it grew too large
+                self._entry, self._mark = 0, slice_start
+                done.append(_to_response(element))
+            elif element.tag == _SYNC_TOKEN:
+                self.sync_token = (element.text or "").strip()
+            if stack:
+                stack[-1].remove(element)  # forgotten once read: memory stays one entry deep
+
+
+async def parse_multistatus(response: StreamedAnswer, host: str) -> AsyncIterator[DavResponse]:
+    """Yield each `<d:response>` of a streamed 207 body as soon as it is complete."""
+    limits = response.extras.get(XML_LIMITS)
+    if not isinstance(limits, XmlLimits):
+        limits = XmlLimits(8 * 1024 * 1024, 32 * 1024 * 1024, 64)
+    parser = MultistatusParser(host, max_entry_bytes=limits.entry_bytes, max_depth=limits.depth)
+    received = 0
+    async for chunk in response.aiter_bytes():
+        received += len(chunk)  # decoded bytes: a compressed answer is bounded too
+        if received > limits.total_bytes:
+            raise InvalidResponse(
+                host,
+                f"the answer is larger than {limits.total_bytes} bytes; reading stopped there "
+                "(NEXTCLOUD_MAX_ANSWER_BYTES)",
+            )
+        for item in parser.feed(chunk):
+            yield item
+    for item in parser.feed(b"", final=True):
+        yield item
+    if parser.root not in (f"{{{DAV}}}multistatus", None):
+        raise UnsafeXML(host, f"expected a DAV multistatus, got {parser.root}")

@@ -1,0 +1,70 @@
+"""OCS API helper: `OCS-APIRequest: true`, JSON, and the `ocs.meta` envelope unwrapped."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from nextcloud_mcp_server.nextcloud.auth import Credential
+from nextcloud_mcp_server.nextcloud.errors import InvalidResponse, error_for_status
+from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
+from nextcloud_mcp_server.nextcloud.models import CurrentUser, NotesCapability, ServerStatus
+
+__all__ = ["OCSClient"]
+
+OCS_HEADERS = {"OCS-APIRequest": "true", "Accept": "application/json"}
+
+
+class OCSClient:
+    """Calls `/ocs/v2.php/...` for one user."""
+
+    def __init__(self, http: NextcloudHTTP, credential: Credential | None) -> None:
+        self._http = http
+        self._credential = credential
+
+    async def request(
+        self, method: str, endpoint: str, *, params: Mapping[str, Any] | None = None, data: Any = None
+    ) -> Any:
+        """The `ocs.data` of a call to `/ocs/v2.php/<endpoint>`."""
+        response = await self._http.request(
+            method,
+            f"/ocs/v2.php/{endpoint.lstrip('/')}",
+            credential=self._credential,
+            params={"format": "json", **(params or {})},
+            headers=OCS_HEADERS,
+            json=data,
+        )
+        payload = json_body(response, self._http.host)
+        try:
+            meta, body = payload["ocs"]["meta"], payload["ocs"]["data"]
+        except (KeyError, TypeError):
+            raise InvalidResponse(self._http.host, "the OCS answer has no ocs.meta/ocs.data") from None
+        code = int(meta.get("statuscode", 200))
+        # OCS v2 mirrors the HTTP status; v1-style 100 also means OK.
+        if code not in (100, 200):
+            raise error_for_status(self._http.host, code, str(meta.get("message") or ""))
+        return body
+
+    async def delete_app_password(self) -> None:
+        """Revoke the app password (or Nextcloud OAuth2 token) this client's credential uses."""
+        await self.request("DELETE", "core/apppassword")
+
+    async def current_user(self) -> CurrentUser:
+        return CurrentUser.model_validate(await self.request("GET", "cloud/user"))
+
+    async def capabilities(self) -> dict[str, Any]:
+        data = await self.request("GET", "cloud/capabilities")
+        if not isinstance(data, dict):
+            raise InvalidResponse(self._http.host, "capabilities are not an object")
+        return data
+
+    async def notes_capability(self) -> NotesCapability | None:
+        """The Notes app's capability, or None when the app is not enabled."""
+        caps = (await self.capabilities()).get("capabilities", {})
+        notes = caps.get("notes") if isinstance(caps, dict) else None
+        return NotesCapability.model_validate(notes) if isinstance(notes, dict) else None
+
+    async def status(self) -> ServerStatus:
+        """`/status.php` (no credentials needed)."""
+        response = await self._http.request("GET", "/status.php", credential=None)
+        return ServerStatus.model_validate(json_body(response, self._http.host))

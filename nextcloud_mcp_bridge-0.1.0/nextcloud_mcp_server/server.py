@@ -1,0 +1,198 @@
+"""`build_server(settings, runtime)`: the MCP server with its toolsets registered.
+
+This is the only module that constructs the SDK's server class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+from mcp.server.caching import CacheableMethod, CacheHint
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.mcpserver.tools import Tool
+from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
+from pydantic import ValidationError
+
+from nextcloud_mcp_server import DISTRIBUTION, __version__
+from nextcloud_mcp_server.auth.request_state import request_state_security
+from nextcloud_mcp_server.completions import register as register_completions
+from nextcloud_mcp_server.config import Settings
+from nextcloud_mcp_server.icons import SERVER, icons_for
+from nextcloud_mcp_server.resources import resources_for
+from nextcloud_mcp_server.runtime import Runtime
+from nextcloud_mcp_server.tools import chosen_toolsets, enabled_tools
+from nextcloud_mcp_server.tools._apps import app_of, offer_available
+from nextcloud_mcp_server.tools._arguments import UNKNOWN_KEYS, strict
+from nextcloud_mcp_server.tools._output_schema import published_input, published_output
+from nextcloud_mcp_server.views import register_views
+
+__all__ = [
+    "CACHE_HINTS",
+    "INSTRUCTIONS",
+    "SERVER_NAME",
+    "SETUP_TOOL",
+    "build_explaining_server",
+    "build_server",
+    "setup_problem_text",
+]
+
+SERVER_NAME = DISTRIBUTION  # serverInfo.name: the command people installed
+# Freshness hints on list results (2026-07-28 clients): each caller's lists depend on who calls
+# (scopes, the apps enabled for them), so every hint is "private"; a minute, well inside the apps
+# cache (NEXTCLOUD_APPS_CACHE_SECONDS), for what changes only with the deployment. resources/list
+# names recent notes, which change any time: no hint (docs/ADR/0067).
+CACHE_HINTS: dict[CacheableMethod, CacheHint] = {
+    "tools/list": CacheHint(ttl_ms=60_000, scope="private"),
+    "resources/templates/list": CacheHint(ttl_ms=60_000, scope="private"),
+}
+INSTRUCTIONS = (
+    "Tools for the user's own Nextcloud. Notes: find a note with nc_notes_search_notes or "
+    "nc_notes_list_notes, read it with nc_notes_get_note, and pass its etag to "
+    "nc_notes_update_note; prefer nc_notes_append_content for adding text. When an update is "
+    "refused as a conflict, the current note comes back with the error: merge and retry."
+)
+
+
+def readable(name: str, error: ValidationError) -> str:
+    """Arguments that do not fit the schema, in one line naming each argument (pydantic's own text
+    carries the rejected value, whatever its size, and a documentation URL)."""
+    problems = []
+    for item in error.errors()[:5]:
+        where = ".".join(str(part) for part in item["loc"]) or "arguments"
+        if item["type"] == "missing":
+            problems.append(f"'{where}' is required")
+        elif item["type"] == UNKNOWN_KEYS:  # names the known keys: all of them, not cut
+            problems.append(f"'{where}': {item['msg']}" if item["loc"] else item["msg"])
+        else:
+            problems.append(f"'{where}': {item['msg'][:200]}")
+    more = f" (and {error.error_count() - 5} more)" if error.error_count() > 5 else ""
+    return f"Error executing tool {name}: invalid arguments: {'; '.join(problems)}{more}; nothing was done"
+
+
+class _Server(MCPServer[Runtime]):
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Runtime, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError) and not isinstance(exc, UnexpectedToolError):
+                raise ToolError(readable(name, cause)) from cause
+            raise
+
+
+def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
+    """An `MCPServer` whose lifespan yields `runtime` (opened and closed by the caller)."""
+
+    @asynccontextmanager
+    async def lifespan(_: Any) -> AsyncIterator[Runtime]:
+        yield runtime
+
+    middleware: list[Any] = []
+    if settings.oauth_enabled:
+        from nextcloud_mcp_server.auth.resource_server import tool_list_filter
+
+        middleware.append(tool_list_filter)
+    # toolsets of Nextcloud apps: listed only for users who have the app (docs/ADR/0042)
+    tool_apps = {spec.name: app for spec in enabled_tools(settings) if (app := app_of(spec.toolset))}
+    if tool_apps:
+        middleware.append(offer_available(tool_apps))
+    tools = []
+    for spec in enabled_tools(settings):
+        tool = Tool.from_function(
+            spec.fn,
+            name=spec.name,
+            title=spec.title,
+            description=spec.description,
+            annotations=spec.annotations,
+            meta=spec.meta,
+            icons=list(spec.icons) or None,
+        )
+        strict(tool)  # unknown keys are refused, not ignored
+        # what tools/list shows (arguments are validated by the pydantic model of the signature)
+        tool.parameters = published_input(tool.parameters)
+        if tool.fn_metadata.output_schema is not None:
+            # what clients validate each result against; the SDK reads the field live
+            tool.fn_metadata.output_schema = published_output(tool.fn_metadata.output_schema)
+        tools.append(tool)
+    # nextcloud:// resources and completions of the chosen toolsets only (docs/ADR/0039, 0060)
+    toolsets = frozenset(chosen_toolsets(settings))
+    middleware.append(resources_for(toolsets))
+    server: MCPServer[Runtime] = _Server(
+        SERVER_NAME,
+        title="Nextcloud",
+        icons=list(icons_for(SERVER)),
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        lifespan=lifespan,
+        log_level=settings.log_level,
+        middleware=middleware,
+        tools=tools,
+        request_state_security=request_state_security(settings),  # every replica reads it (ADR 0055)
+        cache_hints=CACHE_HINTS,
+        subscriptions=False,  # nothing is served on subscriptions/listen (docs/ADR/0067)
+    )
+    register_completions(
+        server, runtime, toolsets
+    )  # completion/complete (docs/ADR/0040-completions-and-icons.md)
+    # MCP Apps: the `ui://` views the enabled tools link to (nextcloud_mcp_server/views)
+    register_views(server, [spec.view for spec in enabled_tools(settings)])
+    _advertise_only_what_is_served(server)
+    return server
+
+
+def _advertise_only_what_is_served(server: MCPServer[Any]) -> None:
+    """The SDK registers prompts/list and prompts/get on every MCPServer, and capabilities follow the
+    registered handlers: without prompts, drop them, so `initialize` advertises no `prompts`
+    (docs/ADR/0067; a test fails if the SDK's seam moves)."""
+    if not server._prompt_manager.list_prompts():
+        for method in ("prompts/list", "prompts/get"):
+            server._lowlevel_server._request_handlers.pop(method, None)
+
+
+SETUP_TOOL = "nextcloud_setup_problem"
+
+
+def setup_problem_text(problems: Sequence[str]) -> str:
+    """What the person must fix, as the model will read it out."""
+    lines = "\n".join(f"- {problem}" for problem in problems)
+    return (
+        "The Nextcloud server is not set up correctly, so none of its tools are available. "
+        f"Tell the user exactly this:\n{lines}\n"
+        "Fix it where the server is configured (in Claude Desktop: Settings > Extensions > "
+        "Nextcloud > Configure), then turn the extension off and on again. "
+        "`nextcloud-mcp-bridge check` says the same with the same settings."
+    )
+
+
+def build_explaining_server(problems: Sequence[str]) -> MCPServer[Any]:
+    """A server for settings that cannot work (docs/ADR/0066): `initialize` answers, with the
+    problems in its instructions, and its one tool, whose description names them too, answers
+    every call with them as an error. It reaches nothing and holds no secret."""
+    text = setup_problem_text(problems)
+
+    def nextcloud_setup_problem() -> str:
+        raise ToolError(text)
+
+    tool = Tool.from_function(
+        nextcloud_setup_problem,
+        name=SETUP_TOOL,
+        title="Nextcloud is not set up",
+        description=f"Call this to learn why Nextcloud cannot be used. {text}",
+        annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
+    )
+    server: MCPServer[Any] = MCPServer(
+        SERVER_NAME,
+        title="Nextcloud",
+        icons=list(icons_for(SERVER)),
+        version=__version__,
+        instructions=text,
+        tools=[tool],
+        subscriptions=False,
+    )
+    _advertise_only_what_is_served(server)
+    return server

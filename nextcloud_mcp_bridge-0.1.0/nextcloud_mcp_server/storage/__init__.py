@@ -1,0 +1,1 @@
+"""Secrets at rest: the encrypted SQLite store of grants, consent states and the audit trail."""

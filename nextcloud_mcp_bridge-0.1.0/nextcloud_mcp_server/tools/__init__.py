@@ -1,0 +1,75 @@
+"""The MCP surface: one module per toolset of the registry (`toolsets/`). Tools know nothing of
+HTTP details."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+from nextcloud_mcp_server.config.validity import chosen_toolsets
+from nextcloud_mcp_server.tools._registry import ToolSpec
+from nextcloud_mcp_server.toolsets import declaration, declarations
+
+if TYPE_CHECKING:
+    from nextcloud_mcp_server.config import Settings
+
+__all__ = [
+    "DEFAULT_TOOLSETS",
+    "account_tools",
+    "all_tools",
+    "chosen_toolsets",
+    "enabled_tools",
+    "tool_scopes",
+    "toolset_tools",
+]
+
+# What NEXTCLOUD_MCP_TOOLSETS=default offers: the toolsets of Nextcloud's core and Notes, as their
+# declarations say (toolsets/<name>/__init__.py).
+DEFAULT_TOOLSETS = tuple(found.name for found in declarations() if found.default)
+# Modules that register tools on another toolset when imported, after that toolset's own module:
+# `tasks` on `calendar`. (Until the toolsets' code moves into their folders, docs/ADR/0052.)
+_ALSO = {"calendar": ("tasks",)}
+
+
+def toolset_tools(name: str) -> list[ToolSpec]:
+    """The tools of one toolset of the registry, importing its modules (`tools/<name>.py`) only
+    now: a deployment does not import the tools of toolsets it does not offer."""
+    declaration(name)  # in the registry, or KeyError
+    found = None
+    for module in (name, *_ALSO.get(name, ())):
+        imported = importlib.import_module(f"{__name__}.{module}")
+        found = found or imported.toolset
+    assert found is not None
+    return list(found.specs)
+
+
+def all_tools() -> list[ToolSpec]:
+    """Every tool of every toolset NEXTCLOUD_MCP_TOOLSETS can choose, in the registry's order."""
+    return [spec for found in declarations() if found.chosen for spec in toolset_tools(found.name)]
+
+
+def account_tools() -> list[ToolSpec]:
+    """The caller's own authorization (offered in offline-access mode only)."""
+    return [spec for found in declarations() if not found.chosen for spec in toolset_tools(found.name)]
+
+
+def enabled_tools(settings: Settings) -> list[ToolSpec]:
+    """The tools this deployment offers: those of the chosen toolsets (NEXTCLOUD_MCP_TOOLSETS) at
+    the permission level (NEXTCLOUD_MCP_PERMISSIONS). The account tools (offline mode) manage the
+    connection itself, so people can connect and disconnect whatever is chosen."""
+    level = settings.nextcloud_mcp_permissions
+    chosen = chosen_toolsets(settings)
+    offline = settings.oauth_enabled and settings.enable_offline_access
+    offered = [
+        spec
+        for found in declarations()
+        if found.name in chosen
+        for spec in toolset_tools(found.name)
+        if spec.allowed_at(level)
+    ]
+    return offered + (account_tools() if offline else [])
+
+
+def tool_scopes(settings: Settings) -> set[str]:
+    """The scopes the tools this deployment offers declare (what its authorization server issues)."""
+    return {scope for spec in enabled_tools(settings) for scope in spec.scopes}
