@@ -1,1 +1,0 @@
-"""Who is calling and what they may do: scopes, token verification, consent, credentials."""

@@ -1,1 +1,0 @@
-"""Secrets at rest: the encrypted SQLite store of grants, consent states and the audit trail."""
