@@ -7,6 +7,8 @@ Screenshots are kept in test-artifacts/screenshots/<test>/."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.apps_host import AppsHost, structured_of
@@ -187,6 +189,7 @@ async def test_the_approval_preview_shows_the_folder_about_to_be_deleted(
         "Delete the folder /Project Apollo?",
         "The folder /Project Apollo with 3 items directly inside",
     ], lines
+    assert all(re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC$", line) for line in lines[2:]), lines
     names = [line.split(" ")[0] for line in lines[2:]]
     assert names == ["drafts/", "budget.ods", "plan.md"], lines
     assert "2.0 KB" in text
@@ -228,7 +231,9 @@ async def test_the_approval_preview_shows_a_notes_text_and_a_links_target(
     assert "Trip" in question
     lines = [line.strip() for line in shown_note.splitlines() if line.strip()]
     assert lines[0] == "Delete this note?"
-    assert lines[1].startswith("\u201cTrip\u201d in Travel \u00b7 last changed ")
+    assert re.fullmatch(
+        r"\u201cTrip\u201d in Travel \u00b7 last changed \d{4}-\d\d-\d\d \d\d:\d\d UTC", lines[1]
+    ), lines
     assert lines[2:4] == ["Passport", "Tickets <b>not bold</b>"]
     assert "<b>" not in markup.split("<pre", 1)[1].split("</pre>", 1)[0]  # escaped, not markup
     shared = "Share the folder /Photos with anyone with the link and its password"
