@@ -1,4 +1,4 @@
-# nextcloud-mcp-server over streamable HTTP. Configuration is by environment (see .env.example);
+# nextcloud-mcp-bridge over streamable HTTP. Configuration is by environment (see .env.example);
 # docker-compose.yml shows single-user and OAuth setups.
 
 FROM python:3.11.11-slim-bookworm AS build

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from nextcloud_mcp_server import __version__
 from nextcloud_mcp_server.config import ConfigError, Settings, load_settings
+from nextcloud_mcp_server.config.validity import validate
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.runtime import Runtime
@@ -41,6 +42,12 @@ def _parser() -> argparse.ArgumentParser:
         "--allow-remote",
         action="store_true",
         help="single-user mode only: allow a non-loopback HTTP bind (anyone who reaches it acts as you)",
+    )
+    run.add_argument(
+        "--serve-config-errors",
+        action="store_true",
+        help="stdio only: with settings that cannot work, still answer the MCP client and explain them "
+        "there (the Claude Desktop extension: an exit shows only 'Server disconnected')",
     )
 
     commands.add_parser("check", help="verify the configuration against the Nextcloud and report")
@@ -99,6 +106,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _check(settings)
         return _run(settings, args)
     except ConfigError as exc:
+        if args.command == "run" and args.serve_config_errors and args.transport == "stdio":
+            return _serve_problems(exc.problems)
         return _fail(exc.problems)
     except KeyboardInterrupt:
         return 130
@@ -176,9 +185,7 @@ async def _open_store(runtime: Runtime) -> None:
 
 
 def _check(settings: Settings) -> int:
-    problems = settings.problems_for_nextcloud()
-    if problems:
-        return _fail(problems)
+    validate(settings)  # what `run` refuses, in its words (docs/ADR/0066)
     from nextcloud_mcp_server.diagnostics import format_report, run_checks
 
     results = asyncio.run(run_checks(settings))
@@ -191,6 +198,7 @@ def _run(settings: Settings, args: argparse.Namespace) -> int:
     from nextcloud_mcp_server.runtime import Runtime
     from nextcloud_mcp_server.tools import tool_scopes
 
+    validate(settings)  # what `check` refuses, in its words (docs/ADR/0066)
     configure_logging(settings.log_level, settings.secrets())
     runtime = Runtime(settings, scopes=tool_scopes(settings))  # ConfigError: credentials missing
     if args.transport == "stdio" and settings.oauth_enabled:
@@ -263,6 +271,17 @@ async def _serve_stdio(settings: Settings, runtime: Runtime) -> None:
         )
     async with runtime:
         await server.run_stdio_async()
+
+
+def _serve_problems(problems: Sequence[str]) -> int:
+    """Settings that cannot work, explained to the MCP client that started us: `initialize`
+    answers, its instructions and the one tool say what is wrong and where to fix it (an exit
+    would show only "Server disconnected"; docs/ADR/0066). The log gets the same lines."""
+    _fail(problems)
+    from nextcloud_mcp_server.server import build_explaining_server
+
+    asyncio.run(build_explaining_server(problems).run_stdio_async())
+    return 0
 
 
 def _settle_heap() -> None:

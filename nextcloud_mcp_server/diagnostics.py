@@ -19,11 +19,14 @@ import aiohttp
 import pydantic
 
 from nextcloud_mcp_server.config import Settings
+from nextcloud_mcp_server.config.validity import chosen_toolsets
+from nextcloud_mcp_server.nextcloud.apps import enabled_apps
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
 from nextcloud_mcp_server.nextcloud.errors import InvalidResponse, NextcloudError, NotFound, Unauthorized
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
 from nextcloud_mcp_server.nextcloud.models import ServerStatus
 from nextcloud_mcp_server.nextcloud.ocs import OCSClient
+from nextcloud_mcp_server.toolsets import declarations
 
 __all__ = ["TLS_OFF", "Check", "StartupCheck", "format_report", "run_checks"]
 
@@ -73,6 +76,8 @@ async def run_checks(
     `trace_configs` let them see each request). `essential`: only what every tool needs (the
     server is reachable; in single-user mode, the credentials), as the server checks at start."""
     results: list[Check] = []
+    if not essential:
+        results.append(_settings_check(settings))
     if not settings.nextcloud_verify_tls:
         results.append(Check("tls", "warn", TLS_OFF))
     if settings.host_note:
@@ -88,6 +93,8 @@ async def run_checks(
         await _checks(
             http, credential, results, clock, essential=essential, with_credentials=not settings.oauth_enabled
         )
+        if not essential and all(c.status != "fail" for c in results):
+            await _app_checks(OCSClient(http, credential), settings, results)
     finally:
         await http.aclose()
     if essential:
@@ -97,6 +104,42 @@ async def run_checks(
         if later not in names:
             results.append(Check(later, "skip", "not checked: an earlier check failed"))
     return results
+
+
+def _settings_check(settings: Settings) -> Check:
+    """The settings as `run` reads them (they passed `config.validity`, or check stopped before)."""
+    chosen = chosen_toolsets(settings)
+    names = ", ".join(found.name for found in declarations() if found.name in chosen)
+    return Check("settings", "ok", f"permissions {settings.nextcloud_mcp_permissions}, toolsets {names}")
+
+
+async def _app_checks(ocs: OCSClient, settings: Settings, results: list[Check]) -> None:
+    """Per chosen toolset of a Nextcloud app: is the app enabled for this user? A toolset whose
+    app is missing is not offered to the user (docs/ADR/0042), so this says why and what to do."""
+    chosen = chosen_toolsets(settings)
+    needed = [found for found in declarations() if found.name in chosen and found.app is not None]
+    if not needed:
+        return
+    try:
+        enabled = await enabled_apps(ocs)
+    except NextcloudError as exc:
+        results.append(Check("apps", "warn", f"could not ask which apps are enabled: {exc}"))
+        return
+    for found in needed:
+        assert found.app is not None
+        if found.app.id in enabled:
+            results.append(Check(f"{found.name} toolset", "ok", f"{found.app.name} is enabled for you"))
+            continue
+        results.append(
+            Check(
+                f"{found.name} toolset",
+                "warn",
+                f"{found.app.name} (app id '{found.app.id}') is not installed or not enabled for you, "
+                f"so its tools are not offered. An administrator enables it under Apps (or: occ "
+                f"app:enable {found.app.id}) and, if it is limited to groups, adds you to one; or leave "
+                f"'{found.name}' out of NEXTCLOUD_MCP_TOOLSETS",
+            )
+        )
 
 
 def _not_nextcloud(host: str, what: str) -> Check:

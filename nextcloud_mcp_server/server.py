@@ -5,14 +5,15 @@ This is the only module that constructs the SDK's server class.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
+from mcp.server.caching import CacheableMethod, CacheHint
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
-from mcp.types import CallToolResult, InputRequiredResult
+from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
 from pydantic import ValidationError
 
 from nextcloud_mcp_server import DISTRIBUTION, __version__
@@ -28,9 +29,25 @@ from nextcloud_mcp_server.tools._arguments import UNKNOWN_KEYS, strict
 from nextcloud_mcp_server.tools._output_schema import published_input, published_output
 from nextcloud_mcp_server.views import register_views
 
-__all__ = ["INSTRUCTIONS", "SERVER_NAME", "build_server"]
+__all__ = [
+    "CACHE_HINTS",
+    "INSTRUCTIONS",
+    "SERVER_NAME",
+    "SETUP_TOOL",
+    "build_explaining_server",
+    "build_server",
+    "setup_problem_text",
+]
 
 SERVER_NAME = DISTRIBUTION  # serverInfo.name: the command people installed
+# Freshness hints on list results (2026-07-28 clients): each caller's lists depend on who calls
+# (scopes, the apps enabled for them), so every hint is "private"; a minute, well inside the apps
+# cache (NEXTCLOUD_APPS_CACHE_SECONDS), for what changes only with the deployment. resources/list
+# names recent notes, which change any time: no hint (docs/ADR/0067).
+CACHE_HINTS: dict[CacheableMethod, CacheHint] = {
+    "tools/list": CacheHint(ttl_ms=60_000, scope="private"),
+    "resources/templates/list": CacheHint(ttl_ms=60_000, scope="private"),
+}
 INSTRUCTIONS = (
     "Tools for the user's own Nextcloud. Notes: find a note with nc_notes_search_notes or "
     "nc_notes_list_notes, read it with nc_notes_get_note, and pass its etag to "
@@ -116,10 +133,66 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
         middleware=middleware,
         tools=tools,
         request_state_security=request_state_security(settings),  # every replica reads it (ADR 0055)
+        cache_hints=CACHE_HINTS,
+        subscriptions=False,  # nothing is served on subscriptions/listen (docs/ADR/0067)
     )
     register_completions(
         server, runtime, toolsets
     )  # completion/complete (docs/ADR/0040-completions-and-icons.md)
     # MCP Apps: the `ui://` views the enabled tools link to (nextcloud_mcp_server/views)
     register_views(server, [spec.view for spec in enabled_tools(settings)])
+    _advertise_only_what_is_served(server)
+    return server
+
+
+def _advertise_only_what_is_served(server: MCPServer[Any]) -> None:
+    """The SDK registers prompts/list and prompts/get on every MCPServer, and capabilities follow the
+    registered handlers: without prompts, drop them, so `initialize` advertises no `prompts`
+    (docs/ADR/0067; a test fails if the SDK's seam moves)."""
+    if not server._prompt_manager.list_prompts():
+        for method in ("prompts/list", "prompts/get"):
+            server._lowlevel_server._request_handlers.pop(method, None)
+
+
+SETUP_TOOL = "nextcloud_setup_problem"
+
+
+def setup_problem_text(problems: Sequence[str]) -> str:
+    """What the person must fix, as the model will read it out."""
+    lines = "\n".join(f"- {problem}" for problem in problems)
+    return (
+        "The Nextcloud server is not set up correctly, so none of its tools are available. "
+        f"Tell the user exactly this:\n{lines}\n"
+        "Fix it where the server is configured (in Claude Desktop: Settings > Extensions > "
+        "Nextcloud > Configure), then turn the extension off and on again. "
+        "`nextcloud-mcp-bridge check` says the same with the same settings."
+    )
+
+
+def build_explaining_server(problems: Sequence[str]) -> MCPServer[Any]:
+    """A server for settings that cannot work (docs/ADR/0066): `initialize` answers, with the
+    problems in its instructions, and its one tool, whose description names them too, answers
+    every call with them as an error. It reaches nothing and holds no secret."""
+    text = setup_problem_text(problems)
+
+    def nextcloud_setup_problem() -> str:
+        raise ToolError(text)
+
+    tool = Tool.from_function(
+        nextcloud_setup_problem,
+        name=SETUP_TOOL,
+        title="Nextcloud is not set up",
+        description=f"Call this to learn why Nextcloud cannot be used. {text}",
+        annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
+    )
+    server: MCPServer[Any] = MCPServer(
+        SERVER_NAME,
+        title="Nextcloud",
+        icons=list(icons_for(SERVER)),
+        version=__version__,
+        instructions=text,
+        tools=[tool],
+        subscriptions=False,
+    )
+    _advertise_only_what_is_served(server)
     return server

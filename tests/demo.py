@@ -1,6 +1,6 @@
 """`make demo`: try the MCP server without a Nextcloud.
 
-    python -m tests.demo [--port 8000] [--data DIR] [--state DIR] [--once] [--verbose]
+    python -m tests.demo [--port 8000] [--nextcloud-port N] [--data DIR] [--state DIR] [--once] [--verbose]
 
 Starts the Nextcloud double (real WsgiDAV and Radicale behind a Nextcloud-shaped front door) on a
 loopback port, seeds it with a few notes, events, a task and files for the user `demo`, starts
@@ -81,6 +81,11 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     parser.add_argument("--port", type=int, default=8000, help="port of the MCP server (default 8000)")
     parser.add_argument(
+        "--nextcloud-port",
+        type=int,
+        help="port of the stand-in Nextcloud (default: the one of the last run, or a free one)",
+    )
+    parser.add_argument(
         "--data", type=Path, help="keep the double's data in this folder (default: a temp folder, removed)"
     )
     parser.add_argument(
@@ -128,9 +133,10 @@ def _state_dir(given: Path | None) -> Path:
     return Path(base) / "nextcloud-mcp-demo"
 
 
-def _load_state(folder: Path) -> tuple[int, str, str, bool]:
+def _load_state(folder: Path, wanted: int | None = None) -> tuple[int, str, str, bool]:
     """(double's port, app password, login password, whether they are the ones of a previous run).
-    A port another program took meanwhile is replaced, so the printed configuration changes."""
+    A port another program took meanwhile is replaced, so the printed configuration changes; a
+    port asked for (`--nextcloud-port`) is used, or start-up fails saying it is taken."""
     path = folder / "demo.json"
     try:
         saved = json.loads(path.read_text())
@@ -139,9 +145,14 @@ def _load_state(folder: Path) -> tuple[int, str, str, bool]:
             raise ValueError("out of range")
     except (OSError, ValueError, KeyError, TypeError):
         port, password, login = 0, secrets.token_urlsafe(24), secrets.token_urlsafe(24)
-    kept = port != 0 and _port_free(port)
-    if not kept:
-        port = free_port()
+    if wanted is not None:
+        if not _port_free(wanted):
+            raise DemoError(f"port {wanted} on 127.0.0.1 (--nextcloud-port) is already in use")
+        kept, port = port == wanted, wanted
+    else:
+        kept = port != 0 and _port_free(port)
+        if not kept:
+            port = free_port()
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     state = {"nextcloud_port": port, "app_password": password, "login": login}
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # holds a password
@@ -350,9 +361,18 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
-def run(port: int, data: Path | None, once: bool, state: Path, verbose: bool = False) -> None:
+def run(
+    port: int,
+    data: Path | None,
+    once: bool,
+    state: Path,
+    verbose: bool = False,
+    nextcloud_port: int | None = None,
+) -> None:
     _check_port_free(port)
-    nextcloud_port, password, login, kept = _load_state(state)
+    if nextcloud_port == port:
+        raise DemoError(f"--nextcloud-port and --port are both {port}; choose two ports")
+    nextcloud_port, password, login, kept = _load_state(state, nextcloud_port)
     with ExitStack() as stack:
         if data is None:
             root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="nextcloud-mcp-demo-")))
@@ -397,11 +417,13 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if not 0 <= args.port <= 65535:
         _parser().error("--port must be between 0 and 65535")
+    if args.nextcloud_port is not None and not 1024 <= args.nextcloud_port <= 65535:
+        _parser().error("--nextcloud-port must be between 1024 and 65535")
     port = args.port or free_port()
     signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)
     try:
-        run(port, args.data, args.once, _state_dir(args.state), args.verbose)
+        run(port, args.data, args.once, _state_dir(args.state), args.verbose, args.nextcloud_port)
     except DemoError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 1

@@ -1,7 +1,9 @@
 """The files written from the toolsets' declarations and the tools: `make docs` writes them
 (`python -m tests.generated`), `tests/test_generated.py` fails when one is out of date.
 
-- README.md: the toolset table (`<!-- toolsets:start -->`) and the tool table (`<!-- tools:start -->`)
+- README.md: the toolset table (`<!-- toolsets:start -->`)
+- docs/tools.md: the tool table (`<!-- tools:start -->`)
+- docs/clients.md: the views and the tools that link them (`<!-- views:start -->`)
 - .env.example: the toolset names in the comments on NEXTCLOUD_MCP_TOOLSETS and the apps' cache
 - deploy/keycloak/nextcloud-realm.json: a client scope per scope, and the MCP client's optional scopes
 
@@ -24,7 +26,16 @@ from nextcloud_mcp_server.tools.catalog import markdown_table
 from nextcloud_mcp_server.toolsets import Declaration, declarations, scopes
 
 ROOT = Path(__file__).resolve().parents[1]
-__all__ = ["FILES", "env_example", "readme", "realm", "toolset_table"]
+__all__ = [
+    "FILES",
+    "clients_page",
+    "env_example",
+    "readme",
+    "realm",
+    "tools_page",
+    "toolset_table",
+    "views_table",
+]
 
 
 def _chosen() -> list[Declaration]:
@@ -49,12 +60,41 @@ def toolset_table() -> str:
 def _between(text: str, marker: str, body: str) -> str:
     pattern = rf"(<!-- {marker}:start -->\n).*?(\n<!-- {marker}:end -->)"
     if not re.search(pattern, text, flags=re.S):
-        raise ValueError(f"README.md lacks <!-- {marker}:start --> ... <!-- {marker}:end -->")
+        raise ValueError(f"the file lacks <!-- {marker}:start --> ... <!-- {marker}:end -->")
     return re.sub(pattern, lambda m: m.group(1) + body + m.group(2), text, flags=re.S)
 
 
 def readme(text: str) -> str:
-    return _between(_between(text, "toolsets", toolset_table()), "tools", markdown_table(all_tools()))
+    return _between(text, "toolsets", toolset_table())
+
+
+def tools_page(text: str) -> str:
+    return _between(text, "tools", markdown_table(all_tools()))
+
+
+# What each view shows; a view a tool links that is not here stops `make docs`.
+VIEW_WORDS = {
+    "ui://nextcloud/agenda.html": "The events by day at their own times (time zone named), and the free "
+    "slots highlighted among the busy events",
+    "ui://nextcloud/approval.html": "Beside the approval question: what it is about (a note's text, a "
+    "folder's entries, what a share or public link would expose); for a table row, no preview yet",
+}
+
+
+def views_table() -> str:
+    """One row per view, with every tool that links it (from the registry)."""
+    rows = ["| View | Shown for | What it shows |", "| --- | --- | --- |"]
+    linked: dict[str, list[str]] = {}
+    for spec in all_tools():
+        if spec.view:
+            linked.setdefault(spec.view, []).append(f"`{spec.name}`")
+    for view, names in sorted(linked.items()):
+        rows.append(f"| `{view}` | {', '.join(names)} | {VIEW_WORDS[view]} |")
+    return "\n".join(rows)
+
+
+def clients_page(text: str) -> str:
+    return _between(text, "views", views_table())
 
 
 def _comment(words: str) -> str:
@@ -74,9 +114,9 @@ def env_example(text: str) -> str:
         "is enabled; how long that answer is remembered per user, in seconds (default 300)."
     )
     text, first = re.subn(
-        r"(?m)^# Which toolsets are offered(?:.*\n)*?(?=NEXTCLOUD_MCP_TOOLSETS=)", lambda _: toolsets, text
+        r"(?m)^# Which toolsets are offered(?:.*\n)*?(?=# NEXTCLOUD_MCP_TOOLSETS=)", lambda _: toolsets, text
     )
-    apps_comment = r"(?m)^# A toolset of a Nextcloud app(?:.*\n)*?(?=NEXTCLOUD_APPS_CACHE_SECONDS=)"
+    apps_comment = r"(?m)^# A toolset of a Nextcloud app(?:.*\n)*?(?=# NEXTCLOUD_APPS_CACHE_SECONDS=)"
     text, second = re.subn(apps_comment, lambda _: cache, text)
     if (first, second) != (1, 1):
         raise ValueError(".env.example lacks the comments on NEXTCLOUD_MCP_TOOLSETS or the apps' cache")
@@ -130,6 +170,8 @@ def _json(value: Any, indent: int = 0) -> str:
 
 FILES: dict[str, Callable[[str], str]] = {
     "README.md": readme,
+    "docs/tools.md": tools_page,
+    "docs/clients.md": clients_page,
     ".env.example": env_example,
     "deploy/keycloak/nextcloud-realm.json": realm,
 }

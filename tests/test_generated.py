@@ -22,7 +22,7 @@ def test_a_toolset_missing_from_the_env_example_is_seen() -> None:
     """The check itself: a comment that leaves out a toolset is rewritten."""
     text = (ROOT / ".env.example").read_text(encoding="utf-8")
     stale = re.sub(
-        r"(?m)^# A toolset of a Nextcloud app(?:.*\n)*?(?=NEXTCLOUD_APPS_CACHE_SECONDS=)",
+        r"(?m)^# A toolset of a Nextcloud app(?:.*\n)*?(?=# NEXTCLOUD_APPS_CACHE_SECONDS=)",
         "# A toolset of a Nextcloud app (deck) is offered only to users who have it.\n",
         text,
     )

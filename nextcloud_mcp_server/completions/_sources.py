@@ -117,6 +117,20 @@ class NoteCategories(Source):
         return _kept(_by_name(list({note.category for note in notes})), cut)
 
 
+class NoteIds(Source):
+    """The ids of the user's notes, most recently changed first (a client shows them as typed;
+    the `nextcloud://notes/{id}` template needs the id)."""
+
+    scope = NOTES_READ
+    toolset = "notes"
+
+    async def fetch(self, nc: NextcloudClient, selection: str) -> Found:
+        listing = nc.notes.iter_notes(exclude=("content", "title", "category", "favorite", "readonly"))
+        notes, cut = await _first(listing, MAX_SCANNED)
+        newest = sorted(notes, key=lambda note: (-note.modified, note.id))
+        return _kept((str(note.id) for note in newest), cut)
+
+
 class FilePaths(Source):
     """Entries of the folder that the typed path is in: one PROPFIND of depth 1, folders first
     (with a trailing '/', so the next completion goes one level down), then files. A path that
@@ -180,6 +194,7 @@ SOURCES: dict[str, Source] = {
     "calendar": CalendarIds(),
     "calendar_id": CalendarIds(),
     "category": NoteCategories(),
+    "id": NoteIds(),  # only nextcloud://notes/{id} names an argument `id`
     "path": FilePaths(),
     "address_book": AddressBookIds(),
     "addressbook": AddressBookIds(),

@@ -384,7 +384,7 @@ def todo_view(component: icalendar.cal.Component) -> dict[str, Any]:
     categories = _prop(component, "CATEGORIES")
     cats: list[str] = []
     for entry in categories if isinstance(categories, list) else [categories] if categories else []:
-        cats += [str(c) for c in entry.cats]
+        cats += [str(c) for c in entry.cats if str(c).strip()]  # Deck writes an empty CATEGORIES:
     status = (_text(component, "STATUS") or "NEEDS-ACTION").upper()
     return {
         "uid": str(component.get("UID", "")),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from nextcloud_mcp_server.config import ConfigError
+from nextcloud_mcp_server.config.validity import chosen_toolsets
 from nextcloud_mcp_server.tools._registry import ToolSpec
 from nextcloud_mcp_server.toolsets import declaration, declarations
 
@@ -51,26 +51,6 @@ def all_tools() -> list[ToolSpec]:
 def account_tools() -> list[ToolSpec]:
     """The caller's own authorization (offered in offline-access mode only)."""
     return [spec for found in declarations() if not found.chosen for spec in toolset_tools(found.name)]
-
-
-def chosen_toolsets(settings: Settings) -> set[str]:
-    """The toolsets NEXTCLOUD_MCP_TOOLSETS names: `default`, `all`, or toolset names, which may
-    include `default` (`default,deck`). An unknown name is a configuration error naming the known
-    ones, not a silently smaller tool list. The names are the registry's: nothing is imported to
-    know them."""
-    known = [found.name for found in declarations() if found.chosen]
-    chosen: set[str] = set()
-    for name in settings.toolset_names:
-        if name == "all":
-            chosen.update(known)
-        elif name == "default":
-            chosen.update(DEFAULT_TOOLSETS)
-        elif name in known:
-            chosen.add(name)
-        else:
-            choices = ", ".join(["default", "all", *known])
-            raise ConfigError([f"NEXTCLOUD_MCP_TOOLSETS: unknown toolset {name[:40]!r}; known: {choices}"])
-    return chosen
 
 
 def enabled_tools(settings: Settings) -> list[ToolSpec]:

@@ -159,10 +159,9 @@ def _readable_errors(fn: F) -> F:
         except NextcloudError as exc:
             runtime = runtime_in(kwargs)
             found = await runtime.startup_check.words_for_a_failure() if runtime is not None else None
-            if found:
-                raise ToolError(
-                    f"{found} (found when this server started; this call: {exc.message})"
-                ) from exc
+            if found:  # the start's words carry the advice; this call's reason without its own copy
+                reason = exc.message.split(";", 1)[0]
+                raise ToolError(f"{found} (found when this server started; this call: {reason})") from exc
             raise ToolError(str(exc)) from exc
         except InvalidInput as exc:
             raise ToolError(f"invalid input: {exc}; nothing was changed") from exc

@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from nextcloud_mcp_server import __version__  # noqa: E402
 from nextcloud_mcp_server.tools import all_tools  # noqa: E402
-from nextcloud_mcp_server.toolsets import declarations  # noqa: E402
+from nextcloud_mcp_server.toolsets import Declaration, declarations  # noqa: E402
 
 
 def _toml_list(items: list[str]) -> str:
@@ -70,13 +70,61 @@ def toolsets_description() -> str:
     )
 
 
+def _default_and_more() -> tuple[list[Declaration], list[Declaration]]:
+    chosen = [found for found in declarations() if found.chosen]
+    return [found for found in chosen if found.default], [found for found in chosen if not found.default]
+
+
+def descriptions() -> tuple[str, str]:
+    """The extension's short and long description: what the default toolsets offer, and how to
+    add the others (the field "Which parts of Nextcloud")."""
+    default, more = _default_and_more()
+    offers = "; ".join(found.summary for found in default)
+    apps = ", ".join(found.app.name for found in more if found.app is not None)
+    names = [found.name for found in default]
+    first_apps = ", ".join(found.app.name for found in more[:3] if found.app is not None)
+    short = (
+        f"Your Nextcloud in Claude: {', '.join(names[:-1])} and {names[-1]} ({first_apps} and more "
+        "on request), asking you before anything is deleted or published."
+    )
+    long = (
+        f"Connects Claude to your own Nextcloud with an app password. Offered by default: {offers}. "
+        f"More on request: {apps}; add them in the field 'Which parts of Nextcloud' "
+        f"(e.g. default,{more[0].name}), and each appears for you only where the app is enabled. "
+        "Deleting, overwriting, sharing or posting to several people asks you first, in a form the "
+        "model cannot answer. Create the app password in Nextcloud under Settings > Security > "
+        "Devices & sessions."
+    )
+    return short, long
+
+
+def keywords() -> list[str]:
+    default, _ = _default_and_more()
+    return ["nextcloud", *(found.name for found in default), "caldav", "carddav", "webdav"]
+
+
+def links(pyproject: str | None = None) -> dict[str, str]:
+    """homepage and support from pyproject.toml's [project.urls] (Homepage, Issues), when it has
+    them: one place names where the project lives."""
+    text = (ROOT / "pyproject.toml").read_text() if pyproject is None else pyproject
+    urls = tomllib.loads(text)["project"].get("urls", {})
+    found = {"homepage": urls.get("Homepage"), "support": urls.get("Issues")}
+    return {key: value for key, value in found.items() if value}
+
+
 def manifest() -> dict[str, object]:
     document = json.loads((HERE / "manifest.json").read_text())
     document["version"] = __version__
     document["user_config"]["toolsets"]["description"] = toolsets_description()
+    document["description"], document["long_description"] = descriptions()
+    document["keywords"] = keywords()
+    document.update(links())
+    # the tools a person gets with the form's defaults: the install preview shows no others
+    default = {found.name for found in _default_and_more()[0]}
     document["tools"] = [
         {"name": spec.name, "description": " ".join(spec.description.split()).split(". ")[0].rstrip(".")}
         for spec in all_tools()
+        if spec.toolset in default
     ]
     return document  # type: ignore[no-any-return]
 
@@ -90,6 +138,7 @@ def stage(folder: Path) -> None:
     )
     (folder / "server").mkdir()
     shutil.copy2(HERE / "server" / "main.py", folder / "server" / "main.py")
+    shutil.copy2(HERE / "icon.png", folder / "icon.png")
     (folder / "pyproject.toml").write_text(bundle_pyproject())
     (folder / "manifest.json").write_text(json.dumps(manifest(), indent=2) + "\n")
 

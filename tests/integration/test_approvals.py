@@ -329,8 +329,8 @@ async def test_decisions_go_to_the_audit_trail_when_the_store_is_in_use(
     assert not diary.exists()
 
 
-def _readme_levels() -> dict[str, str]:
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
+def _documented_levels() -> dict[str, str]:
+    readme = (Path(__file__).parents[2] / "docs" / "tools.md").read_text()
     rows = [line.split("|") for line in readme.splitlines() if line.startswith("| `nc_")]
     return {cells[1].strip().strip("`"): cells[4].strip() for cells in rows}
 
@@ -341,14 +341,14 @@ ONLY_WITH_APPS = {"deck", "spreed", "tables", "collectives"}
 
 @pytest.mark.parametrize("level", ["read", "write", "destructive"])
 async def test_each_permission_level_lists_what_the_readme_says(level: str, nextcloud: Nextcloud) -> None:
-    """tools/list at each level = the README rows at or below it; no tool at a level carries a
+    """tools/list at each level = the rows of docs/tools.md at or below it; no tool at a level carries a
     hint above it, and a hidden tool cannot be called."""
     order = ["read", "write", "destructive"]
-    expected = {name for name, at in _readme_levels().items() if order.index(at) <= order.index(level)}
+    expected = {name for name, at in _documented_levels().items() if order.index(at) <= order.index(level)}
     if nextcloud.kind == "real":  # the plain real instances have none of these apps: not offered
         needs = {spec.name: getattr(app_of(spec.toolset), "id", None) for spec in all_tools()}
         expected -= {name for name, app in needs.items() if app in ONLY_WITH_APPS}
-    # every toolset: the README's table lists them all
+    # every toolset: the table in docs/tools.md lists them all
     limited = nextcloud.settings(nextcloud_mcp_permissions=level, nextcloud_mcp_toolsets="all")
     with running_app(limited) as base:
         async with http_session(f"{base}/mcp") as session:

@@ -315,9 +315,11 @@ async def test_every_template_argument_a_person_types_is_completed(
     mcp_url: str, nextcloud: Nextcloud
 ) -> None:
     """The resource templates (ADR 0039) name their arguments as the completions' table does; only
-    note ids and contact uids, which nobody types, are left out. The real templates' URIs, as a
-    client sends them back."""
+    contact uids, which nobody types, are left out. Note ids come newest first. The real
+    templates' URIs, as a client sends them back."""
     nextcloud.make_folder(nextcloud.admin, "Reports")
+    older = nextcloud.add_note(title="Older", content="x")
+    newer = nextcloud.add_note(title="Newer", content="x")
     async with http_session(mcp_url) as session:
         templates = (await session.list_resource_templates()).resource_templates
         offered = {}
@@ -327,8 +329,9 @@ async def test_every_template_argument_a_person_types_is_completed(
                 found = await complete(session, name, "", ref)
                 offered[name] = found.values
     assert set(offered) == {"id", "path", "date", "calendar", "addressbook", "uid"}
-    assert set(offered) - set(sources.SOURCES) == {"id", "uid"}
-    assert offered["id"] == offered["uid"] == []
+    assert set(offered) - set(sources.SOURCES) == {"uid"}
+    assert offered["uid"] == []
+    assert set(offered["id"]) == {str(older["id"]), str(newer["id"])}
     assert "Reports/" in offered["path"]
     assert "contacts" in offered["addressbook"]
     assert "personal" in offered["calendar"]

@@ -247,6 +247,24 @@ def test_a_taken_double_port_gets_a_new_one_and_says_so(tmp_path: Path) -> None:
     assert "new: paste it again" in second.stdout
 
 
+def test_the_stand_in_nextcloud_takes_the_port_it_is_given(tmp_path: Path) -> None:
+    """`--nextcloud-port N` puts the stand-in Nextcloud on N (the configuration printed says so);
+    a taken one is refused in one line."""
+    wanted = free_port()
+    done = _once(tmp_path, "--port", str(free_port()), "--nextcloud-port", str(wanted))
+    assert done.returncode == 0, done.stderr
+    desktop = _json_after(done.stdout.splitlines(), "Claude Desktop")["mcpServers"]["nextcloud-demo"]
+    assert desktop["env"]["NEXTCLOUD_HOST"] == f"http://127.0.0.1:{wanted}"
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        taken = busy.getsockname()[1]
+        refused = _once(tmp_path, "--port", str(free_port()), "--nextcloud-port", str(taken))
+    assert refused.returncode == 1
+    [line] = refused.stderr.splitlines()
+    assert f"port {taken} on 127.0.0.1 (--nextcloud-port) is already in use" in line
+
+
 def test_a_taken_port_through_make_names_make_demo_args(tmp_path: Path) -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))

@@ -78,6 +78,7 @@ async def test_a_wrong_password_is_logged_at_start_and_named_by_the_first_failin
     assert first.is_error
     assert "rejected user 'admin' and its password; create an app password" in _text(first)
     assert "found when this server started" in _text(first)
+    assert _text(first).count("app password") == 1, _text(first)  # the reason and advice once
     assert second.is_error
     assert "found when this server started" not in _text(second)  # said once
     assert "credentials were rejected (401)" in _text(second)

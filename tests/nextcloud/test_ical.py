@@ -172,6 +172,17 @@ def test_tasks_complete_and_reopen() -> None:
     assert reopened["priority"] == 1
 
 
+def test_a_deck_task_with_an_empty_categories_line_has_no_categories() -> None:
+    """Deck's tasks carry `CATEGORIES:` with nothing in it: no category, not one named ""."""
+    ics = (
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Nextcloud Deck//EN\r\nBEGIN:VTODO\r\n"
+        "UID:deck-card-1\r\nSUMMARY:Card\r\nCATEGORIES:\r\nEND:VTODO\r\nEND:VCALENDAR\r\n"
+    )
+    assert ical.todo_view(ical.master(ical.load(ics), "VTODO"))["categories"] == []
+    labelled = ics.replace("CATEGORIES:", "CATEGORIES:Urgent,")
+    assert ical.todo_view(ical.master(ical.load(labelled), "VTODO"))["categories"] == ["Urgent"]
+
+
 def _event(start: datetime, end: datetime, **props: str) -> icalendar.Event:
     event = icalendar.Event()
     event.add("DTSTART", start)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
+import sys
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -14,7 +14,9 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from nextcloud_mcp_server import __version__
+from nextcloud_mcp_server.server import SETUP_TOOL
 from nextcloud_mcp_server.tools import DEFAULT_TOOLSETS, all_tools
+from nextcloud_mcp_server.toolsets import declarations
 from tests.backends import Nextcloud
 from tests.mcp_clients import structured
 from tests.packaging.conftest import ROOT, run, tool_env
@@ -58,8 +60,7 @@ def user_settings(manifest: dict[str, Any], **given: Any) -> dict[str, Any]:
 
 def test_the_manifest_asks_for_what_the_server_needs(bundle: Path, tmp_path: Path) -> None:
     """URL, login name and app password (sensitive) are required; permission level and
-    confirmation are optional with the server's defaults; every tool is listed; `mcpb validate`
-    accepts the manifest."""
+    confirmation are optional with the server's defaults; `mcpb validate` accepts the manifest."""
     manifest = unpack(bundle, tmp_path)
     assert manifest["manifest_version"] == "0.4"
     assert (manifest["name"], manifest["version"]) == ("nextcloud-mcp-bridge", __version__)
@@ -79,11 +80,48 @@ def test_the_manifest_asks_for_what_the_server_needs(bundle: Path, tmp_path: Pat
     named = {spec.toolset for spec in all_tools()} - set(DEFAULT_TOOLSETS)
     assert all(f" {name}" in config["toolsets"]["description"] for name in named)
     assert manifest["server"]["mcp_config"]["env"]["NEXTCLOUD_MCP_TOOLSETS"] == "${user_config.toolsets}"
-    assert [t["name"] for t in manifest["tools"]] == [spec.name for spec in all_tools()]
     assert manifest["server"]["type"] == "uv"
     assert (tmp_path / manifest["server"]["entry_point"]).is_file()
     done = run([str(MCPB), "validate", str(tmp_path / "manifest.json")])
     assert "passes" in done.stdout
+
+
+def test_the_install_preview_shows_what_the_defaults_give_and_how_to_add_more(
+    bundle: Path, tmp_path: Path
+) -> None:
+    """The tools listed are exactly those of the default toolsets (what a person gets without
+    changing the form), the descriptions and keywords name the default toolsets, the long one says
+    how to add the others (every app by name), and the icon is in the bundle as a PNG."""
+    manifest = unpack(bundle, tmp_path)
+    assert [t["name"] for t in manifest["tools"]] == [
+        spec.name for spec in all_tools() if spec.toolset in DEFAULT_TOOLSETS
+    ]
+    assert len(manifest["tools"]) < len(all_tools())
+    for name in DEFAULT_TOOLSETS:
+        assert name in manifest["description"]
+        assert name in manifest["keywords"]
+    assert "Which parts of Nextcloud" in manifest["long_description"]
+    for found in declarations():
+        if found.chosen and not found.default and found.app is not None:
+            assert found.app.name in manifest["long_description"], found.name
+    icon = tmp_path / manifest["icon"]
+    assert icon.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert int.from_bytes(icon.read_bytes()[16:20], "big") >= 256  # width: a crisp tile
+    assert "author" in manifest
+    assert "nextcloud-mcp-server" not in json.dumps(manifest)
+
+
+def test_the_links_come_from_the_projects_urls() -> None:
+    """homepage and support are pyproject.toml's [project.urls] Homepage and Issues, whenever it
+    names them (one place says where the project lives); without them, no link is made up."""
+    sys.path.insert(0, str(ROOT / "packaging" / "mcpb"))
+    try:
+        import build
+    finally:
+        sys.path.pop(0)
+    named = '[project]\nname = "x"\n[project.urls]\nHomepage = "https://h.example/"\nIssues = "https://h.example/i"\n'
+    assert build.links(named) == {"homepage": "https://h.example/", "support": "https://h.example/i"}
+    assert build.links('[project]\nname = "x"\n') == {}
 
 
 @pytest.mark.timeout(600)
@@ -127,9 +165,13 @@ async def test_the_unpacked_bundle_serves_the_nextcloud(
 
 
 @pytest.mark.timeout(600)
-def test_a_wrong_setting_in_the_form_stops_the_extension_with_its_name(bundle: Path, tmp_path: Path) -> None:
-    """A permission level typed wrong stops the server before it serves, with one line naming the
-    setting (Claude Desktop shows the server's stderr); the app password is not echoed."""
+async def test_a_wrong_setting_in_the_form_is_explained_in_the_conversation(
+    bundle: Path, tmp_path: Path
+) -> None:
+    """A permission level typed wrong does not end the extension (Claude Desktop would show only
+    "Server disconnected", the reason in a log): it answers `initialize`, and its one tool and its
+    instructions name the setting and where to fix it (docs/ADR/0066); the log has the same line;
+    the app password is not echoed anywhere."""
     folder = tmp_path / "extension"
     manifest = unpack(bundle, folder)
     answers = user_settings(
@@ -140,20 +182,26 @@ def test_a_wrong_setting_in_the_form_stops_the_extension_with_its_name(bundle: P
         permissions="admin",
     )
     config = manifest["server"]["mcp_config"]
-    done = subprocess.run(
-        [
-            substitute(config["command"], folder, answers),
-            *(substitute(a, folder, answers) for a in config["args"]),
-        ],
+    params = StdioServerParameters(
+        command=substitute(config["command"], folder, answers),
+        args=[substitute(a, folder, answers) for a in config["args"]],
         env={**tool_env(), **{k: substitute(v, folder, answers) for k, v in config["env"].items()}},
         cwd=tmp_path,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
     )
-    assert done.returncode == 2, done.stderr
-    assert "NEXTCLOUD_MCP_PERMISSIONS must be one of" in done.stderr
-    assert "Secret-App-Password-0001" not in done.stderr + done.stdout
-    assert done.stdout == ""
+    with (tmp_path / "stderr.log").open("w") as errlog:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            started = await session.initialize()
+            tools = (await session.list_tools()).tools
+            called = await session.call_tool(SETUP_TOOL, {})
+    said = "".join(getattr(block, "text", "") for block in called.content)
+    assert [tool.name for tool in tools] == [SETUP_TOOL]
+    assert called.is_error
+    for where in (said, started.instructions or "", tools[0].description or ""):
+        assert "NEXTCLOUD_MCP_PERMISSIONS must be one of" in where
+        assert "Settings > Extensions > Nextcloud" in where
+    log = (tmp_path / "stderr.log").read_text()
+    assert "NEXTCLOUD_MCP_PERMISSIONS must be one of" in log
+    assert "Secret-App-Password-0001" not in log + said + (started.instructions or "")

@@ -7,6 +7,8 @@ Screenshots are kept in test-artifacts/screenshots/<test>/."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.apps_host import AppsHost, structured_of
@@ -107,6 +109,22 @@ async def test_the_agenda_shows_the_real_events_by_day(
     assert [e["summary"] for e in content["events"]] == ["Design review", "Lunch with Sam", "Conference"]
 
 
+async def test_an_empty_agenda_names_the_range_it_looked_at(
+    nextcloud: Nextcloud, browser: Browser, screenshots: Screenshots, host_script: str
+) -> None:
+    """A week without events says which week, in the person's words, not "Nothing in this range"."""
+    arguments = {"start": "2030-01-07", "end": "2030-01-14", "timezone": "Europe/Berlin"}
+    with running_app(nextcloud.settings()) as base:
+        async with browser.person("admin", screenshots) as person:
+            host, _ = await AppsHost.open(person, base, host_script)
+            await host.show("nc_calendar_list_events", arguments)
+            text = await host.view_text("p.empty", containing="No events")
+            await host.screenshot("empty agenda")
+            await _no_csp_violations(person)
+    said = " ".join(text.split())
+    assert said.endswith("0 events No events from Monday, January 7, 2030 to Sunday, January 13, 2030."), said
+
+
 async def test_free_slots_are_highlighted_among_the_busy_events(
     nextcloud: Nextcloud, browser: Browser, screenshots: Screenshots, host_script: str
 ) -> None:
@@ -167,7 +185,11 @@ async def test_the_approval_preview_shows_the_folder_about_to_be_deleted(
             await _no_csp_violations(person)
     assert question.startswith("Delete the folder /Project Apollo with 3 item(s) directly inside"), question
     lines = [" ".join(line.split()) for line in text.splitlines() if line.strip()]
-    assert lines[:2] == ["Delete this?", "The folder /Project Apollo with 3 items directly inside"], lines
+    assert lines[:2] == [
+        "Delete the folder /Project Apollo?",
+        "The folder /Project Apollo with 3 items directly inside",
+    ], lines
+    assert all(re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC$", line) for line in lines[2:]), lines
     names = [line.split(" ")[0] for line in lines[2:]]
     assert names == ["drafts/", "budget.ods", "plan.md"], lines
     assert "2.0 KB" in text
@@ -209,7 +231,9 @@ async def test_the_approval_preview_shows_a_notes_text_and_a_links_target(
     assert "Trip" in question
     lines = [line.strip() for line in shown_note.splitlines() if line.strip()]
     assert lines[0] == "Delete this note?"
-    assert lines[1].startswith("\u201cTrip\u201d in Travel \u00b7 last changed ")
+    assert re.fullmatch(
+        r"\u201cTrip\u201d in Travel \u00b7 last changed \d{4}-\d\d-\d\d \d\d:\d\d UTC", lines[1]
+    ), lines
     assert lines[2:4] == ["Passport", "Tickets <b>not bold</b>"]
     assert "<b>" not in markup.split("<pre", 1)[1].split("</pre>", 1)[0]  # escaped, not markup
     shared = "Share the folder /Photos with anyone with the link and its password"

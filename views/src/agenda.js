@@ -108,9 +108,24 @@ function render({ title, events, slots, zoneLine, notes, range }) {
   if (slots) counts.unshift(`${slots.length} free slot${slots.length === 1 ? '' : 's'}`);
   show(
     el('header', {}, el('h1', {}, title), el('p', { class: 'meta' }, counts.join(' · '), zone ? ` · times in ${zone}` : '')),
-    sections.length ? el('div', { class: 'days' }, sections) : el('p', { class: 'empty' }, slots ? 'No free time in this range.' : 'Nothing in this range.'),
+    sections.length ? el('div', { class: 'days' }, sections) : el('p', { class: 'empty' }, emptyWords(slots, range)),
     notes.length ? el('ul', { class: 'notes' }, notes.slice(0, 20).map((n) => el('li', {}, short(n)))) : null,
   );
+}
+
+/** "No events from Monday, December 7, 2026 to Sunday, December 13, 2026." (the range named;
+ * `until` is the day after the last one asked about) */
+function emptyWords(slots, range) {
+  const what = slots ? 'No free time' : 'No events';
+  const last = range?.until ? previousDay(range.until) : null;
+  if (range?.from && last && last > range.from) return `${what} from ${dayTitle(range.from)} to ${dayTitle(last)}.`;
+  if (range?.from) return `${what} on ${dayTitle(range.from)}.`;
+  return `${what} in this range.`;
+}
+
+function previousDay(key) {
+  const [y, m, d] = key.split('-').map(Number);
+  return new Date(Date.UTC(y, m - 1, d - 1)).toISOString().slice(0, 10);
 }
 
 function rangeOf(args) {

@@ -37,13 +37,19 @@ function parentOf(path) {
   return [at <= 0 ? '/' : clean.slice(0, at), clean.slice(at + 1)];
 }
 
+/** "2026-11-28T00:23:03Z" as the question says it: "2026-11-28 00:23 UTC" (other text as it is). */
+function stamp(iso) {
+  const match = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})(?::\d{2}(?:\.\d+)?)?(?:Z|\+00:00)$/.exec(String(iso ?? ''));
+  return match ? `${match[1]} ${match[2]} UTC` : short(iso ?? '', 40);
+}
+
 function entryRow(entry) {
   return el(
     'tr',
     { class: entry.type === 'directory' ? 'entry folder' : 'entry file' },
     el('td', { class: 'name' }, `${short(entry.name)}${entry.type === 'directory' ? '/' : ''}`),
     el('td', { class: 'size' }, size(entry.size)),
-    el('td', { class: 'modified' }, short(entry.modified ?? '', 40)),
+    el('td', { class: 'modified' }, stamp(entry.modified)),
   );
 }
 
@@ -77,7 +83,7 @@ async function note(app, args) {
   const [text, cut] = bounded(found.content ?? '');
   return [
     el('h1', {}, 'Delete this note?'),
-    el('p', { class: 'target' }, `“${short(found.title)}”`, found.category ? ` in ${short(found.category)}` : '', ` · last changed ${short(found.modified, 40)}`),
+    el('p', { class: 'target' }, `“${short(found.title)}”`, found.category ? ` in ${short(found.category)}` : '', ` · last changed ${stamp(found.modified)}`),
     el('pre', { class: 'content' }, text || '(empty)'),
     cut ? el('p', { class: 'meta' }, `…the note goes on (${(found.content ?? '').length} characters in all)`) : null,
   ];
@@ -99,7 +105,11 @@ async function share(app, args) {
 }
 
 async function removal(app, args) {
-  return [el('h1', {}, 'Delete this?'), ...(await folderOrFile(app, args.path))];
+  const parts = await folderOrFile(app, args.path);
+  // the heading names the thing: "Delete the folder /Old?" (the first part says which it is)
+  const said = /^The (folder|file) (.*?)(?: with \d+ items? directly inside)?$/.exec(parts[0]?.textContent ?? '');
+  const heading = said ? `Delete the ${said[1]} ${said[2]}?` : `Delete ${short(args.path)}?`;
+  return [el('h1', {}, heading), ...parts];
 }
 
 function toolName(app) {

@@ -20,4 +20,4 @@ for name in OPTIONAL:
 from nextcloud_mcp_server.cli import main  # noqa: E402
 
 if __name__ == "__main__":
-    sys.exit(main(["run", *sys.argv[1:]]))
+    sys.exit(main(["run", "--serve-config-errors", *sys.argv[1:]]))
