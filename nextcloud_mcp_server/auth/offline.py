@@ -3,9 +3,12 @@
 The grant's provider (`consent_providers.py`) turns it into a credential: an access token minted
 with a refresh token (identity provider or Nextcloud's OAuth2 app), cached per user until shortly
 before it expires, or an app password (Login Flow v2), kept until Nextcloud refuses it. Minting is
-single-flight per user: concurrent calls wait for the one in progress. A rotated refresh token is
-stored with a compare-and-swap on the grant's version, so a second replica refreshing at the same
-time cannot make us lose it. If the issuer refuses the grant, or Nextcloud refuses what was minted
+single-flight per user: concurrent calls wait for the one in progress. A minted access token is
+kept in the store for every replica (`storage/access_tokens.py`, ADR 0063): a replica reads it
+before it takes the store's refresh lock and again under the lock, and refreshes only when no valid
+one is there, so replicas never invalidate each other's tokens. A rotated refresh token is stored
+with a compare-and-swap on the grant's version, so a second replica refreshing at the same time
+cannot make us lose it. If the issuer refuses the grant, or Nextcloud refuses what was minted
 from it (`refused`), the grant is dropped and the caller is asked for consent again (no error
 loop).
 """
@@ -13,6 +16,7 @@ loop).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import math
 import time
@@ -24,7 +28,7 @@ from nextcloud_mcp_server.auth.caller import Caller
 from nextcloud_mcp_server.auth.consent_providers import ConsentProvider, GrantRefused
 from nextcloud_mcp_server.auth.credentials import NoCaller
 from nextcloud_mcp_server.auth.errors import GrantMissing
-from nextcloud_mcp_server.nextcloud.auth import Credential
+from nextcloud_mcp_server.nextcloud.auth import BasicCredential, BearerCredential, Credential
 from nextcloud_mcp_server.storage.errors import GrantUnreadable
 from nextcloud_mcp_server.storage.records import Grant
 from nextcloud_mcp_server.storage.store import Store
@@ -77,7 +81,7 @@ class OfflineCredentials:
             minted = self._minted.get(caller.subject)  # minted by whoever held the lock before us
             if minted is not None and self._clock() < minted.refresh_at:
                 return minted.credential
-            minted = await self._mint_alone(caller.subject)
+            minted = await self._shared(caller.subject) or await self._mint_alone(caller.subject)
             self._minted[caller.subject] = minted
             return minted.credential
 
@@ -104,7 +108,16 @@ class OfflineCredentials:
         if lock is None:
             return await self._mint(subject)
         async with lock(subject):
-            return await self._mint(subject)
+            # The replica that held the lock before us may have refreshed: use its token.
+            return await self._shared(subject) or await self._mint(subject)
+
+    async def _shared(self, subject: str) -> _Minted | None:
+        """The access token some replica minted from the current grant, while it is good."""
+        shared = await self.store.access_tokens.get(subject)
+        if shared is None or self._clock() >= shared.refresh_at:
+            return None
+        credential = _credential_from(shared.value)
+        return None if credential is None else _Minted(credential, shared.refresh_at, shared.grant_version)
 
     async def _mint(self, subject: str) -> _Minted:
         for _ in range(3):
@@ -144,7 +157,9 @@ class OfflineCredentials:
             # small clock differences with Nextcloud: 10% of the lifetime, at least 5 s, at most
             # a minute, never more than half the lifetime.
             margin = min(60.0, max(5.0, lifetime / 10), lifetime / 2)
-            return _Minted(minted.credential, self._clock() + lifetime - margin, version)
+            refresh_at = self._clock() + lifetime - margin
+            await self.store.access_tokens.put(subject, version, _serialised(minted.credential), refresh_at)
+            return _Minted(minted.credential, refresh_at, version)
         raise GrantMissing(subject)
 
     async def _drop(self, grant: Grant, reason: str, *, revoke: bool = False) -> None:
@@ -161,3 +176,30 @@ class OfflineCredentials:
         await self.store.audit(grant.subject, "failed", reason)
         self.forget(grant.subject)
         logger.info("grant of %s dropped: %s", grant.subject, reason)
+
+
+def _serialised(credential: Credential) -> str:
+    """The credential as the store keeps it (sealed there)."""
+    if isinstance(credential, BearerCredential):
+        fields = {"token": credential.token, "username": credential.username, "login": credential.login}
+        return json.dumps({"bearer": fields | {"basic_for_notes": credential.basic_for_notes}})
+    fields = {"username": credential.username, "password": credential.password, "uid": credential.uid}
+    return json.dumps({"basic": fields})
+
+
+def _credential_from(value: str) -> Credential | None:
+    """What `_serialised` made; None for anything else (the caller refreshes instead)."""
+    try:
+        data = json.loads(value)
+        if "bearer" in data:
+            bearer = data["bearer"]
+            return BearerCredential(
+                str(bearer["token"]),
+                str(bearer["username"]),
+                bool(bearer["basic_for_notes"]),
+                str(bearer["login"]),
+            )
+        basic = data["basic"]
+        return BasicCredential(str(basic["username"]), str(basic["password"]), str(basic["uid"]))
+    except (ValueError, TypeError, KeyError):
+        return None
