@@ -1,0 +1,220 @@
+"""Two replicas with every real part (issue 39): the real Nextcloud 34 with its OAuth2 app as the
+consent provider, a real PostgreSQL (restarted mid-run), the real IdP for the MCP clients, Debian's
+nginx with the shipped configuration - round robin, no affinity, for 2026-07-28 clients - and the
+official Python SDK client pinned to 2026-07-28.
+
+A consent asked on replica A is continued on replica B, an approval too; a run through nginx
+survives replica A killed (at most the calls in flight) and PostgreSQL restarted (no call lost);
+Nextcloud is asked for one refresh of alice's token in all (one shared token for both replicas)."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import subprocess
+from collections.abc import AsyncIterator, Iterator
+from contextlib import ExitStack, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import psycopg
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import ElicitResult, InputRequiredResult, InputResponses
+
+from tests.backends import Nextcloud
+from tests.mcp_clients import structured
+from tests.nextcloud_pages import NextcloudPages
+from tests.nginx import running_nginx
+from tests.offline import KEY
+from tests.oidc import IdP
+from tests.postgres import PostgresCluster
+from tests.postgres_restart import restartable_cluster, start, stop
+from tests.processes import free_port, server_process
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(420)]
+
+LIST = ("nc_webdav_list_directory", {"path": "/"})
+APPROVE: InputResponses = {"approval": ElicitResult(action="accept", content={"approve": True, "reason": ""})}
+TOKEN_PATH = "POST /index.php/apps/oauth2/api/v1/token "
+
+
+@dataclass
+class Deployment:
+    base: str  # nginx
+    replicas: dict[str, str]
+    processes: dict[str, subprocess.Popen[str]]
+    store_url: str
+    bearer: str
+    nextcloud: Nextcloud
+    postgres: PostgresCluster
+
+    def rows(self, query: str) -> list[tuple[Any, ...]]:
+        with psycopg.connect(self.store_url) as db:
+            return db.execute(query).fetchall()  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def own_postgres() -> Iterator[PostgresCluster]:
+    with restartable_cluster() as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def deployment(
+    real_nextcloud_34: Nextcloud, idp: IdP, own_postgres: PostgresCluster, tmp_path: Path
+) -> Iterator[Deployment]:
+    nextcloud = real_nextcloud_34
+    assert nextcloud.instance is not None
+    ports = {"a": free_port(), "b": free_port()}
+    nginx_port = free_port()
+    base = f"http://127.0.0.1:{nginx_port}"
+    client = nextcloud.instance.oauth_client(f"MCP replicas {nginx_port}", f"{base}/oauth/callback-nextcloud")
+    with ExitStack() as stack:
+        store_url = stack.enter_context(own_postgres.database())
+        env = {
+            "NEXTCLOUD_HOST": nextcloud.url,
+            "OIDC_ISSUER": idp.issuer,
+            "MCP_PUBLIC_URL": f"{base}/mcp",
+            "ENABLE_OFFLINE_ACCESS": "true",
+            "NEXTCLOUD_CONSENT_PROVIDER": "nextcloud-oauth2",
+            "NEXTCLOUD_OAUTH2_CLIENT_ID": client["client_id"],
+            "NEXTCLOUD_OAUTH2_CLIENT_SECRET": client["client_secret"],
+            "TOKEN_ENCRYPTION_KEY": KEY,
+            "STORE_URL": store_url,
+            "LOG_LEVEL": "WARNING",
+            "NO_PROXY": "127.0.0.1,localhost",
+        }
+        processes = {
+            replica: stack.enter_context(
+                server_process(
+                    ["run", "--transport", "http", "--port", str(port)],
+                    env={**env, "REPLICA_ID": replica},
+                    cwd=tmp_path,
+                    ready_url=f"http://127.0.0.1:{port}/health",
+                )
+            )
+            for replica, port in ports.items()
+        }
+        upstreams = {f"mcp-{r}:8000": f"127.0.0.1:{port}" for r, port in ports.items()}
+        assert stack.enter_context(running_nginx(upstreams, nginx_port)) == base
+        yield Deployment(
+            base,
+            {r: f"http://127.0.0.1:{p}" for r, p in ports.items()},
+            processes,
+            store_url,
+            idp.access_token(user="alice", resource=f"{base}/mcp"),
+            nextcloud,
+            own_postgres,
+        )
+
+
+@asynccontextmanager
+async def client_at(base: str, bearer: str, **kwargs: Any) -> AsyncIterator[Client]:
+    """The official SDK client pinned to 2026-07-28, as alice, talking to `base`."""
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {bearer}"}, timeout=60) as http,
+        Client(
+            streamable_http_client(f"{base}/mcp", http_client=http), mode="2026-07-28", **kwargs
+        ) as client,
+    ):
+        yield client
+
+
+def token_requests(nextcloud: Nextcloud) -> int:
+    """Requests to Nextcloud's OAuth2 token endpoint so far (its nginx access log)."""
+    assert nextcloud.instance is not None
+    log = Path(nextcloud.instance.config["logs"]["nginx_access"])
+    return sum(TOKEN_PATH in line for line in log.read_text(errors="replace").splitlines())
+
+
+async def test_two_round_robin_replicas_on_the_real_nextcloud_lose_nothing(deployment: Deployment) -> None:
+    d, nextcloud = deployment, deployment.nextcloud
+    files = [f"old-{n}.txt" for n in range(4)]
+    for name in files:
+        nextcloud.put_file(nextcloud.alice, name, b"x")
+    before = token_requests(nextcloud)
+
+    # A consent asked on A, given in the browser through nginx, continued on B.
+    async with client_at(d.replicas["a"], d.bearer) as client:
+        asked = await client.session.call_tool(*LIST, allow_input_required=True)
+    assert isinstance(asked, InputRequiredResult), asked
+    [consent] = asked.input_requests.values()
+    url = consent.params.url  # type: ignore[union-attr]
+    with NextcloudPages(nextcloud.url) as pages:
+        page = await asyncio.to_thread(pages.follow, url, "alice", nextcloud.alice.password)
+    assert "Your Nextcloud is connected" in page.text, pages.steps
+    async with client_at(d.replicas["b"], d.bearer) as client:
+        listed = await client.session.call_tool(
+            *LIST,
+            input_responses={key: ElicitResult(action="accept") for key in asked.input_requests},
+            request_state=asked.request_state,
+        )
+    assert "total" in structured(listed)
+
+    # An approval asked on B, answered on A.
+    async with client_at(d.replicas["b"], d.bearer) as client:
+        question = await client.session.call_tool(
+            "nc_webdav_delete_resource", {"path": files[0]}, allow_input_required=True
+        )
+    assert isinstance(question, InputRequiredResult), question
+    async with client_at(d.replicas["a"], d.bearer) as client:
+        structured(
+            await client.session.call_tool(
+                "nc_webdav_delete_resource",
+                {"path": files[0]},
+                input_responses=APPROVE,
+                request_state=question.request_state,
+            )
+        )
+
+    # Round robin through nginx: approvals among the calls, replica A killed, PostgreSQL restarted.
+    async def approve(context: Any, params: Any) -> ElicitResult:
+        return ElicitResult(action="accept", content={"approve": True, "reason": ""})
+
+    answered, failed, errors = 0, 0, []
+    stop_calling = asyncio.Event()
+
+    async def keep_calling(client: Client) -> None:
+        nonlocal answered, failed
+        while not stop_calling.is_set():
+            try:
+                structured(await client.call_tool(*LIST))
+            except Exception as exc:
+                failed += 1
+                errors.append(repr(exc)[:300])
+                continue
+            answered += 1
+
+    workers = 4
+    async with client_at(d.base, d.bearer, elicitation_callback=approve) as client:
+        for name in files[1:]:
+            structured(await client.call_tool("nc_webdav_delete_resource", {"path": name}))
+        async with asyncio.TaskGroup() as group:
+            for _ in range(workers):
+                group.create_task(keep_calling(client))
+            with anyio.fail_after(240):
+                while answered < 40:
+                    await asyncio.sleep(0.05)
+                d.processes["a"].send_signal(signal.SIGKILL)
+                d.processes["a"].wait(10)
+                killed = (answered, failed)
+                while answered < killed[0] + 40:
+                    await asyncio.sleep(0.05)
+                stop(d.postgres)
+                start(d.postgres)
+                restarted = (answered, failed)
+                while answered < restarted[0] + 40:
+                    await asyncio.sleep(0.05)
+            stop_calling.set()
+    assert killed[1] == 0, errors  # nothing failed before the kill
+    assert restarted[1] - killed[1] <= workers, errors  # at most the calls in flight on A
+    assert failed == restarted[1], errors  # the restart of PostgreSQL cost no call
+    assert not [name for name in files if nextcloud.exists(nextcloud.alice, name)]
+    # One token for both replicas: Nextcloud saw the code exchanged and one refresh, no more.
+    assert token_requests(nextcloud) - before == 2
+    assert d.rows("SELECT COUNT(*) FROM audit WHERE event = 'refreshed'") == [(1,)]
