@@ -11,51 +11,27 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import subprocess
-from collections.abc import AsyncIterator, Iterator
-from contextlib import ExitStack, asynccontextmanager
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx2
-import psycopg
 import pytest
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 from mcp.types import ElicitResult, InputRequiredResult, InputResponses
 
 from tests.backends import Nextcloud
 from tests.mcp_clients import structured
 from tests.nextcloud_pages import NextcloudPages
-from tests.nginx import running_nginx
-from tests.offline import KEY
 from tests.oidc import IdP
 from tests.postgres import PostgresCluster
 from tests.postgres_restart import restartable_cluster, start, stop
-from tests.processes import free_port, server_process
+from tests.replicas_real import Deployment, client_at, real_replicas, token_requests
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(420)]
 
 LIST = ("nc_webdav_list_directory", {"path": "/"})
 APPROVE: InputResponses = {"approval": ElicitResult(action="accept", content={"approve": True, "reason": ""})}
-TOKEN_PATH = "POST /index.php/apps/oauth2/api/v1/token "
-
-
-@dataclass
-class Deployment:
-    base: str  # nginx
-    replicas: dict[str, str]
-    processes: dict[str, subprocess.Popen[str]]
-    store_url: str
-    bearer: str
-    nextcloud: Nextcloud
-    postgres: PostgresCluster
-
-    def rows(self, query: str) -> list[tuple[Any, ...]]:
-        with psycopg.connect(self.store_url) as db:
-            return db.execute(query).fetchall()  # type: ignore[arg-type]
 
 
 @pytest.fixture(scope="module")
@@ -68,68 +44,8 @@ def own_postgres() -> Iterator[PostgresCluster]:
 def deployment(
     real_nextcloud_34: Nextcloud, idp: IdP, own_postgres: PostgresCluster, tmp_path: Path
 ) -> Iterator[Deployment]:
-    nextcloud = real_nextcloud_34
-    assert nextcloud.instance is not None
-    ports = {"a": free_port(), "b": free_port()}
-    nginx_port = free_port()
-    base = f"http://127.0.0.1:{nginx_port}"
-    client = nextcloud.instance.oauth_client(f"MCP replicas {nginx_port}", f"{base}/oauth/callback-nextcloud")
-    with ExitStack() as stack:
-        store_url = stack.enter_context(own_postgres.database())
-        env = {
-            "NEXTCLOUD_HOST": nextcloud.url,
-            "OIDC_ISSUER": idp.issuer,
-            "MCP_PUBLIC_URL": f"{base}/mcp",
-            "ENABLE_OFFLINE_ACCESS": "true",
-            "NEXTCLOUD_CONSENT_PROVIDER": "nextcloud-oauth2",
-            "NEXTCLOUD_OAUTH2_CLIENT_ID": client["client_id"],
-            "NEXTCLOUD_OAUTH2_CLIENT_SECRET": client["client_secret"],
-            "TOKEN_ENCRYPTION_KEY": KEY,
-            "STORE_URL": store_url,
-            "LOG_LEVEL": "WARNING",
-            "NO_PROXY": "127.0.0.1,localhost",
-        }
-        processes = {
-            replica: stack.enter_context(
-                server_process(
-                    ["run", "--transport", "http", "--port", str(port)],
-                    env={**env, "REPLICA_ID": replica},
-                    cwd=tmp_path,
-                    ready_url=f"http://127.0.0.1:{port}/health",
-                )
-            )
-            for replica, port in ports.items()
-        }
-        upstreams = {f"mcp-{r}:8000": f"127.0.0.1:{port}" for r, port in ports.items()}
-        assert stack.enter_context(running_nginx(upstreams, nginx_port)) == base
-        yield Deployment(
-            base,
-            {r: f"http://127.0.0.1:{p}" for r, p in ports.items()},
-            processes,
-            store_url,
-            idp.access_token(user="alice", resource=f"{base}/mcp"),
-            nextcloud,
-            own_postgres,
-        )
-
-
-@asynccontextmanager
-async def client_at(base: str, bearer: str, **kwargs: Any) -> AsyncIterator[Client]:
-    """The official SDK client pinned to 2026-07-28, as alice, talking to `base`."""
-    async with (
-        httpx2.AsyncClient(headers={"Authorization": f"Bearer {bearer}"}, timeout=60) as http,
-        Client(
-            streamable_http_client(f"{base}/mcp", http_client=http), mode="2026-07-28", **kwargs
-        ) as client,
-    ):
-        yield client
-
-
-def token_requests(nextcloud: Nextcloud) -> int:
-    """Requests to Nextcloud's OAuth2 token endpoint so far (its nginx access log)."""
-    assert nextcloud.instance is not None
-    log = Path(nextcloud.instance.config["logs"]["nginx_access"])
-    return sum(TOKEN_PATH in line for line in log.read_text(errors="replace").splitlines())
+    with real_replicas(real_nextcloud_34, idp, own_postgres, tmp_path) as running:
+        yield running
 
 
 async def test_two_round_robin_replicas_on_the_real_nextcloud_lose_nothing(deployment: Deployment) -> None:
