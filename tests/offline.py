@@ -8,7 +8,7 @@ import asyncio
 import html
 import re
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,8 +19,11 @@ import httpx
 from mcp.types import ElicitCompleteNotification
 
 from nextcloud_mcp_server.app import create_app
+from nextcloud_mcp_server.auth.offline import OfflineCredentials
 from nextcloud_mcp_server.config import Settings, load_settings
+from nextcloud_mcp_server.runtime import Runtime
 from nextcloud_mcp_server.storage.crypto import generate_key
+from nextcloud_mcp_server.tools import tool_scopes
 from tests.backends import Nextcloud
 from tests.mcp_clients import http_session, structured
 from tests.nextcloud_double import NextcloudDouble
@@ -50,6 +53,7 @@ class OfflineServer:
     base: str
     settings: Settings
     idp: IdP
+    runtime: Runtime | None = None  # when the test made it (real_offline_server with a clock)
 
     @property
     def mcp(self) -> str:
@@ -114,12 +118,18 @@ def offline_server(
 
 @contextmanager
 def real_offline_server(
-    nextcloud: Nextcloud, idp: IdP, store_path: Path, provider: str, **overrides: Any
+    nextcloud: Nextcloud,
+    idp: IdP,
+    store_path: Path,
+    provider: str,
+    clock: Callable[[], float] | None = None,
+    **overrides: Any,
 ) -> Iterator[OfflineServer]:
     """The server in offline-access mode in front of the real Nextcloud, with Nextcloud itself as
     the consent provider (`nextcloud-oauth2` or `login-flow-v2`). The IdP only authenticates MCP
     clients; its `preferred_username` (OIDC_USER_CLAIM) is the Nextcloud user id. For
-    `nextcloud-oauth2` a client for this server's own callback is registered in Nextcloud."""
+    `nextcloud-oauth2` a client for this server's own callback is registered in Nextcloud.
+    `clock`: what the stored credentials' expiry is judged by (a test moves it, not the time)."""
     assert nextcloud.instance is not None, "the real Nextcloud only"
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -141,8 +151,12 @@ def real_offline_server(
         nextcloud_consent_provider=provider,
         **overrides,
     )
-    with serve_in_thread(create_app(settings), port=port):
-        yield OfflineServer(base, settings, idp)
+    runtime = Runtime(settings, scopes=tool_scopes(settings))
+    if clock is not None:
+        assert runtime.store is not None
+        runtime.credentials = OfflineCredentials(runtime.store, runtime.consent_providers, clock=clock)
+    with serve_in_thread(create_app(settings, runtime=runtime), port=port):
+        yield OfflineServer(base, settings, idp, runtime)
 
 
 class Completions:

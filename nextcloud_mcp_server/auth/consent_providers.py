@@ -8,9 +8,10 @@
   login name are stored; Nextcloud gets Basic with the app password.
 
 Each provider starts a consent (`begin`: the URL the browser goes to), finishes a redirect-based
-one (`finish`), turns a stored grant into a credential (`mint`) and revokes it where it was issued
-(`revoke`). Everything around that - elicitations, states, storage, completion, audit - is shared
-(`consent.py`, `consent_outcome.py`, `offline.py`).
+one (`finish`), turns a stored grant into a credential (`mint`), revokes it where it was issued
+(`revoke`) and deletes a credential minted from a grant that is dropped (`delete`). Everything
+around that - elicitations, states, storage, completion, audit - is shared (`consent.py`,
+`consent_outcome.py`, `offline.py`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from nextcloud_mcp_server.auth.errors import OIDCUnavailable
 from nextcloud_mcp_server.auth.oidc_client import CALLBACK_PATH, InvalidGrant, ProviderError, pkce_pair
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential, BearerCredential, Credential
-from nextcloud_mcp_server.nextcloud.errors import NextcloudError, Unauthorized
+from nextcloud_mcp_server.nextcloud.errors import NextcloudError, ServerError, Unauthorized
 from nextcloud_mcp_server.storage.records import ConsentState, Elicitation, Grant
 
 if TYPE_CHECKING:
@@ -34,6 +35,7 @@ __all__ = [
     "STATE_TTL",
     "ConsentFailed",
     "ConsentProvider",
+    "GrantBroken",
     "GrantRefused",
     "Minted",
     "NextcloudOAuth2Consent",
@@ -59,6 +61,16 @@ class GrantRefused(Exception):
     """The issuer no longer accepts the stored grant (revoked, expired, reused): ask again."""
 
 
+class GrantBroken(Exception):
+    """The issuer fails for this grant while it answers others (Nextcloud's token endpoint: a 500
+    page for this refresh token, its OAuth error for a made-up one). Taken as final only when it
+    lasts (`offline.py`, ADR 0064); until then `cause` is what the call meets."""
+
+    def __init__(self, reason: str, cause: NextcloudError) -> None:
+        super().__init__(reason)
+        self.cause = cause
+
+
 class ConsentFailed(Exception):
     """A consent could not be completed; `title` and `message` are for the person's browser,
     `reason` for the audit trail, `status` for the page."""
@@ -82,6 +94,10 @@ class ConsentProvider(Protocol):
 
     async def revoke(self, grant: Grant) -> bool:
         """Revoke the grant where it was issued; True when the issuer confirmed it."""
+
+    async def delete(self, credential: Credential) -> bool | None:
+        """Delete at Nextcloud a credential minted from a grant being dropped: True when deleted,
+        False when it could not be (the person is told), None when it is not Nextcloud's."""
 
 
 async def _redirect_state(runtime: Any, elicitation: Elicitation, nonce: str = "") -> tuple[str, str]:
@@ -165,6 +181,10 @@ class OIDCConsent:
         except OIDCUnavailable as exc:
             logger.warning("revocation at the identity provider failed: %s", exc)
             return False
+
+    async def delete(self, credential: Credential) -> bool | None:
+        """The identity provider's access token is not Nextcloud's to delete (revoke ends the grant)."""
+        return None
 
 
 class NextcloudOAuth2Consent:
@@ -289,6 +309,14 @@ class NextcloudOAuth2Consent:
 
         try:
             tokens = await self._client.refresh(grant.secret)
+        except ServerError as exc:
+            if await self._client.answers_unknown_tokens():
+                raise GrantBroken(
+                    f"Nextcloud's token endpoint failed for this grant (HTTP {exc.status}) while it "
+                    "answered others",
+                    exc,
+                ) from None
+            raise
         except OAuth2Refused as exc:
             if exc.token_rejected:
                 raise GrantRefused(f"Nextcloud refused the refresh token ({exc.error})") from None
@@ -311,6 +339,11 @@ class NextcloudOAuth2Consent:
             logger.warning("revocation at Nextcloud failed: %s", exc)
             return False
         return await delete_at_nextcloud(self._runtime, minted.credential)
+
+    async def delete(self, credential: Credential) -> bool | None:
+        """The access token is an app token: deleting it removes the grant from the person's
+        devices (while it is still valid; an expired one is refused and stays listed)."""
+        return await delete_at_nextcloud(self._runtime, credential)
 
 
 async def delete_at_nextcloud(runtime: Any, credential: Credential) -> bool:

@@ -10,4 +10,9 @@ class OIDCUnavailable(Exception):
 
 
 class GrantMissing(Exception):
-    """This user has not (or no longer) granted access to their Nextcloud."""
+    """This user has not (or no longer) granted access to their Nextcloud. `note`: what became of
+    the grant just dropped, for the person (told with the request to connect again)."""
+
+    def __init__(self, subject: str, note: str = "") -> None:
+        super().__init__(subject)
+        self.note = note

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 from nextcloud_mcp_server.auth.consent_outcome import complete_consent, fail_consent
 from nextcloud_mcp_server.auth.consent_providers import ConsentFailed, Minted, delete_at_nextcloud
-from nextcloud_mcp_server.nextcloud.auth import BasicCredential
+from nextcloud_mcp_server.nextcloud.auth import BasicCredential, Credential
 from nextcloud_mcp_server.nextcloud.errors import NextcloudError
 from nextcloud_mcp_server.storage.records import ConsentState, Elicitation, Grant
 
@@ -181,6 +181,9 @@ class LoginFlowConsent:
 
     async def revoke(self, grant: Grant) -> bool:
         return await delete_at_nextcloud(self._runtime, (await self.mint(grant)).credential)
+
+    async def delete(self, credential: Credential) -> bool | None:
+        return await delete_at_nextcloud(self._runtime, credential)
 
     async def aclose(self) -> None:
         for task in list(self._tasks):

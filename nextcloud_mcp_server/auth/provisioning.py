@@ -117,8 +117,8 @@ class Provisioning:
             return None
         except GrantUnreadable as exc:
             unreadable = f" Your stored access cannot be read ({exc}); connecting again replaces it."
-        except GrantMissing:
-            unreadable = ""
+        except GrantMissing as exc:
+            unreadable = f" {exc.note}" if exc.note else ""
         settings = self.runtime.settings
         modern = (ctx.protocol_version or "") >= "2026-07-28"  # no server-to-client requests there
         if modern:

@@ -15,13 +15,15 @@ from __future__ import annotations
 
 from mcp.server.request_state import RequestStateSecurity
 
+from nextcloud_mcp_server import DISTRIBUTION
 from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.storage.crypto import derived_keys
 
 __all__ = ["PURPOSE", "request_state_security"]
 
 PURPOSE = "request-state/v1"
-SERVER_AUDIENCE = "nextcloud-mcp-server"
+# The audience when MCP_PUBLIC_URL is unset: the project's name (ADR 0065 on the old name).
+SERVER_AUDIENCE = DISTRIBUTION
 
 
 def request_state_security(settings: Settings) -> RequestStateSecurity | None:

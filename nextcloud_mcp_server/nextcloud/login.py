@@ -14,11 +14,12 @@ No MCP and no storage here: the consent providers (`auth/consent_providers.py`) 
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
-from nextcloud_mcp_server.nextcloud.errors import InvalidResponse, NotFound
+from nextcloud_mcp_server.nextcloud.errors import InvalidResponse, NextcloudError, NotFound
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
 
 __all__ = [
@@ -128,6 +129,18 @@ class NextcloudOAuth2:
     async def refresh(self, refresh_token: str) -> NextcloudTokens:
         """New tokens; the refresh token given is no longer valid afterwards."""
         return await self._token({"grant_type": "refresh_token", "refresh_token": refresh_token})
+
+    async def answers_unknown_tokens(self) -> bool:
+        """Whether the token endpoint works: a made-up refresh token gets its OAuth error (a 400
+        with JSON), which takes Nextcloud, its database and the oauth2 app answering. A 5xx for
+        one grant while this holds is that grant's fault (Nextcloud's 500 "HMAC does not match")."""
+        try:
+            await self.refresh(secrets.token_urlsafe(48))
+        except OAuth2Refused:
+            return True
+        except NextcloudError:
+            return False
+        return False  # it accepted a made-up token: nothing it says can be judged
 
 
 class LoginFlowV2:

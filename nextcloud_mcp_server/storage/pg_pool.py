@@ -32,10 +32,13 @@ def _usable(conn: Conn) -> bool:
     if conn.closed or conn.broken or conn.info.transaction_status != pq.TransactionStatus.IDLE:
         return False
     try:
-        readable, _, _ = select.select([conn.pgconn.socket], [], [], 0)
+        # poll, not select: select() cannot watch a descriptor above FD_SETSIZE (1024), which a
+        # busy process reaches; it raised, and every pooled connection was thrown away.
+        poller = select.poll()
+        poller.register(conn.pgconn.socket, select.POLLIN)
+        return not poller.poll(0)
     except (OSError, ValueError, psycopg.OperationalError):
         return False
-    return not readable
 
 
 class ConnectionPool:
@@ -98,7 +101,7 @@ class ConnectionPool:
                 raise
             finally:
                 idle = conn.info.transaction_status == pq.TransactionStatus.IDLE
-                if healthy and idle and not conn.closed and not self._closed:
+                if healthy and idle and not (conn.closed or conn.broken or self._closed):
                     self._idle.append(conn)
                 else:
                     await conn.close()

@@ -167,9 +167,13 @@ class PostgresEngine:
             async with self._lock_pool.connection() as conn:
                 await conn.execute("SELECT pg_advisory_lock(%s)", (key,))
                 yield
-                # Released with the statement, or (if the connection broke) by the server itself;
-                # a connection that fails here is closed by the pool rather than reused.
-                await conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+                try:
+                    await conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+                except psycopg.OperationalError as exc:
+                    # The session is gone (PostgreSQL restarted during the refresh): the lock
+                    # died with it, and the refresh it guarded is done. The pool closes the
+                    # broken connection rather than lending it again.
+                    logger.info("the refresh lock's session ended first (%s)", type(exc).__name__)
         except psycopg.errors.LockNotAvailable:
             raise StoreError("another replica has been refreshing this user's token for too long") from None
 

@@ -77,6 +77,16 @@ MIGRATIONS: list[str] = [
     ALTER TABLE grants ADD COLUMN login TEXT NOT NULL DEFAULT '';
     ALTER TABLE elicitations ADD COLUMN user_id TEXT NOT NULL DEFAULT ''
     """,
+    # 3: the Nextcloud access token every replica shares (storage/access_tokens.py, ADR 0063)
+    """
+    CREATE TABLE access_tokens (
+        subject TEXT PRIMARY KEY,
+        grant_version INTEGER NOT NULL,
+        credential TEXT NOT NULL,
+        key_id TEXT NOT NULL,
+        refresh_at REAL NOT NULL
+    )
+    """,
 ]
 
 

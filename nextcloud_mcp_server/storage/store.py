@@ -24,10 +24,12 @@ from typing import Any, Protocol
 import aiosqlite
 
 from nextcloud_mcp_server.logs import neutralise
+from nextcloud_mcp_server.storage.access_tokens import SharedTokens
 from nextcloud_mcp_server.storage.connection import Connection
-from nextcloud_mcp_server.storage.crypto import Cipher, DecryptionFailed
+from nextcloud_mcp_server.storage.crypto import Cipher
 from nextcloud_mcp_server.storage.engines import Engine, SQLiteEngine
 from nextcloud_mcp_server.storage.hooks import grant_deleted
+from nextcloud_mcp_server.storage.key_rotation import rotate_keys
 from nextcloud_mcp_server.storage.records import (
     GRANT_COLUMNS,
     MIGRATIONS,
@@ -57,6 +59,8 @@ __all__ = [
 
 
 class Store(Protocol):
+    access_tokens: SharedTokens  # the Nextcloud access token every replica shares
+
     async def get_grant(self, subject: str) -> Grant | None: ...
     async def save_grant(self, grant: Grant) -> None: ...
     async def replace_secret(self, subject: str, expected_version: int, secret: str) -> bool: ...
@@ -93,6 +97,7 @@ class ConsentStore:
         self.unreadable_grants: list[str] = []  # found by the last rotate_keys()
         self.dropped_states = 0
         self.grant_deleted: list[Callable[[str], Awaitable[object]]] = []
+        self.access_tokens = SharedTokens(lambda: self.conn, cipher)
 
     def __str__(self) -> str:
         return str(self.engine)
@@ -194,8 +199,11 @@ class ConsentStore:
         return changed == 1
 
     async def delete_grant(self, subject: str) -> bool:
-        deleted = await self._write("DELETE FROM grants WHERE subject = ?", (subject,)) == 1
-        return await grant_deleted(self.grant_deleted, subject, deleted)  # each time: retries a failed hook
+        """The grant and the access token minted from it, then the hooks (each time: retries a failed one)."""
+        async with self.engine.transaction() as tx:
+            await tx.execute("DELETE FROM access_tokens WHERE subject = ?", (subject,))
+            deleted = int((await tx.execute("DELETE FROM grants WHERE subject = ?", (subject,))).rowcount) == 1
+        return await grant_deleted(self.grant_deleted, subject, deleted)
 
     async def grant_subjects(self, prefix: str, limit: int = 1000) -> list[str]:
         """Subjects of stored grants that start with `prefix` (housekeeping), at most `limit`."""
@@ -215,50 +223,8 @@ class ConsentStore:
         self.engine.listen(CONSENT_CHANNEL, handler)
 
     async def rotate_keys(self) -> int:
-        """Re-encrypt every secret under the current key, in one transaction; returns how many
-        were rewritten. Nothing unreadable stops it: a grant that cannot be decrypted is left as
-        it is and named in `unreadable_grants` (its owner disconnects or connects again); a
-        consent state that cannot be decrypted (its key was removed; it lives ten minutes) is
-        deleted and counted in `dropped_states` - that sign-in has to start again."""
-        rewritten = 0
-        self.unreadable_grants, self.dropped_states = [], 0
-        current, lock = self.cipher.current_key_id, self.engine.row_lock
-        async with self.engine.transaction() as tx:
-            async with tx.execute(
-                f"SELECT subject, secret FROM grants WHERE key_id != ?{lock}",  # noqa: S608 - constants
-                (current,),
-            ) as cur:
-                grants = list(await cur.fetchall())
-            for subject, sealed in grants:
-                try:
-                    plain = self.cipher.decrypt(
-                        str(sealed), table="grants", subject=str(subject), field="secret"
-                    )
-                except DecryptionFailed:
-                    self.unreadable_grants.append(str(subject))
-                    continue
-                await tx.execute(
-                    "UPDATE grants SET secret = ?, key_id = ? WHERE subject = ?",
-                    (self._seal(str(subject), plain), current, subject),
-                )
-                rewritten += 1
-            async with tx.execute(f"SELECT state_hash, verifier FROM oauth_states{lock}") as cur:  # noqa: S608
-                states = list(await cur.fetchall())
-            for digest, sealed in states:
-                if Cipher.key_id_of(str(sealed)) == current:
-                    continue
-                where = {"table": "oauth_states", "subject": str(digest), "field": "verifier"}
-                try:
-                    plain = self.cipher.decrypt(str(sealed), **where)
-                except DecryptionFailed:
-                    await tx.execute("DELETE FROM oauth_states WHERE state_hash = ?", (digest,))
-                    self.dropped_states += 1
-                    continue
-                resealed = self.cipher.encrypt(plain, **where)
-                await tx.execute(
-                    "UPDATE oauth_states SET verifier = ? WHERE state_hash = ?", (resealed, digest)
-                )
-                rewritten += 1
+        """Re-encrypt every secret under the current key (`key_rotation.rotate_keys`)."""
+        rewritten, self.unreadable_grants, self.dropped_states = await rotate_keys(self.engine, self.cipher)
         return rewritten
 
     # --- elicitations

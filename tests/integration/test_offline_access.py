@@ -338,14 +338,23 @@ async def test_a_tampered_grant_is_refused_not_used(
     double: NextcloudDouble, double_url: str, idp: IdP, tmp_path: Path
 ) -> None:
     """A grant whose ciphertext was altered at rest (found after a restart, when nothing is
-    cached) is refused with a clear error, and left in place for the administrator."""
+    cached) is refused with a clear error, and left in place for the administrator; the shared
+    access token minted from it, altered too, is not used either."""
     store = tmp_path / "store.sqlite3"
     with offline_server(double, double_url, idp, store) as first:
         await provision(first, "alice")
+        async with http_session(first.mcp, headers=first.headers("alice")) as session:
+            await session.call_tool("nc_webdav_list_directory", {"path": "/"})
         [(sealed,)] = first.store_rows("SELECT secret FROM grants")
-    flipped = sealed[:-5] + ("A" if sealed[-5] != "A" else "B") + sealed[-4:]
+        [(token,)] = first.store_rows("SELECT credential FROM access_tokens")
+
+    def flip(text: str) -> str:
+        return text[:-5] + ("A" if text[-5] != "A" else "B") + text[-4:]
+
+    flipped = flip(sealed)
     with sqlite3.connect(store) as db:
         db.execute("UPDATE grants SET secret = ?", (flipped,))
+        db.execute("UPDATE access_tokens SET credential = ?", (flip(token),))
     with offline_server(double, double_url, idp, store) as restarted:
         async with http_session(restarted.mcp, headers=restarted.headers("alice")) as session:
             result = await session.call_tool("nc_webdav_list_directory", {"path": "/"})

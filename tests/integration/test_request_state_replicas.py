@@ -17,7 +17,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import ElicitResult, InputRequiredResult, InputResponses
 from pydantic import SecretStr
 
-from nextcloud_mcp_server.config import Settings
+from nextcloud_mcp_server.auth.request_state import request_state_security
+from nextcloud_mcp_server.config import Settings, load_settings
 from nextcloud_mcp_server.storage.crypto import Cipher, generate_key
 from nextcloud_mcp_server.storage.records import Grant
 from nextcloud_mcp_server.storage.store import SQLiteStore
@@ -144,3 +145,12 @@ async def _save(server: OfflineServer, grant: Grant) -> None:
         await store.save_grant(grant)
     finally:
         await store.close()
+
+
+def test_without_a_public_url_the_audience_is_the_projects_name() -> None:
+    settings = load_settings(
+        env_file=None, nextcloud_host="http://127.0.0.1:9", token_encryption_key=generate_key()
+    )
+    security = request_state_security(settings)
+    assert security is not None
+    assert security.audience == "nextcloud-mcp-bridge"

@@ -79,3 +79,25 @@ async def test_while_the_store_is_down_the_server_answers_503_with_retry_after(
     assert down.headers["Retry-After"] == "5"
     assert down.json()["error"] == "temporarily_unavailable"
     assert back.status_code == 200, back.text
+
+
+async def test_a_restart_during_a_refresh_ends_the_lock_without_an_error(
+    own_postgres: PostgresCluster,
+) -> None:
+    """The lock's session died with the restart, and the lock with it: releasing it is not an error
+    (the refresh it guarded succeeded), and the next refresh takes it on a new connection."""
+    with own_postgres.database() as url:
+        store = PostgresStore(url, Cipher([KEY]))
+        await store.open()
+        try:
+            await store.save_grant(Grant("alice", "alice", "oidc", "refresh_token", "rt-1"))
+            async with store.refresh_lock("alice"):
+                stop(own_postgres)
+                start(own_postgres)
+                assert await store.replace_secret("alice", 1, "rt-2")  # the refresh went through
+            async with store.refresh_lock("alice"):
+                grant = await store.get_grant("alice")
+        finally:
+            await store.close()
+    assert grant is not None
+    assert grant.secret == "rt-2"

@@ -16,8 +16,14 @@ pytestmark = pytest.mark.integration
 
 
 def _corrupt(server: OfflineServer, subject: str) -> None:
+    """The grant and the access token minted from it (sealed alike: a lost key loses both)."""
     server.store_rows(
         "UPDATE grants SET secret = substr(secret, 1, length(secret) - 4) || 'AAAA' WHERE subject = ?",
+        subject,
+    )
+    server.store_rows(
+        "UPDATE access_tokens SET credential = substr(credential, 1, length(credential) - 4) || 'AAAA' "
+        "WHERE subject = ?",
         subject,
     )
 
