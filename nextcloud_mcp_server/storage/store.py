@@ -202,7 +202,8 @@ class ConsentStore:
         """The grant and the access token minted from it, then the hooks (each time: retries a failed one)."""
         async with self.engine.transaction() as tx:
             await tx.execute("DELETE FROM access_tokens WHERE subject = ?", (subject,))
-            deleted = int((await tx.execute("DELETE FROM grants WHERE subject = ?", (subject,))).rowcount) == 1
+            gone = await tx.execute("DELETE FROM grants WHERE subject = ?", (subject,))
+            deleted = int(gone.rowcount) == 1
         return await grant_deleted(self.grant_deleted, subject, deleted)
 
     async def grant_subjects(self, prefix: str, limit: int = 1000) -> list[str]:
