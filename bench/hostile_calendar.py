@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from nextcloud_mcp_server.nextcloud import ical, recurrence
+from nextcloud_mcp_server.nextcloud.dav import ical, recurrence
 
 START = datetime(2026, 11, 23, tzinfo=UTC)
 CASES = {

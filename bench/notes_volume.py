@@ -30,7 +30,7 @@ import httpx
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
-from nextcloud_mcp_server.nextcloud.notes import NotesClient
+from nextcloud_mcp_server.toolsets.notes.client import NotesClient
 
 CATEGORIES = ["", "Work", "Work/Projects", "Personal", "Recipes", "Travel"]
 WORDS = [

@@ -16,22 +16,22 @@ from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.discovery import DiscoveryCache
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.kept import KeptAnswers
-from nextcloud_mcp_server.nextcloud.notes import NotesClient
-from nextcloud_mcp_server.nextcloud.notes_files import NotesFiles
 from nextcloud_mcp_server.nextcloud.ocs import OCSClient
+from nextcloud_mcp_server.toolsets.notes.client import NotesClient
+from nextcloud_mcp_server.toolsets.notes.files import NotesFiles
 
 if TYPE_CHECKING:
-    from nextcloud_mcp_server.nextcloud.caldav import CalDAVClient
-    from nextcloud_mcp_server.nextcloud.carddav import CardDAVClient
-    from nextcloud_mcp_server.nextcloud.comments import CommentsClient
-    from nextcloud_mcp_server.nextcloud.deck import DeckClient
-    from nextcloud_mcp_server.nextcloud.shares import SharesClient
-    from nextcloud_mcp_server.nextcloud.systemtags import SystemTagsClient
-    from nextcloud_mcp_server.nextcloud.tables import TablesClient
-    from nextcloud_mcp_server.nextcloud.trash import TrashClient
-    from nextcloud_mcp_server.nextcloud.unified_search import UnifiedSearchClient
-    from nextcloud_mcp_server.nextcloud.versions import VersionsClient
-    from nextcloud_mcp_server.nextcloud.webdav import WebDAVClient
+    from nextcloud_mcp_server.nextcloud.dav.caldav import CalDAVClient
+    from nextcloud_mcp_server.nextcloud.dav.carddav import CardDAVClient
+    from nextcloud_mcp_server.nextcloud.dav.webdav import WebDAVClient
+    from nextcloud_mcp_server.toolsets.comments.client import CommentsClient
+    from nextcloud_mcp_server.toolsets.deck.client import DeckClient
+    from nextcloud_mcp_server.toolsets.search.client import UnifiedSearchClient
+    from nextcloud_mcp_server.toolsets.sharing.client import SharesClient
+    from nextcloud_mcp_server.toolsets.tables.client import TablesClient
+    from nextcloud_mcp_server.toolsets.tags.client import SystemTagsClient
+    from nextcloud_mcp_server.toolsets.trash.client import TrashClient
+    from nextcloud_mcp_server.toolsets.versions.client import VersionsClient
 
 __all__ = ["DiscoveryCache", "NextcloudClient"]
 
@@ -68,7 +68,7 @@ class NextcloudClient:
 
     @cached_property
     def caldav(self) -> CalDAVClient:
-        from nextcloud_mcp_server.nextcloud.caldav import CalDAVClient
+        from nextcloud_mcp_server.nextcloud.dav.caldav import CalDAVClient
 
         return CalDAVClient(
             self.http, self.credential, self.cache.calendar_homes, self.cache.principals, answers=self.answers
@@ -76,31 +76,31 @@ class NextcloudClient:
 
     @cached_property
     def unified_search(self) -> UnifiedSearchClient:
-        from nextcloud_mcp_server.nextcloud.unified_search import UnifiedSearchClient
+        from nextcloud_mcp_server.toolsets.search.client import UnifiedSearchClient
 
         return UnifiedSearchClient(self.ocs, self.http.host)
 
     @cached_property
     def shares(self) -> SharesClient:
-        from nextcloud_mcp_server.nextcloud.shares import SharesClient
+        from nextcloud_mcp_server.toolsets.sharing.client import SharesClient
 
         return SharesClient(self.http, self.credential)
 
     @cached_property
     def carddav(self) -> CardDAVClient:
-        from nextcloud_mcp_server.nextcloud.carddav import CardDAVClient
+        from nextcloud_mcp_server.nextcloud.dav.carddav import CardDAVClient
 
         return CardDAVClient(self.http, self.credential, self.cache.addressbook_homes, self.cache.principals)
 
     @cached_property
     def deck(self) -> DeckClient:
-        from nextcloud_mcp_server.nextcloud.deck import DeckClient
+        from nextcloud_mcp_server.toolsets.deck.client import DeckClient
 
         return DeckClient(self.http, self.credential)
 
     @cached_property
     def tables(self) -> TablesClient:
-        from nextcloud_mcp_server.nextcloud.tables import TablesClient
+        from nextcloud_mcp_server.toolsets.tables.client import TablesClient
 
         return TablesClient(self.http, self.credential, self.ocs)
 
@@ -113,28 +113,28 @@ class NextcloudClient:
         return await self.cache.dav_user_ids.once(self.credential.user_id, ask)
 
     async def files(self) -> WebDAVClient:
-        from nextcloud_mcp_server.nextcloud.webdav import WebDAVClient
+        from nextcloud_mcp_server.nextcloud.dav.webdav import WebDAVClient
 
         return WebDAVClient(self.http, self.credential, await self.dav_user_id())
 
     # The file apps' DAV APIs (trash bin, versions, system tags, comments), by DAV user id.
 
     async def trash(self) -> TrashClient:
-        from nextcloud_mcp_server.nextcloud.trash import TrashClient
+        from nextcloud_mcp_server.toolsets.trash.client import TrashClient
 
         return TrashClient(self.http, self.credential, await self.dav_user_id())
 
     async def versions(self) -> VersionsClient:
-        from nextcloud_mcp_server.nextcloud.versions import VersionsClient
+        from nextcloud_mcp_server.toolsets.versions.client import VersionsClient
 
         return VersionsClient(self.http, self.credential, await self.dav_user_id())
 
     async def systemtags(self) -> SystemTagsClient:
-        from nextcloud_mcp_server.nextcloud.systemtags import SystemTagsClient
+        from nextcloud_mcp_server.toolsets.tags.client import SystemTagsClient
 
         return SystemTagsClient(self.http, self.credential, await self.dav_user_id())
 
     async def comments(self) -> CommentsClient:
-        from nextcloud_mcp_server.nextcloud.comments import CommentsClient
+        from nextcloud_mcp_server.toolsets.comments.client import CommentsClient
 
         return CommentsClient(self.http, self.credential, await self.dav_user_id())

@@ -42,13 +42,13 @@ TimezoneName = Annotated[
 
 
 def ical() -> ModuleType:
-    from nextcloud_mcp_server.nextcloud import ical as module
+    from nextcloud_mcp_server.nextcloud.dav import ical as module
 
     return module
 
 
 def recurrence() -> ModuleType:
-    from nextcloud_mcp_server.nextcloud import recurrence as module
+    from nextcloud_mcp_server.nextcloud.dav import recurrence as module
 
     return module
 

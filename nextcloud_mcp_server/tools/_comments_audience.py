@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from nextcloud_mcp_server.nextcloud import paths
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
-from nextcloud_mcp_server.nextcloud.file_facts import FileFacts
+from nextcloud_mcp_server.nextcloud.dav.file_facts import FileFacts
 from nextcloud_mcp_server.tools._audience import Audience, mentions
 
 __all__ = ["file_audience"]

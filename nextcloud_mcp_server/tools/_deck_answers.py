@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from nextcloud_mcp_server.nextcloud.deck_models import DeckBoard, DeckCard, DeckComment
+from nextcloud_mcp_server.toolsets.deck.models import DeckBoard, DeckCard, DeckComment
 
 __all__ = [
     "BoardDetail",

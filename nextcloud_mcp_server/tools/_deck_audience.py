@@ -5,9 +5,9 @@ later, and anyone the comment mentions."""
 from __future__ import annotations
 
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
-from nextcloud_mcp_server.nextcloud.deck import DeckAppMissing
 from nextcloud_mcp_server.nextcloud.errors import Forbidden, NotFound
 from nextcloud_mcp_server.tools._audience import Audience, mentions
+from nextcloud_mcp_server.toolsets.deck.client import DeckAppMissing
 
 __all__ = ["card_audience"]
 

@@ -16,8 +16,8 @@ from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.nextcloud import paths
+from nextcloud_mcp_server.nextcloud.dav.folder_listing import forget_listings
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
-from nextcloud_mcp_server.nextcloud.folder_listing import forget_listings
 from nextcloud_mcp_server.nextcloud.models import FileEntry
 from nextcloud_mcp_server.tools._context import nextcloud_for
 

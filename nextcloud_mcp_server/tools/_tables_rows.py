@@ -9,14 +9,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from nextcloud_mcp_server.nextcloud.table_values import (
+from nextcloud_mcp_server.tools._arguments import StrictArguments
+from nextcloud_mcp_server.toolsets.tables.client import TableRow
+from nextcloud_mcp_server.toolsets.tables.values import (
     InvalidTableInput,
     TableColumn,
     encode_value,
     shown_value,
 )
-from nextcloud_mcp_server.nextcloud.tables import TableRow
-from nextcloud_mcp_server.tools._arguments import StrictArguments
 
 __all__ = [
     "MAX_CELL",

@@ -34,7 +34,7 @@ from nextcloud_mcp_server.tools._versions import approve_update, given_etag, rem
 from nextcloud_mcp_server.views import AGENDA
 
 if TYPE_CHECKING:
-    from nextcloud_mcp_server.nextcloud.caldav import CalDAVClient
+    from nextcloud_mcp_server.nextcloud.dav.caldav import CalDAVClient
 
 __all__ = ["toolset"]
 

@@ -13,19 +13,19 @@ from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import COLLECTIVES_READ, COLLECTIVES_WRITE, require_scopes
-from nextcloud_mcp_server.nextcloud.collectives import (
-    CollectivesClient,
-    Page,
-    PageText,
-    check_page_title,
-    fold,
-)
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NotFound, PreconditionFailed
 from nextcloud_mcp_server.tools._approval import shrinks
 from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._registry import Toolset
 from nextcloud_mcp_server.tools._results import answer, stale_version
 from nextcloud_mcp_server.tools._versions import approve_update, given_etag
+from nextcloud_mcp_server.toolsets.collectives.client import (
+    CollectivesClient,
+    Page,
+    PageText,
+    check_page_title,
+    fold,
+)
 
 __all__ = ["toolset"]
 

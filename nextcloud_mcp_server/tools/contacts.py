@@ -11,8 +11,14 @@ from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import CONTACTS_READ, CONTACTS_WRITE, require_scopes
-from nextcloud_mcp_server.nextcloud import vcard
-from nextcloud_mcp_server.nextcloud.carddav import DEFAULT_BOOK, MAX_QUERY, AddressBook, Card, CardDAVClient
+from nextcloud_mcp_server.nextcloud.dav import vcard
+from nextcloud_mcp_server.nextcloud.dav.carddav import (
+    DEFAULT_BOOK,
+    MAX_QUERY,
+    AddressBook,
+    Card,
+    CardDAVClient,
+)
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, PreconditionFailed
 from nextcloud_mcp_server.tools._approval import refuse_changed, require_approval, shrinks
 from nextcloud_mcp_server.tools._arguments import StrictArguments

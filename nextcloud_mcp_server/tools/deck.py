@@ -12,17 +12,6 @@ from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import DECK_READ, DECK_WRITE, require_scopes
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
-from nextcloud_mcp_server.nextcloud.deck import UPCOMING_GROUPS
-from nextcloud_mcp_server.nextcloud.deck_input import (
-    InvalidDeckInput,
-    check_card_title,
-    check_comment,
-    check_description,
-    check_due,
-    check_user_id,
-    resolve_labels,
-)
-from nextcloud_mcp_server.nextcloud.deck_models import DeckBoard, DeckCard
 from nextcloud_mcp_server.tools._approval import refuse_changed, require_approval
 from nextcloud_mcp_server.tools._audience import approve_publication
 from nextcloud_mcp_server.tools._context import nextcloud_for
@@ -43,6 +32,17 @@ from nextcloud_mcp_server.tools._deck_answers import (
 )
 from nextcloud_mcp_server.tools._deck_audience import card_audience
 from nextcloud_mcp_server.tools._registry import Toolset
+from nextcloud_mcp_server.toolsets.deck.client import UPCOMING_GROUPS
+from nextcloud_mcp_server.toolsets.deck.input import (
+    InvalidDeckInput,
+    check_card_title,
+    check_comment,
+    check_description,
+    check_due,
+    check_user_id,
+    resolve_labels,
+)
+from nextcloud_mcp_server.toolsets.deck.models import DeckBoard, DeckCard
 
 __all__ = ["toolset"]
 

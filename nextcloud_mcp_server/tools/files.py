@@ -12,9 +12,9 @@ from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import FILES_READ, FILES_WRITE, require_scopes
 from nextcloud_mcp_server.nextcloud import paths
+from nextcloud_mcp_server.nextcloud.dav.file_search import SearchFilter, search_files
+from nextcloud_mcp_server.nextcloud.dav.folder_listing import list_folder
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, PreconditionFailed
-from nextcloud_mcp_server.nextcloud.file_search import SearchFilter, search_files
-from nextcloud_mcp_server.nextcloud.folder_listing import list_folder
 from nextcloud_mcp_server.tools._approval import refuse_changed
 from nextcloud_mcp_server.tools._context import nextcloud_for, runtime_of
 from nextcloud_mcp_server.tools._file_approval import (

@@ -14,7 +14,12 @@ from pydantic import BaseModel, Field
 from nextcloud_mcp_server.auth.scopes import NOTES_READ, NOTES_WRITE, require_scopes
 from nextcloud_mcp_server.nextcloud.errors import PreconditionFailed
 from nextcloud_mcp_server.nextcloud.models import Note
-from nextcloud_mcp_server.nextcloud.notes import (
+from nextcloud_mcp_server.tools._approval import refuse_changed, require_approval, shrinks
+from nextcloud_mcp_server.tools._context import nextcloud_for, runtime_of
+from nextcloud_mcp_server.tools._registry import Toolset
+from nextcloud_mcp_server.tools._results import answer, stale_version
+from nextcloud_mcp_server.tools._versions import approve_update, given_etag
+from nextcloud_mcp_server.toolsets.notes.client import (
     InvalidNoteInput,
     NoteConflict,
     Progress,
@@ -22,11 +27,6 @@ from nextcloud_mcp_server.nextcloud.notes import (
     check_content,
     check_title,
 )
-from nextcloud_mcp_server.tools._approval import refuse_changed, require_approval, shrinks
-from nextcloud_mcp_server.tools._context import nextcloud_for, runtime_of
-from nextcloud_mcp_server.tools._registry import Toolset
-from nextcloud_mcp_server.tools._results import answer, stale_version
-from nextcloud_mcp_server.tools._versions import approve_update, given_etag
 from nextcloud_mcp_server.views import APPROVAL
 
 __all__ = ["toolset"]

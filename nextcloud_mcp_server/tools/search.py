@@ -10,15 +10,15 @@ from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import SEARCH_READ, require_scopes
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NextcloudError
-from nextcloud_mcp_server.nextcloud.unified_search import (
+from nextcloud_mcp_server.tools._context import nextcloud_for
+from nextcloud_mcp_server.tools._registry import Toolset
+from nextcloud_mcp_server.toolsets.search.client import (
     MAX_LIMIT,
     MAX_TERM,
     SearchPage,
     UnifiedSearchClient,
     valid_provider_id,
 )
-from nextcloud_mcp_server.tools._context import nextcloud_for
-from nextcloud_mcp_server.tools._registry import Toolset
 
 __all__ = ["toolset"]
 

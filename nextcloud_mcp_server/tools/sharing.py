@@ -15,10 +15,10 @@ from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import SHARING_READ, SHARING_WRITE, require_scopes
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
-from nextcloud_mcp_server.nextcloud.shares import Share, check_expiry, rights_of, share_path
 from nextcloud_mcp_server.tools._approval import refuse_changed, require_approval
 from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._registry import Toolset
+from nextcloud_mcp_server.toolsets.sharing.client import Share, check_expiry, rights_of, share_path
 from nextcloud_mcp_server.views import APPROVAL
 
 __all__ = ["toolset"]

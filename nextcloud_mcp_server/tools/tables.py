@@ -12,8 +12,6 @@ from pydantic import BaseModel, Field
 from nextcloud_mcp_server.auth.scopes import TABLES_READ, TABLES_WRITE, require_scopes
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 from nextcloud_mcp_server.nextcloud.errors import PreconditionFailed
-from nextcloud_mcp_server.nextcloud.table_values import MAX_TEXT, InvalidTableInput, TableColumn
-from nextcloud_mcp_server.nextcloud.tables import TableRow
 from nextcloud_mcp_server.tools._approval import refuse_changed, require_approval, shrinks
 from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._registry import Toolset
@@ -30,6 +28,8 @@ from nextcloud_mcp_server.tools._tables_rows import (
     shown_titles,
 )
 from nextcloud_mcp_server.tools._versions import approve_update
+from nextcloud_mcp_server.toolsets.tables.client import TableRow
+from nextcloud_mcp_server.toolsets.tables.values import MAX_TEXT, InvalidTableInput, TableColumn
 from nextcloud_mcp_server.views import APPROVAL
 
 __all__ = ["toolset"]

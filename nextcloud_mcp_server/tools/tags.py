@@ -10,11 +10,11 @@ from pydantic import BaseModel, Field
 from nextcloud_mcp_server.auth.scopes import FILES_READ, FILES_WRITE, require_scopes
 from nextcloud_mcp_server.nextcloud import paths
 from nextcloud_mcp_server.nextcloud.errors import NotFound
-from nextcloud_mcp_server.nextcloud.systemtags import MAX_NAME, SystemTag, SystemTagsClient
 from nextcloud_mcp_server.tools._audience import Audience, approve_publication
 from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._file_target import FilePath, iso, resolve
 from nextcloud_mcp_server.tools._registry import Toolset
+from nextcloud_mcp_server.toolsets.tags.client import MAX_NAME, SystemTag, SystemTagsClient
 
 __all__ = ["toolset"]
 

@@ -13,11 +13,11 @@ from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import TALK_READ, TALK_WRITE, require_scopes
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
-from nextcloud_mcp_server.nextcloud.talk import MAX_MESSAGE, TalkClient, check_message, check_name
-from nextcloud_mcp_server.nextcloud.talk_models import Conversation, Message, Participant
 from nextcloud_mcp_server.tools._audience import Audience, approve_publication
 from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._registry import Toolset
+from nextcloud_mcp_server.toolsets.talk.client import MAX_MESSAGE, TalkClient, check_message, check_name
+from nextcloud_mcp_server.toolsets.talk.models import Conversation, Message, Participant
 
 __all__ = ["toolset"]
 

@@ -11,12 +11,12 @@ from pydantic import BaseModel, Field
 from nextcloud_mcp_server.auth.scopes import FILES_READ, FILES_WRITE, require_scopes
 from nextcloud_mcp_server.nextcloud import paths
 from nextcloud_mcp_server.nextcloud.errors import Conflict
-from nextcloud_mcp_server.nextcloud.trash import TrashItem
 from nextcloud_mcp_server.tools._approval import refuse_changed, require_approval
 from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._file_approval import human_size, stat_or_none
 from nextcloud_mcp_server.tools._file_target import iso
 from nextcloud_mcp_server.tools._registry import Toolset
+from nextcloud_mcp_server.toolsets.trash.client import TrashItem
 
 __all__ = ["toolset"]
 

@@ -12,14 +12,14 @@ from nextcloud_mcp_server.auth.scopes import FILES_READ, FILES_WRITE, require_sc
 from nextcloud_mcp_server.nextcloud import paths
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NotFound
 from nextcloud_mcp_server.nextcloud.models import FileEntry
-from nextcloud_mcp_server.nextcloud.versions import FileVersion, check_version_id
 from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._file_approval import approve_file_action, human_size, still_unchanged
 from nextcloud_mcp_server.tools._file_target import FilePath, iso, resolve
 from nextcloud_mcp_server.tools._registry import Toolset
+from nextcloud_mcp_server.toolsets.versions.client import FileVersion, check_version_id
 
 if TYPE_CHECKING:
-    from nextcloud_mcp_server.nextcloud.webdav import WebDAVClient
+    from nextcloud_mcp_server.nextcloud.dav.webdav import WebDAVClient
 
 __all__ = ["toolset"]
 

@@ -11,9 +11,9 @@ from typing import Any, cast
 import pytest
 from mcp import ClientSession
 
-from nextcloud_mcp_server.nextcloud.collectives import CollectivesClient, Page
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, InvalidResponse
 from nextcloud_mcp_server.tools import collectives as collectives_tools
+from nextcloud_mcp_server.toolsets.collectives.client import CollectivesClient, Page
 from tests.backends import Login, Nextcloud
 from tests.mcp_clients import Human, http_session, running_app, structured
 from tests.strict_clients import refusal_details

@@ -16,8 +16,8 @@ from nextcloud_mcp_server.nextcloud.auth import BasicCredential
 from nextcloud_mcp_server.nextcloud.errors import NextcloudHTTPError, NotFound
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.ocs import OCSClient
-from nextcloud_mcp_server.nextcloud.table_values import TableColumn, encode_value, shown_value
-from nextcloud_mcp_server.nextcloud.tables import TablesAppMissing, TablesClient
+from nextcloud_mcp_server.toolsets.tables.client import TablesAppMissing, TablesClient
+from nextcloud_mcp_server.toolsets.tables.values import TableColumn, encode_value, shown_value
 from tests import http_mock
 from tests.apps.replayed import BASE, replay
 from tests.recordings import load_app

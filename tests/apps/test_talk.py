@@ -12,8 +12,8 @@ import pytest
 from mcp import ClientSession
 
 from nextcloud_mcp_server.config import load_settings
-from nextcloud_mcp_server.nextcloud.talk_models import conversation_of, message_of, resolve
 from nextcloud_mcp_server.tools import enabled_tools
+from nextcloud_mcp_server.toolsets.talk.models import conversation_of, message_of, resolve
 from tests.backends import Login, Nextcloud
 from tests.mcp_clients import Human, http_session, running_app, structured
 from tests.strict_clients import refusal_details

@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 import anyio
 import pytest
 
-from nextcloud_mcp_server.nextcloud import ical, recurrence
+from nextcloud_mcp_server.nextcloud.dav import ical, recurrence
 from tests.backends import Nextcloud
 from tests.integration.test_calendar_tools import mkcalendar
 from tests.mcp_clients import http_session, running_app, structured

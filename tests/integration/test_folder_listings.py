@@ -13,14 +13,14 @@ from typing import Any
 
 import pytest
 
-from nextcloud_mcp_server.nextcloud import folder_listing, vcard
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
+from nextcloud_mcp_server.nextcloud.dav import folder_listing, vcard
+from nextcloud_mcp_server.nextcloud.dav.folder_listing import FolderListing, list_folder
+from nextcloud_mcp_server.nextcloud.dav.webdav import WebDAVClient
 from nextcloud_mcp_server.nextcloud.errors import NextcloudHTTPError
-from nextcloud_mcp_server.nextcloud.folder_listing import FolderListing, list_folder
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.kept import KeptAnswers
-from nextcloud_mcp_server.nextcloud.webdav import WebDAVClient
 from tests.backends import Nextcloud
 from tests.mcp_clients import http_session, running_app, structured
 

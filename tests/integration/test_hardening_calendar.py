@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from nextcloud_mcp_server.nextcloud import recurrence
+from nextcloud_mcp_server.nextcloud.dav import recurrence
 from tests.backends import Nextcloud
 from tests.mcp_clients import http_session, running_app, structured
 

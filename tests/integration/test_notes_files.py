@@ -19,8 +19,8 @@ from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.kept import KeptAnswers
 from nextcloud_mcp_server.nextcloud.models import Note
-from nextcloud_mcp_server.nextcloud.notes import NotesClient
-from nextcloud_mcp_server.nextcloud.notes_files import NotesFiles, NotesFilesUnavailable, _unzip
+from nextcloud_mcp_server.toolsets.notes.client import NotesClient
+from nextcloud_mcp_server.toolsets.notes.files import NotesFiles, NotesFilesUnavailable, _unzip
 from tests.backends import Login, Nextcloud
 from tests.conftest import ADMIN_APP_PASSWORD, ADMIN_PASSWORD, ALICE_APP_PASSWORD, ALICE_PASSWORD
 from tests.mcp_clients import stdio_session, structured

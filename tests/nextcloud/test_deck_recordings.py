@@ -9,10 +9,10 @@ from collections.abc import AsyncIterator
 import pytest
 
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
-from nextcloud_mcp_server.nextcloud.deck import DECK_MISSING, DeckAppMissing, DeckClient
-from nextcloud_mcp_server.nextcloud.deck_models import DeckCard
 from nextcloud_mcp_server.nextcloud.errors import Forbidden
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
+from nextcloud_mcp_server.toolsets.deck.client import DECK_MISSING, DeckAppMissing, DeckClient
+from nextcloud_mcp_server.toolsets.deck.models import DeckCard
 from tests import http_mock
 from tests.recordings import Recording, load
 

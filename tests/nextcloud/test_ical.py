@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime, time, timedelta
 import icalendar
 import pytest
 
-from nextcloud_mcp_server.nextcloud import ical
+from nextcloud_mcp_server.nextcloud.dav import ical
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
 
 BERLIN = ical.zone("Europe/Berlin")

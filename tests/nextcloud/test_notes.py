@@ -10,7 +10,7 @@ from nextcloud_mcp_server.nextcloud.auth import BasicCredential, BearerCredentia
 from nextcloud_mcp_server.nextcloud.errors import BearerRefused, InvalidResponse, NotFound, Unauthorized
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.models import Note
-from nextcloud_mcp_server.nextcloud.notes import (
+from nextcloud_mcp_server.toolsets.notes.client import (
     InvalidNoteInput,
     NoteConflict,
     NotesClient,

@@ -8,7 +8,7 @@ import pytest
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NotFound
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
-from nextcloud_mcp_server.nextcloud.shares import SharesClient
+from nextcloud_mcp_server.toolsets.sharing.client import SharesClient
 from tests import http_mock
 from tests.recordings import load
 

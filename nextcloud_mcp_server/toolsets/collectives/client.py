@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from nextcloud_mcp_server.nextcloud import paths
+from nextcloud_mcp_server.nextcloud.dav.webdav import WebDAVClient
 from nextcloud_mcp_server.nextcloud.errors import (
     InvalidInput,
     InvalidResponse,
@@ -31,7 +32,6 @@ from nextcloud_mcp_server.nextcloud.errors import (
 )
 from nextcloud_mcp_server.nextcloud.names import check_visible
 from nextcloud_mcp_server.nextcloud.ocs import OCSClient
-from nextcloud_mcp_server.nextcloud.webdav import WebDAVClient
 
 __all__ = [
     "COLLECTIVES_MISSING",

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from nextcloud_mcp_server.nextcloud import paths
-from nextcloud_mcp_server.nextcloud.dav_files import LISTING_PROPS
-from nextcloud_mcp_server.nextcloud.dav_xml import DAV, OC, sabre_message, xml_escape
+from nextcloud_mcp_server.nextcloud.dav.files import LISTING_PROPS
+from nextcloud_mcp_server.nextcloud.dav.webdav import WebDAVClient
+from nextcloud_mcp_server.nextcloud.dav.xml import DAV, OC, sabre_message, xml_escape
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NextcloudHTTPError
 from nextcloud_mcp_server.nextcloud.models import FileEntry
-from nextcloud_mcp_server.nextcloud.webdav import WebDAVClient
 
 __all__ = ["MAX_RESULTS", "SearchFilter", "search_files", "search_request"]
 

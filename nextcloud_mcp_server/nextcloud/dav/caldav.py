@@ -23,8 +23,8 @@ from urllib.parse import quote, unquote, urlsplit
 
 from nextcloud_mcp_server.nextcloud import etags
 from nextcloud_mcp_server.nextcloud.auth import Credential
-from nextcloud_mcp_server.nextcloud.dav_home import WRITE_PRIVILEGES, DavHomeClient
-from nextcloud_mcp_server.nextcloud.dav_xml import (
+from nextcloud_mcp_server.nextcloud.dav.home import WRITE_PRIVILEGES, DavHomeClient
+from nextcloud_mcp_server.nextcloud.dav.xml import (
     APPLE,
     CALDAV,
     CS,

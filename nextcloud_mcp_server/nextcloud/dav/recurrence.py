@@ -26,9 +26,9 @@ from typing import Any
 import icalendar
 import recurring_ical_events
 
-from nextcloud_mcp_server.nextcloud import rrule_cost
+from nextcloud_mcp_server.nextcloud.dav import rrule_cost
+from nextcloud_mcp_server.nextcloud.dav.ical import as_datetime, load
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
-from nextcloud_mcp_server.nextcloud.ical import as_datetime, load
 
 __all__ = [
     "DEADLINE_SECONDS",

@@ -7,9 +7,9 @@ import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
-from nextcloud_mcp_server.nextcloud.deck_models import DeckBoard, DeckLabel
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
 from nextcloud_mcp_server.nextcloud.names import check_visible
+from nextcloud_mcp_server.toolsets.deck.models import DeckBoard, DeckLabel
 
 __all__ = [
     "MAX_COMMENT",

@@ -19,7 +19,7 @@ import icalendar
 import recurring_ical_events
 from dateutil import rrule as dateutil_rrule
 
-from nextcloud_mcp_server.nextcloud import rrule_cost
+from nextcloud_mcp_server.nextcloud.dav import rrule_cost
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
 from nextcloud_mcp_server.nextcloud.names import check_visible
 

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from urllib.parse import quote, unquote, urlsplit
 
 from nextcloud_mcp_server.nextcloud.auth import Credential
-from nextcloud_mcp_server.nextcloud.dav_xml import DAV, DavResponse, parse_multistatus
+from nextcloud_mcp_server.nextcloud.dav.xml import DAV, DavResponse, parse_multistatus
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 

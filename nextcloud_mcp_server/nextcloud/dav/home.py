@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from urllib.parse import urlsplit
 
 from nextcloud_mcp_server.nextcloud.auth import Credential
-from nextcloud_mcp_server.nextcloud.dav_xml import DAV, DavResponse, parse_multistatus
+from nextcloud_mcp_server.nextcloud.dav.xml import DAV, DavResponse, parse_multistatus
 from nextcloud_mcp_server.nextcloud.discovery import Discovered
 from nextcloud_mcp_server.nextcloud.errors import InvalidResponse
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP

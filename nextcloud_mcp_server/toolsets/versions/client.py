@@ -11,15 +11,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import quote
 
-from nextcloud_mcp_server.nextcloud.dav_xml import DAV, NC_ORG, DavResponse
-from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NotFound
-from nextcloud_mcp_server.nextcloud.file_apps import (
+from nextcloud_mcp_server.nextcloud.dav.file_apps import (
     DavApp,
     http_date,
     is_collection,
     last_segment,
     xml_request,
 )
+from nextcloud_mcp_server.nextcloud.dav.xml import DAV, NC_ORG, DavResponse
+from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NotFound
 
 __all__ = ["FileVersion", "VersionsClient", "check_version_id"]
 

@@ -12,15 +12,15 @@ import heapq
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from nextcloud_mcp_server.nextcloud.dav_xml import DAV, NC_ORG, OC, DavResponse
-from nextcloud_mcp_server.nextcloud.errors import NotFound
-from nextcloud_mcp_server.nextcloud.file_apps import (
+from nextcloud_mcp_server.nextcloud.dav.file_apps import (
     DavApp,
     is_collection,
     last_segment,
     one_segment,
     xml_request,
 )
+from nextcloud_mcp_server.nextcloud.dav.xml import DAV, NC_ORG, OC, DavResponse
+from nextcloud_mcp_server.nextcloud.errors import NotFound
 
 __all__ = ["TrashClient", "TrashItem", "TrashPage"]
 

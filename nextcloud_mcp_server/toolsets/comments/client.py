@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from nextcloud_mcp_server.nextcloud.dav_xml import OC, DavResponse
+from nextcloud_mcp_server.nextcloud.dav.file_apps import DavApp, http_date, last_segment, xml_request
+from nextcloud_mcp_server.nextcloud.dav.xml import OC, DavResponse
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NotFound
-from nextcloud_mcp_server.nextcloud.file_apps import DavApp, http_date, last_segment, xml_request
 
 __all__ = ["MAX_MESSAGE", "Comment", "CommentsClient", "check_message"]
 

@@ -16,14 +16,14 @@ from urllib.parse import quote
 
 from nextcloud_mcp_server.nextcloud import etags, paths
 from nextcloud_mcp_server.nextcloud.auth import Credential
-from nextcloud_mcp_server.nextcloud.dav_files import (
+from nextcloud_mcp_server.nextcloud.dav.files import (
     ETAG_PROPS,
     LISTING_PROPS,
     STAT_PROPS,
     file_entry,
     propfind_body,
 )
-from nextcloud_mcp_server.nextcloud.dav_xml import parse_multistatus
+from nextcloud_mcp_server.nextcloud.dav.xml import parse_multistatus
 from nextcloud_mcp_server.nextcloud.errors import Conflict, InvalidInput, NotFound, PreconditionFailed
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.models import FileEntry

@@ -31,8 +31,8 @@ from typing import Any
 
 import vobject  # type: ignore[import-untyped]
 
+from nextcloud_mcp_server.nextcloud.dav.vcard_lines import BINARY, join, name_of, unfold
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
-from nextcloud_mcp_server.nextcloud.vcard_lines import BINARY, join, name_of, unfold
 
 __all__ = [
     "MAX_CARD_BYTES",

@@ -29,7 +29,7 @@ from nextcloud_mcp_server.nextcloud.errors import (
 )
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
 from nextcloud_mcp_server.nextcloud.ocs import OCSClient
-from nextcloud_mcp_server.nextcloud.table_values import TableColumn
+from nextcloud_mcp_server.toolsets.tables.values import TableColumn
 
 __all__ = [
     "TABLES_APP_MISSING",

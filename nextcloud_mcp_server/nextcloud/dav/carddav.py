@@ -19,8 +19,8 @@ from typing import Literal
 from urllib.parse import quote, unquote, urlsplit
 
 from nextcloud_mcp_server.nextcloud import etags
-from nextcloud_mcp_server.nextcloud.dav_home import WRITE_PRIVILEGES, DavHomeClient
-from nextcloud_mcp_server.nextcloud.dav_xml import CS, DAV, xml_escape
+from nextcloud_mcp_server.nextcloud.dav.home import WRITE_PRIVILEGES, DavHomeClient
+from nextcloud_mcp_server.nextcloud.dav.xml import CS, DAV, xml_escape
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NotFound, PreconditionFailed
 
 __all__ = [

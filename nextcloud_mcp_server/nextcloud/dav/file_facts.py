@@ -18,9 +18,9 @@ import hashlib
 from dataclasses import dataclass
 
 from nextcloud_mcp_server.nextcloud import paths
-from nextcloud_mcp_server.nextcloud.dav_xml import NC_ORG, OC, DavResponse
+from nextcloud_mcp_server.nextcloud.dav.file_apps import DavApp
+from nextcloud_mcp_server.nextcloud.dav.xml import NC_ORG, OC, DavResponse
 from nextcloud_mcp_server.nextcloud.errors import NotFound
-from nextcloud_mcp_server.nextcloud.file_apps import DavApp
 
 __all__ = ["MAX_LEVELS", "FileFacts", "Sharing"]
 

@@ -15,7 +15,7 @@ import email.utils
 from datetime import UTC, datetime
 
 from nextcloud_mcp_server.nextcloud import etags, paths
-from nextcloud_mcp_server.nextcloud.dav_xml import DAV, OC, DavResponse
+from nextcloud_mcp_server.nextcloud.dav.xml import DAV, OC, DavResponse
 from nextcloud_mcp_server.nextcloud.models import FileEntry
 
 __all__ = [

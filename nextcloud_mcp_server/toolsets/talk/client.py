@@ -27,7 +27,7 @@ from nextcloud_mcp_server.nextcloud.errors import (
     error_for_status,
 )
 from nextcloud_mcp_server.nextcloud.http import Answer, NextcloudHTTP, json_body
-from nextcloud_mcp_server.nextcloud.talk_models import (
+from nextcloud_mcp_server.toolsets.talk.models import (
     Conversation,
     Mentionable,
     Message,

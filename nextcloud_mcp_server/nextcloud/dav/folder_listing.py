@@ -23,10 +23,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from nextcloud_mcp_server.nextcloud.dav_files import listing_order
+from nextcloud_mcp_server.nextcloud.dav.files import listing_order
+from nextcloud_mcp_server.nextcloud.dav.webdav import WebDAVClient
 from nextcloud_mcp_server.nextcloud.kept import KeptAnswers
 from nextcloud_mcp_server.nextcloud.models import FileEntry
-from nextcloud_mcp_server.nextcloud.webdav import WebDAVClient
 
 __all__ = ["KEY_PREFIX", "FolderListing", "forget_listings", "list_folder"]
 

@@ -10,20 +10,20 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from nextcloud_mcp_server.nextcloud import paths
-from nextcloud_mcp_server.nextcloud.dav_xml import DAV, NC_ORG, OC, DavResponse
+from nextcloud_mcp_server.nextcloud.dav.file_apps import (
+    DavApp,
+    http_date,
+    is_collection,
+    last_segment,
+    xml_request,
+)
+from nextcloud_mcp_server.nextcloud.dav.xml import DAV, NC_ORG, OC, DavResponse
 from nextcloud_mcp_server.nextcloud.errors import (
     Conflict,
     Forbidden,
     InvalidInput,
     NotFound,
     PreconditionFailed,
-)
-from nextcloud_mcp_server.nextcloud.file_apps import (
-    DavApp,
-    http_date,
-    is_collection,
-    last_segment,
-    xml_request,
 )
 from nextcloud_mcp_server.nextcloud.models import FileEntry
 

@@ -39,13 +39,13 @@ from urllib.parse import quote
 
 from nextcloud_mcp_server.nextcloud import paths
 from nextcloud_mcp_server.nextcloud.auth import Credential
-from nextcloud_mcp_server.nextcloud.dav_xml import DAV, NC_ORG, OC, DavResponse, parse_multistatus
+from nextcloud_mcp_server.nextcloud.dav.file_search import search_request
+from nextcloud_mcp_server.nextcloud.dav.xml import DAV, NC_ORG, OC, DavResponse, parse_multistatus
 from nextcloud_mcp_server.nextcloud.errors import NextcloudError, NotFound
-from nextcloud_mcp_server.nextcloud.file_search import search_request
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.kept import KeptAnswers
 from nextcloud_mcp_server.nextcloud.models import LAST_TIMESTAMP, Note
-from nextcloud_mcp_server.nextcloud.notes_search import fold
+from nextcloud_mcp_server.toolsets.notes.search import fold
 
 __all__ = [
     "MAX_NOTES",

@@ -24,7 +24,6 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from nextcloud_mcp_server.nextcloud import etags
 from nextcloud_mcp_server.nextcloud.auth import Credential
-from nextcloud_mcp_server.nextcloud.deck_models import DeckBoard, DeckCard, DeckComment, DeckStack
 from nextcloud_mcp_server.nextcloud.errors import (
     Forbidden,
     InvalidResponse,
@@ -34,6 +33,7 @@ from nextcloud_mcp_server.nextcloud.errors import (
     error_for_status,
 )
 from nextcloud_mcp_server.nextcloud.http import Answer, NextcloudHTTP, json_body
+from nextcloud_mcp_server.toolsets.deck.models import DeckBoard, DeckCard, DeckComment, DeckStack
 
 __all__ = ["DECK_MISSING", "UPCOMING_GROUPS", "DeckAppMissing", "DeckClient"]
 

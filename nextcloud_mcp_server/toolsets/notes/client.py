@@ -25,7 +25,7 @@ from nextcloud_mcp_server.nextcloud.errors import (
 )
 from nextcloud_mcp_server.nextcloud.http import Answer, NextcloudHTTP, json_body, not_json
 from nextcloud_mcp_server.nextcloud.models import Note, NoteSettings
-from nextcloud_mcp_server.nextcloud.notes_errors import (
+from nextcloud_mcp_server.toolsets.notes.errors import (
     NOTES_APP_MISSING,
     NoteConflict,
     NotesAppMissing,
@@ -33,14 +33,14 @@ from nextcloud_mcp_server.nextcloud.notes_errors import (
     malformed,
     no_such_note,
 )
-from nextcloud_mcp_server.nextcloud.notes_files import NotesFiles, NotesFilesUnavailable
-from nextcloud_mcp_server.nextcloud.notes_input import (
+from nextcloud_mcp_server.toolsets.notes.files import NotesFiles, NotesFilesUnavailable
+from nextcloud_mcp_server.toolsets.notes.input import (
     InvalidNoteInput,
     check_category,
     check_content,
     check_title,
 )
-from nextcloud_mcp_server.nextcloud.notes_search import NoteSearchHit, rank_note, rank_notes
+from nextcloud_mcp_server.toolsets.notes.search import NoteSearchHit, rank_note, rank_notes
 
 __all__ = [
     "NOTES_APP_MISSING",
