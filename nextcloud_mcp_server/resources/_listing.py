@@ -25,8 +25,8 @@ from nextcloud_mcp_server.auth.scopes import CALENDAR_READ, NOTES_READ, missing_
 from nextcloud_mcp_server.nextcloud.errors import NextcloudError
 from nextcloud_mcp_server.resources._uris import BadUri, calendar_uri, note_uri, week_of
 from nextcloud_mcp_server.storage.errors import GrantUnreadable
-from nextcloud_mcp_server.tools._calendar_common import time_zone
 from nextcloud_mcp_server.tools._context import nextcloud_for
+from nextcloud_mcp_server.toolsets.calendar.tools_common import time_zone
 
 __all__ = ["MAX_NOTES", "PAGE_SIZE", "listed_page"]
 

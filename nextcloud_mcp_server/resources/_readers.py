@@ -18,8 +18,8 @@ from nextcloud_mcp_server.nextcloud import paths
 from nextcloud_mcp_server.nextcloud.models import FileEntry, Note
 from nextcloud_mcp_server.resources._uris import BadUri, note_id, span_of
 from nextcloud_mcp_server.tools._context import nextcloud_for, runtime_of
-from nextcloud_mcp_server.tools.calendar import nc_calendar_list_events
-from nextcloud_mcp_server.tools.files import TEXT_TYPES
+from nextcloud_mcp_server.toolsets.calendar.tools_events import nc_calendar_list_events
+from nextcloud_mcp_server.toolsets.files.tools import TEXT_TYPES
 
 __all__ = [
     "ETAG_META",

@@ -12,7 +12,7 @@ import pytest
 from mcp import ClientSession
 
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, InvalidResponse
-from nextcloud_mcp_server.tools import collectives as collectives_tools
+from nextcloud_mcp_server.toolsets.collectives import tools as collectives_tools
 from nextcloud_mcp_server.toolsets.collectives.client import CollectivesClient, Page
 from tests.backends import Login, Nextcloud
 from tests.mcp_clients import Human, http_session, running_app, structured

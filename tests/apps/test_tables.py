@@ -14,7 +14,7 @@ import httpx
 import pytest
 from mcp import ClientSession
 
-from nextcloud_mcp_server.tools import tables as tables_tools
+from nextcloud_mcp_server.toolsets.tables import tools as tables_tools
 from tests.apps.trip_table import COLUMNS
 from tests.backends import Nextcloud
 from tests.mcp_clients import Human, http_session, running_app, structured

@@ -3,8 +3,8 @@ second at most, so a change within the same second must still make another versi
 
 from __future__ import annotations
 
-from nextcloud_mcp_server.tools.deck import _version
 from nextcloud_mcp_server.toolsets.deck.models import DeckAssignment, DeckCard, DeckLabel, DeckUser
+from nextcloud_mcp_server.toolsets.deck.tools import _version
 
 
 def test_a_change_in_the_same_second_is_another_version() -> None:

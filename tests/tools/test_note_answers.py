@@ -6,7 +6,7 @@ import random
 from datetime import UTC, datetime
 
 from nextcloud_mcp_server.nextcloud.models import LAST_TIMESTAMP
-from nextcloud_mcp_server.tools.notes import _iso
+from nextcloud_mcp_server.toolsets.notes.tools import _iso
 
 
 def test_the_last_change_is_written_as_iso_8601_utc_across_the_whole_range() -> None:

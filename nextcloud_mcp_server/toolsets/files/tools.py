@@ -23,7 +23,9 @@ from nextcloud_mcp_server.tools._file_approval import (
     stat_or_none,
     still_unchanged,
 )
-from nextcloud_mcp_server.tools._files_common import (
+from nextcloud_mcp_server.tools._registry import Toolset
+from nextcloud_mcp_server.tools._versions import given_etag
+from nextcloud_mcp_server.toolsets.files.tools_common import (
     TEXT_TYPES,
     FileInfo,
     check_offset,
@@ -33,8 +35,6 @@ from nextcloud_mcp_server.tools._files_common import (
     is_text,
     payload,
 )
-from nextcloud_mcp_server.tools._registry import Toolset
-from nextcloud_mcp_server.tools._versions import given_etag
 from nextcloud_mcp_server.views import APPROVAL
 
 __all__ = ["TEXT_TYPES", "DirectoryListing", "FileInfo", "toolset"]

@@ -10,11 +10,11 @@ from pydantic import BaseModel, Field
 from nextcloud_mcp_server.auth.scopes import FILES_READ, FILES_WRITE, require_scopes
 from nextcloud_mcp_server.nextcloud import paths
 from nextcloud_mcp_server.tools._audience import approve_publication
-from nextcloud_mcp_server.tools._comments_audience import file_audience
 from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._file_target import FilePath, iso, resolve
 from nextcloud_mcp_server.tools._registry import Toolset
 from nextcloud_mcp_server.toolsets.comments.client import MAX_MESSAGE, MAX_PAGE, Comment, check_message
+from nextcloud_mcp_server.toolsets.comments.tools_audience import file_audience
 
 __all__ = ["toolset"]
 

@@ -15,7 +15,19 @@ from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 from nextcloud_mcp_server.tools._approval import refuse_changed, require_approval
 from nextcloud_mcp_server.tools._audience import approve_publication
 from nextcloud_mcp_server.tools._context import nextcloud_for
-from nextcloud_mcp_server.tools._deck_answers import (
+from nextcloud_mcp_server.tools._registry import Toolset
+from nextcloud_mcp_server.toolsets.deck.client import UPCOMING_GROUPS
+from nextcloud_mcp_server.toolsets.deck.input import (
+    InvalidDeckInput,
+    check_card_title,
+    check_comment,
+    check_description,
+    check_due,
+    check_user_id,
+    resolve_labels,
+)
+from nextcloud_mcp_server.toolsets.deck.models import DeckBoard, DeckCard
+from nextcloud_mcp_server.toolsets.deck.tools_answers import (
     BoardDetail,
     BoardList,
     CardDetail,
@@ -30,19 +42,7 @@ from nextcloud_mcp_server.tools._deck_answers import (
     cut,
     upcoming_card,
 )
-from nextcloud_mcp_server.tools._deck_audience import card_audience
-from nextcloud_mcp_server.tools._registry import Toolset
-from nextcloud_mcp_server.toolsets.deck.client import UPCOMING_GROUPS
-from nextcloud_mcp_server.toolsets.deck.input import (
-    InvalidDeckInput,
-    check_card_title,
-    check_comment,
-    check_description,
-    check_due,
-    check_user_id,
-    resolve_labels,
-)
-from nextcloud_mcp_server.toolsets.deck.models import DeckBoard, DeckCard
+from nextcloud_mcp_server.toolsets.deck.tools_audience import card_audience
 
 __all__ = ["toolset"]
 

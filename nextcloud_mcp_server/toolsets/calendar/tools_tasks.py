@@ -12,7 +12,10 @@ from pydantic import BaseModel, Field
 from nextcloud_mcp_server.auth.scopes import CALENDAR_READ, CALENDAR_WRITE, require_scopes
 from nextcloud_mcp_server.nextcloud.errors import PreconditionFailed
 from nextcloud_mcp_server.tools._approval import require_approval, shrinks
-from nextcloud_mcp_server.tools._calendar_common import (
+from nextcloud_mcp_server.tools._context import nextcloud_for
+from nextcloud_mcp_server.tools._results import answer, stale_version
+from nextcloud_mcp_server.tools._versions import approve_update, given_etag, removal_question
+from nextcloud_mcp_server.toolsets.calendar.tools_common import (
     CalendarId,
     TimezoneName,
     Uid,
@@ -22,9 +25,6 @@ from nextcloud_mcp_server.tools._calendar_common import (
     time_zone,
     toolset,
 )
-from nextcloud_mcp_server.tools._context import nextcloud_for
-from nextcloud_mcp_server.tools._results import answer, stale_version
-from nextcloud_mcp_server.tools._versions import approve_update, given_etag, removal_question
 
 __all__ = ["toolset"]
 

@@ -16,7 +16,10 @@ from nextcloud_mcp_server.nextcloud.errors import InvalidInput, PreconditionFail
 from nextcloud_mcp_server.nextcloud.models import Calendar, CalendarObject
 from nextcloud_mcp_server.tools._approval import require_approval, shrinks
 from nextcloud_mcp_server.tools._arguments import StrictArguments
-from nextcloud_mcp_server.tools._calendar_common import (
+from nextcloud_mcp_server.tools._context import nextcloud_for
+from nextcloud_mcp_server.tools._results import answer, stale_version
+from nextcloud_mcp_server.tools._versions import approve_update, given_etag, removal_question
+from nextcloud_mcp_server.toolsets.calendar.tools_common import (
     CalendarId,
     TimezoneName,
     Uid,
@@ -28,9 +31,6 @@ from nextcloud_mcp_server.tools._calendar_common import (
     time_zone,
     toolset,
 )
-from nextcloud_mcp_server.tools._context import nextcloud_for
-from nextcloud_mcp_server.tools._results import answer, stale_version
-from nextcloud_mcp_server.tools._versions import approve_update, given_etag, removal_question
 from nextcloud_mcp_server.views import AGENDA
 
 if TYPE_CHECKING:

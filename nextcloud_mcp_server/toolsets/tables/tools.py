@@ -17,7 +17,9 @@ from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._registry import Toolset
 from nextcloud_mcp_server.tools._results import answer, stale_version
 from nextcloud_mcp_server.tools._shown import bound_version
-from nextcloud_mcp_server.tools._tables_rows import (
+from nextcloud_mcp_server.tools._versions import approve_update
+from nextcloud_mcp_server.toolsets.tables.client import TableRow
+from nextcloud_mcp_server.toolsets.tables.tools_rows import (
     MAX_FILTERS,
     RowFilter,
     RowOut,
@@ -27,8 +29,6 @@ from nextcloud_mcp_server.tools._tables_rows import (
     row_out,
     shown_titles,
 )
-from nextcloud_mcp_server.tools._versions import approve_update
-from nextcloud_mcp_server.toolsets.tables.client import TableRow
 from nextcloud_mcp_server.toolsets.tables.values import MAX_TEXT, InvalidTableInput, TableColumn
 from nextcloud_mcp_server.views import APPROVAL
 
