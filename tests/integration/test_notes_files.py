@@ -99,7 +99,7 @@ async def test_the_listing_is_the_notes_apis_newest_first(nextcloud: Nextcloud) 
     expected = _api_listing(nextcloud)
 
     async def listed(nc: NextcloudClient) -> tuple[list[Note], list[Note]]:
-        return await nc.notes.newest(), await nc.notes.newest(category="Work/Projects")
+        return await nc.api(NotesClient).newest(), await nc.api(NotesClient).newest(category="Work/Projects")
 
     every, projects = await _with_client(nextcloud, listed)
     assert _facts(every) == _facts(expected)
@@ -113,10 +113,10 @@ async def test_a_kept_listing_sees_a_change_and_a_favorite_toggle(nextcloud: Nex
     made = _seed(nextcloud)
 
     async def scenario(nc: NextcloudClient) -> None:
-        first = await nc.notes.newest()
+        first = await nc.api(NotesClient).newest()
         key = f"notes:list:/remote.php/dav/files/{nextcloud.alice.user}/Notes:"
         kept = nc.answers.get(nextcloud.alice.user, key)
-        again = await nc.notes.newest()
+        again = await nc.api(NotesClient).newest()
         assert _facts(again) == _facts(first)
         assert kept is not None
         # the same kept answer: Nextcloud confirmed it, nothing was read again
@@ -125,19 +125,19 @@ async def test_a_kept_listing_sees_a_change_and_a_favorite_toggle(nextcloud: Nex
             client.put(
                 f"/index.php/apps/notes/api/v1/notes/{made[0]['id']}", json={"favorite": True}
             ).raise_for_status()
-        favorites = {n.title for n in await nc.notes.newest() if n.favorite}
+        favorites = {n.title for n in await nc.api(NotesClient).newest() if n.favorite}
         assert favorites == {"Café crème", "Garden plan"}
         with nextcloud.http(nextcloud.alice) as client:
             client.put(
                 f"/index.php/apps/notes/api/v1/notes/{made[3]['id']}", json={"title": "renamed elsewhere"}
             ).raise_for_status()
-        titles = {n.title for n in await nc.notes.newest()}
+        titles = {n.title for n in await nc.api(NotesClient).newest()}
         assert "renamed elsewhere" in titles
         assert "dots.in.title" not in titles
-        assert _facts(await nc.notes.newest()) == _facts(_api_listing(nextcloud))
-        made_here = await nc.notes.create(title="Made here", content="x")
+        assert _facts(await nc.api(NotesClient).newest()) == _facts(_api_listing(nextcloud))
+        made_here = await nc.api(NotesClient).create(title="Made here", content="x")
         assert nc.answers.get(nextcloud.alice.user, key) is None  # forgotten at once
-        assert made_here.id in {n.id for n in await nc.notes.newest()}
+        assert made_here.id in {n.id for n in await nc.api(NotesClient).newest()}
 
     await _with_client(nextcloud, scenario)
 
@@ -155,25 +155,25 @@ async def test_search_is_the_same_as_reading_every_note(nextcloud: Nextcloud) ->
             ("garden", "Work/Projects"),
             ("nothing-here", None),
         ):
-            new = await nc.notes.search(query, category=category)
+            new = await nc.api(NotesClient).search(query, category=category)
             old = await api_only.search(query, category=category)
             assert [(h.id, h.snippet, h.matched_in) for h in new] == [
                 (h.id, h.snippet, h.matched_in) for h in old
             ]
-        assert [h.title for h in await nc.notes.search("cafe")] == ["Café crème"]
+        assert [h.title for h in await nc.api(NotesClient).search("cafe")] == ["Café crème"]
         with nextcloud.http(nextcloud.alice) as client:
             client.put(
                 f"/index.php/apps/notes/api/v1/notes/{made[3]['id']}", json={"content": "now with café"}
             ).raise_for_status()
         sent.clear()
-        assert {h.title for h in await nc.notes.search("cafe")} == {"Café crème", "dots.in.title"}
+        assert {h.title for h in await nc.api(NotesClient).search("cafe")} == {"Café crème", "dots.in.title"}
         # the kept texts: the changed note is read again by itself (with the notes changed in the
         # last seconds, whose ETag Nextcloud may keep), no zip and no walk through the API
         reads = [r for r in sent if r.startswith(READS)]
         assert "GET /remote.php/dav/files/alice/Notes/Personal/dots.in.title.md" in reads
         assert all(r.endswith(".md") for r in reads)
         sent.clear()
-        await nc.notes.search("cafe")
+        await nc.api(NotesClient).search("cafe")
         assert not [r for r in sent if r.startswith(READS)]  # nothing changed, nothing read
 
     sent: list[str] = []
@@ -242,7 +242,7 @@ async def test_a_refused_search_falls_back_to_the_notes_api(double: NextcloudDou
     _seed(nextcloud)
 
     async def listed(nc: NextcloudClient) -> list[Note]:
-        return await nc.notes.newest()
+        return await nc.api(NotesClient).newest()
 
     double.requests.clear()
     fast = await _with_client(nextcloud, listed)
@@ -264,11 +264,11 @@ async def test_a_custom_notes_folder_is_listed_and_searched(nextcloud: Nextcloud
         nextcloud.add_note(nextcloud.alice, title=title, content=content, category=category)
 
     async def scenario(nc: NextcloudClient) -> None:
-        assert _facts(await nc.notes.newest()) == _facts(_api_listing(nextcloud))
+        assert _facts(await nc.api(NotesClient).newest()) == _facts(_api_listing(nextcloud))
         assert "SEARCH /remote.php/dav/" in sent  # the folder was read as files, not by the API
         assert "GET /index.php/apps/notes/api/v1/notes" not in sent
         api_only = NotesClient(nc.http, nc.credential)
-        new = [(h.id, h.snippet) for h in await nc.notes.search("budget")]
+        new = [(h.id, h.snippet) for h in await nc.api(NotesClient).search("budget")]
         assert new == [(h.id, h.snippet) for h in await api_only.search("budget")]
         assert len(new) == 2
 

@@ -11,12 +11,16 @@ import email.utils
 import re
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Self
 from urllib.parse import quote, unquote, urlsplit
 
 from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.dav.xml import DAV, DavResponse, parse_multistatus
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
+
+if TYPE_CHECKING:
+    from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 
 __all__ = ["DavApp", "http_date", "is_collection", "last_segment", "one_segment", "xml_request"]
 
@@ -60,6 +64,11 @@ class DavApp:
         self._credential = credential
         self.user_id = user_id
         self._user = quote(user_id, safe="")
+
+    @classmethod
+    def of(cls, nextcloud: NextcloudClient, dav_user_id: str) -> Self:
+        """The app's client for `nextcloud`'s user (`await nc.dav_api(TrashClient)`)."""
+        return cls(nextcloud.http, nextcloud.credential, dav_user_id)
 
     @property
     def host(self) -> str:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import unicodedata
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -32,6 +32,9 @@ from nextcloud_mcp_server.nextcloud.errors import (
 )
 from nextcloud_mcp_server.nextcloud.names import check_visible
 from nextcloud_mcp_server.nextcloud.ocs import OCSClient
+
+if TYPE_CHECKING:
+    from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 
 __all__ = [
     "COLLECTIVES_MISSING",
@@ -135,6 +138,11 @@ class CollectivesClient:
     def __init__(self, ocs: OCSClient, files: WebDAVClient) -> None:
         self._ocs = ocs
         self._files = files
+
+    @classmethod
+    def of(cls, nextcloud: NextcloudClient, dav_user_id: str) -> Self:
+        """Collectives of `nextcloud`'s user: the OCS API, and the pages as files (`nc.dav_api`)."""
+        return cls(nextcloud.ocs, WebDAVClient(nextcloud.http, nextcloud.credential, dav_user_id))
 
     @property
     def host(self) -> str:

@@ -102,7 +102,7 @@ def _iso(timestamp: int) -> str:
 
 async def _client(ctx: Context[Any, Any]) -> CollectivesClient:
     nc = await nextcloud_for(ctx)
-    return CollectivesClient(nc.ocs, await nc.files())
+    return await nc.dav_api(CollectivesClient)
 
 
 def _tree(pages: list[Page], under: int | None) -> list[tuple[Page, int]]:

@@ -13,7 +13,13 @@ from nextcloud_mcp_server.tools._audience import approve_publication
 from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._file_target import FilePath, iso, resolve
 from nextcloud_mcp_server.tools._registry import Toolset
-from nextcloud_mcp_server.toolsets.comments.client import MAX_MESSAGE, MAX_PAGE, Comment, check_message
+from nextcloud_mcp_server.toolsets.comments.client import (
+    MAX_MESSAGE,
+    MAX_PAGE,
+    Comment,
+    CommentsClient,
+    check_message,
+)
 from nextcloud_mcp_server.toolsets.comments.tools_audience import file_audience
 
 __all__ = ["toolset"]
@@ -62,7 +68,7 @@ async def nc_comments_list(
 ) -> CommentList:
     """List the comments on a file or folder, newest first: author, text, time, mentions."""
     _, entry, file_id = await resolve(ctx, path)
-    comments = await (await nextcloud_for(ctx)).comments()
+    comments = await (await nextcloud_for(ctx)).dav_api(CommentsClient)
     found = await comments.list_comments(file_id, limit=limit + 1, offset=offset)
     return CommentList(
         path=paths.display(entry.path),
@@ -93,5 +99,5 @@ async def nc_comments_add(
         action="Comment",
         again=lambda: file_audience(nc, entry.path, message),
     )
-    comments = await nc.comments()
+    comments = await nc.dav_api(CommentsClient)
     return AddedComment(path=paths.display(entry.path), id=await comments.add(file_id, message))

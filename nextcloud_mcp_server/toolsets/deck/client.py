@@ -18,7 +18,7 @@ Behaviour taken from the real Deck 1.13.10 (Nextcloud 29) and 1.18.3 (Nextcloud 
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
@@ -34,6 +34,9 @@ from nextcloud_mcp_server.nextcloud.errors import (
 )
 from nextcloud_mcp_server.nextcloud.http import Answer, NextcloudHTTP, json_body
 from nextcloud_mcp_server.toolsets.deck.models import DeckBoard, DeckCard, DeckComment, DeckStack
+
+if TYPE_CHECKING:
+    from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 
 __all__ = ["DECK_MISSING", "UPCOMING_GROUPS", "DeckAppMissing", "DeckClient"]
 
@@ -69,6 +72,10 @@ class DeckClient:
         self._credential = credential
         if getattr(credential, "basic_for_notes", False) and credential is not None:
             self._credential = credential.basic_fallback() or credential
+
+    @classmethod
+    def of(cls, nextcloud: NextcloudClient) -> Self:
+        return cls(nextcloud.http, nextcloud.credential)
 
     @property
     def host(self) -> str:

@@ -16,7 +16,7 @@ from nextcloud_mcp_server.tools._approval import refuse_changed, require_approva
 from nextcloud_mcp_server.tools._audience import approve_publication
 from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._registry import Toolset
-from nextcloud_mcp_server.toolsets.deck.client import UPCOMING_GROUPS
+from nextcloud_mcp_server.toolsets.deck.client import UPCOMING_GROUPS, DeckClient
 from nextcloud_mcp_server.toolsets.deck.input import (
     InvalidDeckInput,
     check_card_title,
@@ -79,9 +79,9 @@ async def _locate(
 ) -> tuple[DeckBoard, DeckCard]:
     """The board and the card, checked to be where the caller says (nothing is changed otherwise:
     Deck itself reads only the card id, and would move the card to a stack named by mistake)."""
-    board = await nc.deck.board(board_id)
+    board = await nc.api(DeckClient).board(board_id)
     _stack_title(board, stack_id)
-    card = await nc.deck.card(board_id, stack_id, card_id)
+    card = await nc.api(DeckClient).card(board_id, stack_id, card_id)
     if card.stack_id != stack_id:
         raise InvalidDeckInput(f"card {card_id} is in stack {card.stack_id}, not in stack {stack_id}")
     if card.deleted_at:
@@ -99,7 +99,11 @@ async def nc_deck_list_boards(
 ) -> BoardList:
     """List the Deck boards you can see (id, title, owner); nc_deck_get_board shows one."""
     nc = await nextcloud_for(ctx)
-    boards = [b for b in await nc.deck.boards() if not b.deleted_at and (include_archived or not b.archived)]
+    boards = [
+        b
+        for b in await nc.api(DeckClient).boards()
+        if not b.deleted_at and (include_archived or not b.archived)
+    ]
     boards.sort(key=lambda b: (b.title.casefold(), b.id))
     return BoardList(boards=[board_summary(b) for b in boards[offset : offset + limit]], total=len(boards))
 
@@ -114,8 +118,8 @@ async def nc_deck_get_board(
     """A board's stacks with their cards (titles, due dates, labels, assignees), its labels and
     members. Archived cards are not listed."""
     nc = await nextcloud_for(ctx)
-    board = await nc.deck.board(board_id)
-    stacks = await nc.deck.stacks(board_id)
+    board = await nc.api(DeckClient).board(board_id)
+    stacks = await nc.api(DeckClient).stacks(board_id)
     notes: list[str] = []
     if len(stacks) > MAX_STACKS_SHOWN:
         notes.append(f"the board has {len(stacks)} stacks; the first {MAX_STACKS_SHOWN} are shown")
@@ -158,7 +162,7 @@ async def nc_deck_get_card(
     """One card with its description, due date, labels, assignees and newest comments."""
     nc = await nextcloud_for(ctx)
     _, card = await _locate(nc, board_id, stack_id, card_id)
-    found = await nc.deck.comments(card_id, limit=comments, offset=0) if comments else []
+    found = await nc.api(DeckClient).comments(card_id, limit=comments, offset=0) if comments else []
     return card_detail(board_id, card, found[:comments], DESCRIPTION_SHOWN)
 
 
@@ -178,9 +182,9 @@ async def nc_deck_create_card(
     title, description = check_card_title(title), check_description(description)
     duedate = check_due(due) if due else None
     nc = await nextcloud_for(ctx)
-    board = await nc.deck.board(board_id)
+    board = await nc.api(DeckClient).board(board_id)
     _stack_title(board, stack_id)
-    card = await nc.deck.create_card(
+    card = await nc.api(DeckClient).create_card(
         board_id, stack_id, title=title, description=description, duedate=duedate
     )
     return card_detail(board_id, card, [], DESCRIPTION_SHOWN)
@@ -200,7 +204,7 @@ async def nc_deck_move_card(
     nc = await nextcloud_for(ctx)
     board, _ = await _locate(nc, board_id, stack_id, card_id)
     _stack_title(board, to_stack_id)
-    moved = await nc.deck.move_card(board_id, card_id, to_stack=to_stack_id, position=position)
+    moved = await nc.api(DeckClient).move_card(board_id, card_id, to_stack=to_stack_id, position=position)
     return card_detail(board_id, moved, [], DESCRIPTION_SHOWN)
 
 
@@ -234,20 +238,20 @@ async def nc_deck_update_card(
     has_label = {label.id for label in card.labels}
     has_user = {a.participant.uid for a in card.assigned_users}
     if due is not None and duedate != card.duedate:
-        card = await nc.deck.update_card(board_id, card, duedate=duedate)
+        card = await nc.api(DeckClient).update_card(board_id, card, duedate=duedate)
     for label in adding:
         if label.id not in has_label:
-            await nc.deck.set_label(board_id, card, label.id, on=True)
+            await nc.api(DeckClient).set_label(board_id, card, label.id, on=True)
     for label in removing:
         if label.id in has_label:
-            await nc.deck.set_label(board_id, card, label.id, on=False)
+            await nc.api(DeckClient).set_label(board_id, card, label.id, on=False)
     for user in assigned:
         if user not in has_user:
-            await nc.deck.set_user(board_id, card, user, assigned=True)
+            await nc.api(DeckClient).set_user(board_id, card, user, assigned=True)
     for user in unassigned:
         if user in has_user:
-            await nc.deck.set_user(board_id, card, user, assigned=False)
-    changed = await nc.deck.card(board_id, stack_id, card_id)
+            await nc.api(DeckClient).set_user(board_id, card, user, assigned=False)
+    changed = await nc.api(DeckClient).card(board_id, stack_id, card_id)
     return card_detail(board_id, changed, [], DESCRIPTION_SHOWN)
 
 
@@ -271,7 +275,7 @@ async def nc_deck_add_comment(
         action="Comment",
         again=lambda: card_audience(nc, card_id, me, message),
     )
-    return comment_view(await nc.deck.add_comment(card_id, message))
+    return comment_view(await nc.api(DeckClient).add_comment(card_id, message))
 
 
 @toolset.tool(title="Upcoming Deck cards", read_only=True)
@@ -281,7 +285,7 @@ async def nc_deck_upcoming_cards(
 ) -> UpcomingCards:
     """Your cards with a due date across all boards, overdue first, with board and stack."""
     nc = await nextcloud_for(ctx)
-    groups = await nc.deck.upcoming()
+    groups = await nc.api(DeckClient).upcoming()
     found = [
         upcoming_card(card, card.board.title if card.board else "", group)
         for group in UPCOMING_GROUPS
@@ -305,9 +309,9 @@ async def nc_deck_delete_card(
     tool = "nc_deck_delete_card"
     version = _version(card)
     asked = await require_approval(ctx, tool=tool, target=target, question=question, version=version)
-    if asked and _version(await nc.deck.card(board_id, stack_id, card_id)) != version:
+    if asked and _version(await nc.api(DeckClient).card(board_id, stack_id, card_id)) != version:
         await refuse_changed(ctx, tool=tool, target=target)
-    await nc.deck.delete_card(board_id, stack_id, card_id)
+    await nc.api(DeckClient).delete_card(board_id, stack_id, card_id)
     return DeletedItem(id=card.id, title=cut(card.title))
 
 
@@ -316,10 +320,10 @@ async def nc_deck_delete_card(
 async def nc_deck_delete_board(board_id: BoardId, ctx: Context[Any, Any]) -> DeletedItem:
     """Delete a board with all its cards. The user is asked to approve first."""
     nc = await nextcloud_for(ctx)
-    board = await nc.deck.board(board_id)
+    board = await nc.api(DeckClient).board(board_id)
     if not board.can("manage"):
         raise InvalidDeckInput(f"only the owner or a manager of board {board_id} can delete it")
-    stacks = await nc.deck.stacks(board_id)
+    stacks = await nc.api(DeckClient).stacks(board_id)
     cards = sum(len(stack.cards) for stack in stacks)
     target = f'the board "{cut(board.title, 100)}"'
     shared = f", shared with {len(board.users) - 1} others" if len(board.users) > 1 else ""
@@ -327,7 +331,11 @@ async def nc_deck_delete_board(board_id: BoardId, ctx: Context[Any, Any]) -> Del
     tool = "nc_deck_delete_board"
     version = _version(board, *stacks)
     asked = await require_approval(ctx, tool=tool, target=target, question=question, version=version)
-    if asked and _version(await nc.deck.board(board_id), *await nc.deck.stacks(board_id)) != version:
+    if (
+        asked
+        and _version(await nc.api(DeckClient).board(board_id), *await nc.api(DeckClient).stacks(board_id))
+        != version
+    ):
         await refuse_changed(ctx, tool=tool, target=target)
-    await nc.deck.delete_board(board_id)
+    await nc.api(DeckClient).delete_board(board_id)
     return DeletedItem(id=board.id, title=cut(board.title))

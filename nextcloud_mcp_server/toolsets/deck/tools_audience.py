@@ -7,7 +7,7 @@ from __future__ import annotations
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 from nextcloud_mcp_server.nextcloud.errors import Forbidden, NotFound
 from nextcloud_mcp_server.tools._audience import Audience, mentions
-from nextcloud_mcp_server.toolsets.deck.client import DeckAppMissing
+from nextcloud_mcp_server.toolsets.deck.client import DeckAppMissing, DeckClient
 
 __all__ = ["card_audience"]
 
@@ -17,14 +17,14 @@ _KINDS = {1: "the members of the group {}", 7: "the members of the team {}"}
 async def card_audience(nc: NextcloudClient, card_id: int, me: str, text: str) -> Audience:
     """Read the card (by its id alone), its stack and its board; Deck names the board's users."""
     try:
-        card = await nc.deck.card(0, 0, card_id)
+        card = await nc.api(DeckClient).card(0, 0, card_id)
     except (NotFound, Forbidden) as exc:  # Deck answers 403 for a card that does not exist
         if isinstance(exc, DeckAppMissing):
             raise
         said = f"card {card_id} does not exist, or it is not shared with you"
-        raise type(exc)(nc.deck.host, said, status=exc.status, body=exc.body) from None
-    stack = await nc.deck.stack_of(card.stack_id)
-    board = await nc.deck.board(stack.board_id)
+        raise type(exc)(nc.api(DeckClient).host, said, status=exc.status, body=exc.body) from None
+    stack = await nc.api(DeckClient).stack_of(card.stack_id)
+    board = await nc.api(DeckClient).board(stack.board_id)
     readers = {u.uid: u.displayname or u.uid for u in [board.owner, *board.users] if u.uid and u.uid != me}
     open_to = sorted(
         _KINDS[entry.type].format(entry.participant.displayname or entry.participant.uid)

@@ -12,7 +12,7 @@ Behaviour taken from a real Nextcloud 29 with Notes 4.13 (see the recorded fixtu
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -41,6 +41,9 @@ from nextcloud_mcp_server.toolsets.notes.input import (
     check_title,
 )
 from nextcloud_mcp_server.toolsets.notes.search import NoteSearchHit, rank_note, rank_notes
+
+if TYPE_CHECKING:
+    from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 
 __all__ = [
     "NOTES_APP_MISSING",
@@ -86,6 +89,12 @@ class NotesClient:
         self._password_like = isinstance(credential, BasicCredential) or getattr(
             credential, "basic_for_notes", False
         )
+
+    @classmethod
+    def of(cls, nextcloud: NextcloudClient) -> Self:
+        """The notes of `nextcloud`'s user, their files found by the DAV user id (`nc.api(NotesClient)`)."""
+        files = NotesFiles(nextcloud.http, nextcloud.credential, nextcloud.dav_user_id, nextcloud.answers)
+        return cls(nextcloud.http, nextcloud.credential, files)
 
     @property
     def host(self) -> str:

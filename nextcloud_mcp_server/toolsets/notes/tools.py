@@ -22,6 +22,7 @@ from nextcloud_mcp_server.tools._versions import approve_update, given_etag
 from nextcloud_mcp_server.toolsets.notes.client import (
     InvalidNoteInput,
     NoteConflict,
+    NotesClient,
     Progress,
     check_category,
     check_content,
@@ -133,7 +134,7 @@ async def nc_notes_list_notes(
     included; use nc_notes_get_note for it, or nc_notes_search_notes to find notes by words."""
     nc = await nextcloud_for(ctx)
     wanted = check_category(category) if category else None
-    notes = await nc.notes.newest(category=wanted, progress=_progress(ctx, "notes listed"))
+    notes = await nc.api(NotesClient).newest(category=wanted, progress=_progress(ctx, "notes listed"))
     page = notes[offset : offset + limit]
     return NoteList(notes=[NoteSummary(**_summary(n)) for n in page], total=len(notes))
 
@@ -143,7 +144,7 @@ async def nc_notes_list_notes(
 async def nc_notes_get_note(note_id: NoteId, ctx: Context[Any, Any]) -> NoteDetail:
     """Get one note with its full content and its ETag (needed to update it)."""
     nc = await nextcloud_for(ctx)
-    return _detail(await nc.notes.get(note_id))
+    return _detail(await nc.api(NotesClient).get(note_id))
 
 
 @toolset.tool(title="Create a note")
@@ -159,7 +160,9 @@ async def nc_notes_create_note(
     title, category = check_title(title), check_category(category)
     content = check_content(content, _max_bytes(ctx))
     nc = await nextcloud_for(ctx)
-    return _stored(_detail(await nc.notes.create(title=title, content=content, category=category)), title)
+    return _stored(
+        _detail(await nc.api(NotesClient).create(title=title, content=content, category=category)), title
+    )
 
 
 @toolset.tool(title="Update a note", idempotent=True)
@@ -183,7 +186,7 @@ async def nc_notes_update_note(
     content = check_content(content, _max_bytes(ctx)) if content is not None else None
     category = check_category(category) if category is not None else None
     nc = await nextcloud_for(ctx)
-    existing = await nc.notes.get(note_id)
+    existing = await nc.api(NotesClient).get(note_id)
     target = f'the note "{existing.title}"'
     question = None
     if shrinks(existing.content, content):
@@ -195,14 +198,14 @@ async def nc_notes_update_note(
             ctx,
             tool="nc_notes_update_note",
             target=target,
-            host=nc.notes.host,
+            host=nc.api(NotesClient).host,
             given=etag,
             current=existing.etag,
             question=question,
         )
         note = await version.write(
             ctx,
-            lambda if_match: nc.notes.update(
+            lambda if_match: nc.api(NotesClient).update(
                 note_id, etag=if_match, title=title, content=content, category=category
             ),
         )
@@ -225,7 +228,7 @@ async def nc_notes_append_content(
     limit = _max_bytes(ctx)
     check_content(content, limit)
     nc = await nextcloud_for(ctx)
-    return _detail(await nc.notes.append(note_id, content, max_bytes=limit))
+    return _detail(await nc.api(NotesClient).append(note_id, content, max_bytes=limit))
 
 
 @toolset.tool(title="Search notes", read_only=True)
@@ -244,7 +247,7 @@ async def nc_notes_search_notes(
         raise InvalidNoteInput("query must contain a word")
     nc = await nextcloud_for(ctx)
     wanted = check_category(category) if category else None
-    hits = await nc.notes.search(
+    hits = await nc.api(NotesClient).search(
         query, category=wanted, limit=limit, progress=_progress(ctx, "notes searched")
     )
     return NoteSearchResult(
@@ -262,7 +265,7 @@ async def nc_notes_delete_note(note_id: NoteId, ctx: Context[Any, Any]) -> Delet
     With Nextcloud's trash bin enabled (the default) its file can still be restored from the Files
     app."""
     nc = await nextcloud_for(ctx)
-    note = await nc.notes.get(note_id)
+    note = await nc.api(NotesClient).get(note_id)
     place = f' in category "{note.category}"' if note.category else ""
     target = f'the note "{note.title}"'
     when = datetime.fromtimestamp(note.modified, UTC).strftime("%Y-%m-%d %H:%M UTC")
@@ -270,7 +273,7 @@ async def nc_notes_delete_note(note_id: NoteId, ctx: Context[Any, Any]) -> Delet
     asked = await require_approval(
         ctx, tool="nc_notes_delete_note", target=target, question=question, version=note.etag
     )
-    if asked and (await nc.notes.get(note_id)).etag != note.etag:
+    if asked and (await nc.api(NotesClient).get(note_id)).etag != note.etag:
         await refuse_changed(ctx, tool="nc_notes_delete_note", target=target)
-    await nc.notes.delete(note_id)
+    await nc.api(NotesClient).delete(note_id)
     return DeletedNote(id=note.id, title=note.title, category=note.category)

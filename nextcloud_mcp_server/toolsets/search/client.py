@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
 from urllib.parse import quote
 
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, InvalidResponse
 from nextcloud_mcp_server.nextcloud.ocs import OCSClient
+
+if TYPE_CHECKING:
+    from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 
 __all__ = [
     "MAX_LIMIT",
@@ -73,6 +76,10 @@ class UnifiedSearchClient:
     def __init__(self, ocs: OCSClient, host: str) -> None:
         self._ocs = ocs
         self.host = host
+
+    @classmethod
+    def of(cls, nextcloud: NextcloudClient) -> Self:
+        return cls(nextcloud.ocs, nextcloud.http.host)
 
     async def providers(self) -> list[Provider]:
         data = await self._ocs.request("GET", "search/providers")

@@ -78,7 +78,7 @@ async def _refuse_unknown(search: UnifiedSearchClient, wanted: list[str]) -> Non
 async def nc_search_list_providers(ctx: Context[Any, Any]) -> ProviderList:
     """The places Nextcloud's unified search can look in (files, notes, and apps such as contacts,
     calendar, mail or talk when installed), with the filters each understands."""
-    providers = await (await nextcloud_for(ctx)).unified_search.providers()
+    providers = await (await nextcloud_for(ctx)).api(UnifiedSearchClient).providers()
     return ProviderList(
         providers=[ProviderInfo(id=p.id, name=p.name, app=p.app, filters=list(p.filters)) for p in providers]
     )
@@ -102,7 +102,7 @@ async def nc_search(
     subline and URL (files carry their path in attributes), so you can follow up with the files,
     notes or calendar tools. Names are matched, not file contents, unless the server has a
     full-text search app. For the next page, call again with the same term and `cursors`."""
-    search = (await nextcloud_for(ctx)).unified_search
+    search = (await nextcloud_for(ctx)).api(UnifiedSearchClient)
     if cursors:
         wanted = list(cursors)
     elif providers:

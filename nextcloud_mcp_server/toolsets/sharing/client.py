@@ -11,12 +11,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, InvalidResponse, error_for_status
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
 from nextcloud_mcp_server.nextcloud.paths import clean
+
+if TYPE_CHECKING:
+    from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 
 __all__ = [
     "KINDS",
@@ -123,6 +126,10 @@ class SharesClient:
     def __init__(self, http: NextcloudHTTP, credential: Credential) -> None:
         self._http = http
         self._credential = credential
+
+    @classmethod
+    def of(cls, nextcloud: NextcloudClient) -> Self:
+        return cls(nextcloud.http, nextcloud.credential)
 
     @property
     def host(self) -> str:

@@ -18,7 +18,13 @@ from nextcloud_mcp_server.nextcloud.errors import InvalidInput
 from nextcloud_mcp_server.tools._approval import refuse_changed, require_approval
 from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._registry import Toolset
-from nextcloud_mcp_server.toolsets.sharing.client import Share, check_expiry, rights_of, share_path
+from nextcloud_mcp_server.toolsets.sharing.client import (
+    Share,
+    SharesClient,
+    check_expiry,
+    rights_of,
+    share_path,
+)
 from nextcloud_mcp_server.views import APPROVAL
 
 __all__ = ["toolset"]
@@ -100,7 +106,7 @@ async def nc_share_list(
 ) -> ShareList:
     """The shares you made: who can see which file or folder, with which rights, until when,
     and the URL of public links. Give a path for the shares of one file or folder."""
-    shares = (await nextcloud_for(ctx)).shares
+    shares = (await nextcloud_for(ctx)).api(SharesClient)
     found = await (shares.of_path(path) if path else shares.mine())
     return ShareList(shares=[_info(s) for s in found])
 
@@ -109,7 +115,9 @@ async def nc_share_list(
 @require_scopes(SHARING_READ)
 async def nc_share_list_shared_with_me(ctx: Context[Any, Any]) -> ShareList:
     """Files and folders other people shared with you (directly or through a group)."""
-    return ShareList(shares=[_info(s) for s in await (await nextcloud_for(ctx)).shares.shared_with_me()])
+    return ShareList(
+        shares=[_info(s) for s in await (await nextcloud_for(ctx)).api(SharesClient).shared_with_me()]
+    )
 
 
 @toolset.tool(title="Share a file or folder", destructive=True, view=APPROVAL)
@@ -144,7 +152,7 @@ async def nc_share_create(
         f"{_spoken(permissions, expires)}?"
     )
     await require_approval(ctx, tool="nc_share_create", target=what, question=question, version=None)
-    share = await nc.shares.create(
+    share = await nc.api(SharesClient).create(
         target,
         kind,
         permissions=permissions,
@@ -188,7 +196,7 @@ async def nc_share_update(
     """Change the rights, password, expiry or note of a share. Giving more (more rights, a later
     or no expiry) and any change of a link's password (set, changed or removed: it decides who
     can open the link) ask the user first; fewer rights, an earlier expiry or a note do not."""
-    shares = (await nextcloud_for(ctx)).shares
+    shares = (await nextcloud_for(ctx)).api(SharesClient)
     share = await shares.get(share_id)
     expires = check_expiry(expire_date) if expire_date else expire_date
     if password is not None and share.kind != "link":
@@ -220,7 +228,7 @@ async def nc_share_update(
 async def nc_share_delete(share_id: ShareId, ctx: Context[Any, Any]) -> RemovedShare:
     """Stop sharing: the user, group or everyone with the link loses access. The user is asked to
     approve first."""
-    shares = (await nextcloud_for(ctx)).shares
+    shares = (await nextcloud_for(ctx)).api(SharesClient)
     share = await shares.get(share_id)
     what = f"the {share.kind} share of {share.path}"
     who = _who(share.kind, share.share_with, share.share_with_name, share.has_password)

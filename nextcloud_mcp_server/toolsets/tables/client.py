@@ -15,7 +15,7 @@ Behaviour seen on both real servers (see tests/apps/test_tables.py):
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
@@ -30,6 +30,9 @@ from nextcloud_mcp_server.nextcloud.errors import (
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
 from nextcloud_mcp_server.nextcloud.ocs import OCSClient
 from nextcloud_mcp_server.toolsets.tables.values import TableColumn
+
+if TYPE_CHECKING:
+    from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 
 __all__ = [
     "TABLES_APP_MISSING",
@@ -131,6 +134,10 @@ class TablesClient:
         self._http = http
         self._credential = credential
         self._ocs = ocs
+
+    @classmethod
+    def of(cls, nextcloud: NextcloudClient) -> Self:
+        return cls(nextcloud.http, nextcloud.credential, nextcloud.ocs)
 
     @property
     def host(self) -> str:

@@ -18,7 +18,7 @@ from nextcloud_mcp_server.tools._registry import Toolset
 from nextcloud_mcp_server.tools._results import answer, stale_version
 from nextcloud_mcp_server.tools._shown import bound_version
 from nextcloud_mcp_server.tools._versions import approve_update
-from nextcloud_mcp_server.toolsets.tables.client import TableRow
+from nextcloud_mcp_server.toolsets.tables.client import TableRow, TablesClient
 from nextcloud_mcp_server.toolsets.tables.tools_rows import (
     MAX_FILTERS,
     RowFilter,
@@ -146,7 +146,7 @@ async def nc_tables_list_tables(
 ) -> TableList:
     """List the tables you own or that are shared with you, with their views and row counts."""
     nc = await nextcloud_for(ctx)
-    tables = sorted(await nc.tables.tables(), key=lambda t: (t.title.casefold(), t.id))
+    tables = sorted(await nc.api(TablesClient).tables(), key=lambda t: (t.title.casefold(), t.id))
     return TableList(
         tables=[
             TableOut(
@@ -171,10 +171,10 @@ async def _columns(
 ) -> tuple[int, list[TableColumn]]:
     """(the table's id, the columns of the table or view)."""
     if view_id is not None:
-        view = await nc.tables.view(view_id)
-        return view.table_id, await nc.tables.columns(view_id=view_id)
+        view = await nc.api(TablesClient).view(view_id)
+        return view.table_id, await nc.api(TablesClient).columns(view_id=view_id)
     assert table_id is not None
-    return table_id, await nc.tables.columns(table_id=table_id)
+    return table_id, await nc.api(TablesClient).columns(table_id=table_id)
 
 
 @toolset.tool(title="Get table columns", read_only=True)
@@ -222,7 +222,9 @@ async def nc_tables_read_rows(
     size, position, scanned, notice = 0, offset, 0, None
     chunk = SCAN_CHUNK if rules else limit + 1
     while True:
-        page = await nc.tables.rows(table_id=table_id, view_id=view_id, limit=chunk, offset=position)
+        page = await nc.api(TablesClient).rows(
+            table_id=table_id, view_id=view_id, limit=chunk, offset=position
+        )
         scanned += len(page)
         for index, row in enumerate(page):
             if rules and not matches(row_out(row, all_columns, titles, MAX_TEXT), rules):
@@ -266,7 +268,7 @@ async def nc_tables_add_row(
         raise InvalidTableInput(
             f"mandatory columns need a value: {', '.join(repr(t[:80]) for t in missing[:20])}"
         )
-    row = await nc.tables.create_row(cells, table_id=table_id, view_id=view_id)
+    row = await nc.api(TablesClient).create_row(cells, table_id=table_id, view_id=view_id)
     return _result(row, columns)
 
 
@@ -283,7 +285,7 @@ async def nc_tables_update_row(
     the row changed since, nothing is written and the current row is returned with the error.
     Emptying a cell or cutting its text to less than half asks the user first."""
     nc = await nextcloud_for(ctx)
-    current = await nc.tables.row(row_id)
+    current = await nc.api(TablesClient).row(row_id)
     _, columns = await _columns(nc, None if view_id else current.table_id, view_id)
     cells = encoded(columns, values)
     before = current.cells
@@ -302,7 +304,7 @@ async def nc_tables_update_row(
             ctx,
             tool="nc_tables_update_row",
             target=target,
-            host=nc.tables.host,
+            host=nc.api(TablesClient).host,
             given=version.strip(),
             current=current.version,
             question=question,
@@ -310,9 +312,14 @@ async def nc_tables_update_row(
 
         async def send(_: str) -> TableRow:
             shown = bound_version(current.version, current)
-            if approved.asked and bound_version(current.version, await nc.tables.row(row_id)) != shown:
-                raise PreconditionFailed(nc.tables.host, f"{target} changed while you were asked", status=412)
-            return await nc.tables.update_row(row_id, cells, view_id=view_id)
+            if (
+                approved.asked
+                and bound_version(current.version, await nc.api(TablesClient).row(row_id)) != shown
+            ):
+                raise PreconditionFailed(
+                    nc.api(TablesClient).host, f"{target} changed while you were asked", status=412
+                )
+            return await nc.api(TablesClient).update_row(row_id, cells, view_id=view_id)
 
         row = await approved.write(ctx, send)
     except PreconditionFailed as changed:
@@ -326,9 +333,9 @@ async def nc_tables_delete_row(row_id: RowId, ctx: Context[Any, Any]) -> Deleted
     """Delete a row. The user is asked to approve first (unless the server is set up not to ask);
     Tables keeps no trash, so it cannot be restored."""
     nc = await nextcloud_for(ctx)
-    row = await nc.tables.row(row_id)
-    table = await nc.tables.table(row.table_id)
-    columns = await nc.tables.columns(table_id=row.table_id)
+    row = await nc.api(TablesClient).row(row_id)
+    table = await nc.api(TablesClient).table(row.table_id)
+    columns = await nc.api(TablesClient).columns(table_id=row.table_id)
     shown = row_out(row, columns[:3], shown_titles(columns))
     summary = ", ".join(f"{k}: {str(v)[:60]}" for k, v in shown.values.items())
     target = f'row {row_id} of the table "{table.title[:80]}"'
@@ -339,7 +346,7 @@ async def nc_tables_delete_row(row_id: RowId, ctx: Context[Any, Any]) -> Deleted
     asked = await require_approval(
         ctx, tool="nc_tables_delete_row", target=target, question=question, version=version
     )
-    if asked and bound_version((again := await nc.tables.row(row_id)).version, again) != version:
+    if asked and bound_version((again := await nc.api(TablesClient).row(row_id)).version, again) != version:
         await refuse_changed(ctx, tool="nc_tables_delete_row", target=target)
-    await nc.tables.delete_row(row_id)
+    await nc.api(TablesClient).delete_row(row_id)
     return DeletedRow(id=row_id, table_id=row.table_id)

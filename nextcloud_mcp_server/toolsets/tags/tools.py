@@ -80,7 +80,7 @@ async def nc_tags_list(
     offset: Annotated[int, Field(ge=0, le=10_000)] = 0,
 ) -> TagList:
     """List the tags you can see, by name; with path, the tags of that file or folder."""
-    tags = await (await nextcloud_for(ctx)).systemtags()
+    tags = await (await nextcloud_for(ctx)).dav_api(SystemTagsClient)
     shown = None
     if path is None:
         found = await tags.list_tags()
@@ -111,7 +111,7 @@ async def nc_tags_assign(
     """Add a tag to a file or folder. A missing tag is created only with create=true, and then the
     user is asked first: every user of the Nextcloud sees a tag's name."""
     _, entry, file_id = await resolve(ctx, path)
-    tags = await (await nextcloud_for(ctx)).systemtags()
+    tags = await (await nextcloud_for(ctx)).dav_api(SystemTagsClient)
     found, created = await tags.find(tag), False
     if found is None:
         if not create:
@@ -132,7 +132,7 @@ async def nc_tags_assign(
 async def nc_tags_unassign(path: FilePath, tag: TagName, ctx: Context[Any, Any]) -> TagChange:
     """Remove a tag from a file or folder. The tag itself stays, and other files keep it."""
     _, entry, file_id = await resolve(ctx, path)
-    tags = await (await nextcloud_for(ctx)).systemtags()
+    tags = await (await nextcloud_for(ctx)).dav_api(SystemTagsClient)
     found = await _existing(tags, tag)
     await tags.unassign(file_id, found.id)
     return TagChange(path=paths.display(entry.path), tag=found.name, tag_id=found.id, changed=True)
@@ -147,7 +147,7 @@ async def nc_tags_find_files(
     offset: Annotated[int, Field(ge=0, le=100_000)] = 0,
 ) -> TaggedFiles:
     """Find your files and folders that carry a tag (by its name), in pages."""
-    tags = await (await nextcloud_for(ctx)).systemtags()
+    tags = await (await nextcloud_for(ctx)).dav_api(SystemTagsClient)
     found = await _existing(tags, tag)
     entries = await tags.files_with(found.id, limit=limit + 1, offset=offset)
     files = [

@@ -127,7 +127,7 @@ def _chat(message: Message, limit: int = MESSAGE_CHARS) -> ChatMessage:
 
 
 async def _talk(ctx: Context[Any, Any]) -> TalkClient:
-    return TalkClient.of(await nextcloud_for(ctx))
+    return (await nextcloud_for(ctx)).api(TalkClient)
 
 
 @toolset.tool(title="List Talk conversations", read_only=True)

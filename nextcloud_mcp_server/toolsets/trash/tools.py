@@ -16,7 +16,7 @@ from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._file_approval import human_size, stat_or_none
 from nextcloud_mcp_server.tools._file_target import iso
 from nextcloud_mcp_server.tools._registry import Toolset
-from nextcloud_mcp_server.toolsets.trash.client import TrashItem
+from nextcloud_mcp_server.toolsets.trash.client import TrashClient, TrashItem
 
 __all__ = ["toolset"]
 
@@ -70,7 +70,7 @@ async def nc_trash_list(
     offset: Annotated[int, Field(ge=0, le=100_000)] = 0,
 ) -> TrashListing:
     """List deleted files and folders, newest deletion first, with where each was."""
-    trash = await (await nextcloud_for(ctx)).trash()
+    trash = await (await nextcloud_for(ctx)).dav_api(TrashClient)
     page = await trash.list_items(limit=limit, offset=offset)
     return TrashListing(items=[_entry(i) for i in page.items], total=page.total, total_size=page.total_size)
 
@@ -81,7 +81,7 @@ async def nc_trash_restore(name: ItemName, ctx: Context[Any, Any]) -> RestoredIt
     """Restore a deleted item to where it was (into the root folder if that folder is gone).
     Refused when something already exists there: nothing is overwritten."""
     nc = await nextcloud_for(ctx)
-    trash, files = await nc.trash(), await nc.files()
+    trash, files = await nc.dav_api(TrashClient), await nc.files()
     item = await trash.find(name)
     target = item.original_location or item.file_name
     folder = paths.parent(target)
@@ -106,7 +106,7 @@ async def nc_trash_empty(ctx: Context[Any, Any]) -> EmptiedTrash:
     """Permanently delete everything in the trash. The user is asked to approve first (unless the
     server is set up not to ask)."""
     tool = "nc_trash_empty"
-    trash = await (await nextcloud_for(ctx)).trash()
+    trash = await (await nextcloud_for(ctx)).dav_api(TrashClient)
     page = await trash.list_items(limit=3)
     if not page.total:
         return EmptiedTrash(deleted=0)

@@ -16,7 +16,7 @@ from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._file_approval import approve_file_action, human_size, still_unchanged
 from nextcloud_mcp_server.tools._file_target import FilePath, iso, resolve
 from nextcloud_mcp_server.tools._registry import Toolset
-from nextcloud_mcp_server.toolsets.versions.client import FileVersion, check_version_id
+from nextcloud_mcp_server.toolsets.versions.client import FileVersion, VersionsClient, check_version_id
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.dav.webdav import WebDAVClient
@@ -79,7 +79,7 @@ async def nc_versions_list(
 ) -> VersionList:
     """List a file's versions, newest first; the current content is marked current."""
     _, entry, file_id = await _file(ctx, path)
-    versions = await (await nextcloud_for(ctx)).versions()
+    versions = await (await nextcloud_for(ctx)).dav_api(VersionsClient)
     found = await versions.list_versions(file_id)
     page = [_info(v, entry) for v in found[offset : offset + limit]]
     return VersionList(path=paths.display(entry.path), versions=page, total=len(found))
@@ -97,7 +97,7 @@ async def nc_versions_restore(
     tool = "nc_versions_restore"
     check_version_id(version)
     files, entry, file_id = await _file(ctx, path)
-    versions = await (await nextcloud_for(ctx)).versions()
+    versions = await (await nextcloud_for(ctx)).dav_api(VersionsClient)
     chosen = next((v for v in await versions.list_versions(file_id) if v.id == version), None)
     shown = paths.display(entry.path)
     if chosen is None:
