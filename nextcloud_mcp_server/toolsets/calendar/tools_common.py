@@ -1,29 +1,37 @@
-"""What the event and task tools share: the toolset, time parsing, calendar choice.
+"""What the event, free-time and task tools share: the toolset, time parsing and ranges, calendar
+choice, reading the events of a range.
 
 The iCalendar libraries are imported on first use (`ical()`), not when the server starts.
 """
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime, timedelta, tzinfo
 from types import ModuleType
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, PreconditionFailed
-from nextcloud_mcp_server.nextcloud.models import Calendar
+from nextcloud_mcp_server.nextcloud.models import Calendar, CalendarObject
 from nextcloud_mcp_server.tools._approval import refuse_changed
 from nextcloud_mcp_server.tools._context import nextcloud_for, runtime_of
 from nextcloud_mcp_server.tools._registry import Toolset
 
+if TYPE_CHECKING:
+    from nextcloud_mcp_server.nextcloud.dav.caldav import CalDAVClient
+
 __all__ = [
+    "MAX_RANGE",
     "CalendarId",
     "TimezoneName",
     "Uid",
     "choose_calendar",
     "delete_version",
+    "event_range",
+    "events_in",
     "ical",
     "recurrence",
     "spoken_span",
@@ -107,3 +115,37 @@ def spoken_span(view: dict[str, Any]) -> str:
     if start.date() == end.date():
         return f"on {start:%a %d %b %Y}, {start:%H:%M}-{end:%H:%M} ({zone})"
     return f"from {start:%a %d %b %Y %H:%M} to {end:%a %d %b %Y %H:%M} ({zone})"
+
+
+MAX_RANGE = timedelta(days=731)
+
+
+def event_range(
+    ctx: Context[Any, Any], start: str, end: str, timezone: str | None
+) -> tuple[datetime, datetime, tzinfo]:
+    tz = time_zone(ctx, timezone)
+    lower = ical().as_datetime(ical().parse_moment(start, tz), tz)
+    upper = ical().as_datetime(ical().parse_moment(end, tz), tz)
+    if upper <= lower:
+        raise InvalidInput("end must be after start")
+    if upper - lower > MAX_RANGE:
+        raise InvalidInput("ask for at most two years at a time")
+    return lower, upper, tz
+
+
+async def events_in(
+    ctx: Context[Any, Any], caldav: CalDAVClient, calendars: list[Calendar], lower: datetime, upper: datetime
+) -> list[tuple[str, CalendarObject]]:
+    """The event objects of `calendars` that may touch [lower, upper), read at once (ADR 0050), with
+    progress reported per calendar read to a client that asked for it."""
+    chosen = [cal for cal in calendars if "VEVENT" in cal.components]
+    done = 0
+
+    async def read(cal: Calendar) -> list[tuple[str, CalendarObject]]:
+        nonlocal done
+        objects = await caldav.events_between(cal, lower, upper)
+        done += 1
+        await ctx.report_progress(done, len(chosen), f"read calendar {cal.id}")
+        return [(cal.id, obj) for obj in objects]
+
+    return [pair for found in await asyncio.gather(*(read(cal) for cal in chosen)) for pair in found]

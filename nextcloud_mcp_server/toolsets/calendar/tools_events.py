@@ -1,10 +1,9 @@
-"""Calendar toolset: calendars, events (recurring ones expanded) and free time. Tasks live in
-`tasks.py` in the same toolset."""
+"""The Calendar toolset's calendars and events (recurring ones expanded). Free time is in
+`tools_free_time.py`, tasks in `tools_tasks.py`, what they share in `tools_common.py`."""
 
 from __future__ import annotations
 
-import asyncio
-from datetime import date, datetime, time, timedelta, tzinfo
+from datetime import date, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver import Context
@@ -13,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import CALENDAR_READ, CALENDAR_WRITE, require_scopes
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, PreconditionFailed
-from nextcloud_mcp_server.nextcloud.models import Calendar, CalendarObject
+from nextcloud_mcp_server.nextcloud.models import CalendarObject
 from nextcloud_mcp_server.tools._approval import require_approval, shrinks
 from nextcloud_mcp_server.tools._arguments import StrictArguments
 from nextcloud_mcp_server.tools._context import nextcloud_for
@@ -25,6 +24,8 @@ from nextcloud_mcp_server.toolsets.calendar.tools_common import (
     Uid,
     choose_calendar,
     delete_version,
+    event_range,
+    events_in,
     ical,
     recurrence,
     spoken_span,
@@ -34,11 +35,9 @@ from nextcloud_mcp_server.toolsets.calendar.tools_common import (
 from nextcloud_mcp_server.views import AGENDA
 
 if TYPE_CHECKING:
-    from nextcloud_mcp_server.nextcloud.dav.caldav import CalDAVClient
+    pass
 
 __all__ = ["toolset"]
-
-MAX_RANGE = timedelta(days=731)
 
 
 class CalendarInfo(BaseModel):
@@ -93,20 +92,6 @@ class EventList(BaseModel):
     )
 
 
-class Slot(BaseModel):
-    start: str
-    end: str
-    minutes: int
-
-
-class Availability(BaseModel):
-    timezone: str
-    slots: list[Slot]
-    notes: list[str] = Field(
-        default_factory=list, description="Events that were not fully expanded: the slots may be wrong"
-    )
-
-
 class DeletedEvent(BaseModel):
     uid: str
     calendar: str
@@ -137,37 +122,6 @@ def _span(
     if not isinstance(end, datetime):
         raise InvalidInput("end must be a date-time like start (or set all_day)")
     return start, end
-
-
-def _range(
-    ctx: Context[Any, Any], start: str, end: str, timezone: str | None
-) -> tuple[datetime, datetime, tzinfo]:
-    tz = time_zone(ctx, timezone)
-    lower = ical().as_datetime(ical().parse_moment(start, tz), tz)
-    upper = ical().as_datetime(ical().parse_moment(end, tz), tz)
-    if upper <= lower:
-        raise InvalidInput("end must be after start")
-    if upper - lower > MAX_RANGE:
-        raise InvalidInput("ask for at most two years at a time")
-    return lower, upper, tz
-
-
-async def _events_in(
-    ctx: Context[Any, Any], caldav: CalDAVClient, calendars: list[Calendar], lower: datetime, upper: datetime
-) -> list[tuple[str, CalendarObject]]:
-    """The event objects of `calendars` that may touch [lower, upper), read at once (ADR 0050), with
-    progress reported per calendar read to a client that asked for it."""
-    chosen = [cal for cal in calendars if "VEVENT" in cal.components]
-    done = 0
-
-    async def read(cal: Calendar) -> list[tuple[str, CalendarObject]]:
-        nonlocal done
-        objects = await caldav.events_between(cal, lower, upper)
-        done += 1
-        await ctx.report_progress(done, len(chosen), f"read calendar {cal.id}")
-        return [(cal.id, obj) for obj in objects]
-
-    return [pair for found in await asyncio.gather(*(read(cal) for cal in chosen)) for pair in found]
 
 
 @toolset.tool(title="List calendars", read_only=True)
@@ -204,14 +158,14 @@ async def nc_calendar_list_events(
 ) -> EventList:
     """Events between two times across your calendars, sorted by start. Recurring events are
     expanded into their occurrences in the range (moved or cancelled occurrences honoured)."""
-    lower, upper, tz = _range(ctx, start, end, timezone)
+    lower, upper, tz = event_range(ctx, start, end, timezone)
     caldav = (await nextcloud_for(ctx)).caldav
     calendars = (
         [await caldav.calendar(calendar, find_default=False)]
         if calendar
         else await caldav.calendars(find_default=False)
     )
-    objects = await _events_in(ctx, caldav, calendars, lower, upper)
+    objects = await events_in(ctx, caldav, calendars, lower, upper)
     expanded = await recurrence().expand([obj.ics for _, obj in objects], lower, upper)
     found: list[tuple[datetime, EventInfo]] = []
     for (cal_id, obj), occurrences in zip(objects, expanded.occurrences, strict=True):
@@ -408,60 +362,3 @@ async def nc_calendar_delete_event(
     )
     await delete_version(ctx, obj.href, obj.etag, asked=asked, tool="nc_calendar_delete_event", target=target)
     return DeletedEvent(uid=uid, calendar=cal_id, summary=view["summary"])
-
-
-def _clock(text: str, name: str) -> time:
-    try:
-        return time.fromisoformat(text)
-    except ValueError:
-        raise InvalidInput(f"{name} must be a time like 09:00") from None
-
-
-@toolset.tool(title="Find free time", read_only=True, view=AGENDA)
-@require_scopes(CALENDAR_READ)
-async def nc_calendar_find_availability(
-    start: Annotated[str, Field(description="Search from (ISO 8601)")],
-    end: Annotated[str, Field(description="Search until (ISO 8601)")],
-    duration_minutes: Annotated[int, Field(ge=5, le=24 * 60)],
-    ctx: Context[Any, Any],
-    working_hours_start: str = "09:00",
-    working_hours_end: str = "17:00",
-    working_days: Annotated[list[int], Field(description="ISO weekdays, 1 = Monday")] = [1, 2, 3, 4, 5],  # noqa: B006
-    calendars: Annotated[list[str] | None, Field(description="Calendars to consider (default all)")] = None,
-    timezone: TimezoneName = None,
-    limit: Annotated[int, Field(ge=1, le=200)] = 20,
-) -> Availability:
-    """Free slots of at least `duration_minutes` within working hours, given your busy events
-    (cancelled, transparent and all-day events do not block time)."""
-    lower, upper, tz = _range(ctx, start, end, timezone)
-    if any(not 1 <= d <= 7 for d in working_days):
-        raise InvalidInput("working_days are ISO weekdays, 1 (Monday) to 7 (Sunday)")
-    day_start = _clock(working_hours_start, "working_hours_start")
-    day_end = _clock(working_hours_end, "working_hours_end")
-    caldav = (await nextcloud_for(ctx)).caldav
-    chosen = (
-        [await caldav.calendar(c, find_default=False) for c in calendars]
-        if calendars
-        else await caldav.calendars(find_default=False)
-    )
-    objects = [obj.ics for _, obj in await _events_in(ctx, caldav, chosen, lower, upper)]
-    expanded = await recurrence().expand(objects, lower, upper)
-    occurrences = [o for found in expanded.occurrences for o, _ in found or []]
-    slots = ical().free_slots(
-        ical().busy_intervals(occurrences, tz),
-        start=lower,
-        end=upper,
-        duration=timedelta(minutes=duration_minutes),
-        day_start=day_start,
-        day_end=day_end,
-        tz=tz,
-        weekdays={d - 1 for d in working_days},
-    )
-    return Availability(
-        timezone=str(getattr(tz, "key", tz)),
-        slots=[
-            Slot(start=s.isoformat(), end=e.isoformat(), minutes=int((e - s).total_seconds() // 60))
-            for s, e in slots[:limit]
-        ],
-        notes=expanded.notes,
-    )
