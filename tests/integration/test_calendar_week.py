@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 import anyio
 import pytest
 
-from nextcloud_mcp_server.nextcloud.dav import ical, recurrence
+from nextcloud_mcp_server.nextcloud.dav import ical_read, recurrence
 from tests.backends import Nextcloud
 from tests.integration.test_calendar_tools import mkcalendar
 from tests.mcp_clients import http_session, running_app, structured
@@ -141,7 +141,7 @@ async def _full_read(nextcloud: Nextcloud, start: str, end: str, zone: str) -> l
     found = []
     for occurrences in expanded.occurrences:
         for occurrence, recurs in occurrences or []:
-            view = ical.event_view(occurrence, recurring=recurs)
+            view = ical_read.event_view(occurrence, recurring=recurs)
             found.append((view["uid"], view["summary"], view["start"]))
     return sorted(found)
 

@@ -1,4 +1,5 @@
-"""iCalendar: building, patching and reading events and tasks; recurrence; free time.
+"""iCalendar: building and patching events and tasks, and the moments they hold. Reading them is
+in `ical_read.py`, free time in `free_time.py`.
 
 Parsing and recurrence are done by `icalendar` and `recurring-ical-events` (RRULE, RDATE, EXDATE
 and RECURRENCE-ID overrides), never by hand. Patching edits the parsed object in place and
@@ -9,14 +10,12 @@ overrides, categories) survive an update untouched.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import icalendar
-import recurring_ical_events
 from dateutil import rrule as dateutil_rrule
 
 from nextcloud_mcp_server.nextcloud.dav import rrule_cost
@@ -29,17 +28,12 @@ __all__ = [
     "TodoChanges",
     "build_event",
     "build_todo",
-    "busy_intervals",
-    "event_view",
-    "expand_events",
-    "free_slots",
     "load",
     "master",
     "new_uid",
     "parse_moment",
     "patch_event",
     "patch_todo",
-    "todo_view",
     "zone",
 ]
 
@@ -312,158 +306,3 @@ def patch_todo(ics: str, changes: TodoChanges) -> str:
     _apply_todo(todo, changes)
     _stamp(todo)
     return _serialise(calendar)
-
-
-def _text(component: icalendar.cal.Component, name: str) -> str | None:
-    value = component.get(name)
-    return str(value) if value is not None else None
-
-
-def _reminders(component: icalendar.cal.Component) -> list[int]:
-    minutes = []
-    for alarm in component.walk("VALARM"):
-        trigger = _prop(alarm, "TRIGGER")
-        if trigger is not None and isinstance(trigger.dt, timedelta):
-            minutes.append(int(-trigger.dt.total_seconds() // 60))
-    return sorted(minutes)
-
-
-def _attendees(component: icalendar.cal.Component) -> list[dict[str, str | None]]:
-    raw = _prop(component, "ATTENDEE")
-    values = raw if isinstance(raw, list) else [raw] if raw is not None else []
-    return [
-        {
-            "email": str(a).removeprefix("mailto:").removeprefix("MAILTO:"),
-            "name": a.params.get("CN"),
-            "status": a.params.get("PARTSTAT"),
-        }
-        for a in values
-    ]
-
-
-def _tzid(moment: Moment) -> str | None:
-    if isinstance(moment, datetime) and moment.tzinfo is not None:
-        key = getattr(moment.tzinfo, "key", None)
-        return str(key) if key else moment.tzname()
-    return None
-
-
-def event_view(component: icalendar.cal.Component, *, recurring: bool) -> dict[str, Any]:
-    """The facts a model needs about one event or occurrence."""
-    start = _prop(component, "DTSTART").dt
-    end_prop = _prop(component, "DTEND")
-    if end_prop is not None:
-        end = end_prop.dt
-    elif "DURATION" in component:
-        end = start + _prop(component, "DURATION").dt
-    else:
-        end = start + timedelta(days=1) if not isinstance(start, datetime) else start
-    recurrence_id = _prop(component, "RECURRENCE-ID")
-    rule = _prop(component, "RRULE")
-    return {
-        "uid": str(component.get("UID", "")),
-        "summary": _text(component, "SUMMARY") or "",
-        "start": iso(start),
-        "end": iso(end),
-        "all_day": not isinstance(start, datetime),
-        "timezone": _tzid(start),
-        "location": _text(component, "LOCATION"),
-        "description": _text(component, "DESCRIPTION"),
-        "status": _text(component, "STATUS"),
-        "recurrence": rule.to_ical().decode() if rule is not None else None,
-        "recurring": recurring,
-        "occurrence": iso(recurrence_id.dt) if recurring and recurrence_id is not None else None,
-        "reminders": _reminders(component),
-        "attendees": _attendees(component),
-    }
-
-
-def todo_view(component: icalendar.cal.Component) -> dict[str, Any]:
-    due = _prop(component, "DUE")
-    completed_at = _prop(component, "COMPLETED")
-    categories = _prop(component, "CATEGORIES")
-    cats: list[str] = []
-    for entry in categories if isinstance(categories, list) else [categories] if categories else []:
-        cats += [str(c) for c in entry.cats]
-    status = (_text(component, "STATUS") or "NEEDS-ACTION").upper()
-    return {
-        "uid": str(component.get("UID", "")),
-        "summary": _text(component, "SUMMARY") or "",
-        "status": status,
-        "completed": status == "COMPLETED",
-        "completed_at": iso(completed_at.dt) if completed_at is not None else None,
-        "due": iso(due.dt) if due is not None else None,
-        "priority": int(_prop(component, "PRIORITY")) if "PRIORITY" in component else None,
-        "percent_complete": int(_prop(component, "PERCENT-COMPLETE"))
-        if "PERCENT-COMPLETE" in component
-        else None,
-        "description": _text(component, "DESCRIPTION"),
-        "categories": cats,
-    }
-
-
-def expand_events(ics: str, start: datetime, end: datetime) -> list[tuple[icalendar.cal.Component, bool]]:
-    """Occurrences of the events in one object that overlap [start, end), with whether the
-    event recurs. Overrides (RECURRENCE-ID) and exclusions (EXDATE) are honoured."""
-    calendar = load(ics)
-    recurs = any("RRULE" in c or "RDATE" in c for c in calendar.walk("VEVENT"))
-    occurrences = recurring_ical_events.of(calendar, components=["VEVENT"]).between(start, end)
-    return [(o, recurs) for o in occurrences]
-
-
-def busy_intervals(
-    occurrences: Iterable[icalendar.cal.Component], tz: tzinfo
-) -> list[tuple[datetime, datetime]]:
-    """Busy time: cancelled and transparent events are free; all-day events are free unless
-    they are explicitly marked opaque (holidays and birthdays usually are not)."""
-    busy = []
-    for occurrence in occurrences:
-        if (_text(occurrence, "STATUS") or "").upper() == "CANCELLED":
-            continue
-        transparency = (_text(occurrence, "TRANSP") or "").upper()
-        start = _prop(occurrence, "DTSTART").dt
-        all_day = not isinstance(start, datetime)
-        if transparency == "TRANSPARENT" or (all_day and transparency != "OPAQUE"):
-            continue
-        view = event_view(occurrence, recurring=False)
-        busy.append(
-            (
-                as_datetime(parse_moment(view["start"], tz), tz),
-                as_datetime(parse_moment(view["end"], tz), tz),
-            )
-        )
-    return sorted(busy)
-
-
-def free_slots(
-    busy: list[tuple[datetime, datetime]],
-    *,
-    start: datetime,
-    end: datetime,
-    duration: timedelta,
-    day_start: time,
-    day_end: time,
-    tz: tzinfo,
-    weekdays: set[int],
-) -> list[tuple[datetime, datetime]]:
-    """Free windows of at least `duration` within working hours (in `tz`) on `weekdays`
-    (0 = Monday), between `start` and `end`."""
-    if day_end <= day_start:
-        raise InvalidInput("working hours must end after they start")
-    slots = []
-    day = start.astimezone(tz).date()
-    while datetime.combine(day, time.min, tzinfo=tz) < end:
-        if day.weekday() in weekdays:
-            window_start = max(datetime.combine(day, day_start, tzinfo=tz), start)
-            window_end = min(datetime.combine(day, day_end, tzinfo=tz), end)
-            cursor = window_start
-            for busy_start, busy_end in busy:
-                if busy_end <= cursor or busy_start >= window_end:
-                    continue
-                if busy_start - cursor >= duration:
-                    slots.append((cursor, busy_start))
-                cursor = max(cursor, busy_end)
-            if window_end - cursor >= duration:
-                slots.append((cursor, window_end))
-        day += timedelta(days=1)
-    return slots

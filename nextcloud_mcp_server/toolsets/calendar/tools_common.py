@@ -32,7 +32,9 @@ __all__ = [
     "delete_version",
     "event_range",
     "events_in",
+    "free_time",
     "ical",
+    "ical_read",
     "recurrence",
     "spoken_span",
     "time_zone",
@@ -51,6 +53,18 @@ TimezoneName = Annotated[
 
 def ical() -> ModuleType:
     from nextcloud_mcp_server.nextcloud.dav import ical as module
+
+    return module
+
+
+def ical_read() -> ModuleType:
+    from nextcloud_mcp_server.nextcloud.dav import ical_read as module
+
+    return module
+
+
+def free_time() -> ModuleType:
+    from nextcloud_mcp_server.nextcloud.dav import free_time as module
 
     return module
 

@@ -27,6 +27,7 @@ from nextcloud_mcp_server.toolsets.calendar.tools_common import (
     event_range,
     events_in,
     ical,
+    ical_read,
     recurrence,
     spoken_span,
     time_zone,
@@ -170,7 +171,7 @@ async def nc_calendar_list_events(
     found: list[tuple[datetime, EventInfo]] = []
     for (cal_id, obj), occurrences in zip(objects, expanded.occurrences, strict=True):
         for occurrence, recurs in occurrences or []:
-            info = _event_info(ical().event_view(occurrence, recurring=recurs), cal_id, obj.etag)
+            info = _event_info(ical_read().event_view(occurrence, recurring=recurs), cal_id, obj.etag)
             moment = ical().as_datetime(ical().parse_moment(info.start, tz), tz)
             found.append((moment, info))
     found.sort(key=lambda item: (item[0], item[1].summary))
@@ -193,7 +194,7 @@ async def nc_calendar_get_event(calendar: CalendarId, uid: Uid, ctx: Context[Any
     cal_id, obj = await _find_event(ctx, calendar, uid)
     component = ical().master(ical().load(obj.ics), "VEVENT")
     recurs = "RRULE" in component or "RDATE" in component
-    return _event_info(ical().event_view(component, recurring=recurs), cal_id, obj.etag)
+    return _event_info(ical_read().event_view(component, recurring=recurs), cal_id, obj.etag)
 
 
 @toolset.tool(title="Create an event")
@@ -235,7 +236,7 @@ async def nc_calendar_create_event(
     cal = choose_calendar(await caldav.calendars(), calendar, "VEVENT")
     etag = await caldav.put(f"{cal.href}{uid}.ics", ics, create=True)
     component = module.master(module.load(ics), "VEVENT")
-    view = module.event_view(component, recurring=bool(recurrence))
+    view = ical_read().event_view(component, recurring=bool(recurrence))
     return _event_info(view, cal.id, etag or "")
 
 
@@ -286,7 +287,7 @@ async def nc_calendar_update_event(
     tz = time_zone(ctx, timezone)
     module = ical()
     cal_id, obj = await _find_event(ctx, calendar, uid)
-    old = module.event_view(module.master(module.load(obj.ics), "VEVENT"), recurring=False)
+    old = ical_read().event_view(module.master(module.load(obj.ics), "VEVENT"), recurring=False)
     new_start: date | datetime | None = None
     new_end: date | datetime | None = None
     if start is not None or end is not None or all_day is not None:
@@ -328,11 +329,11 @@ async def nc_calendar_update_event(
     except PreconditionFailed as exc:
         current_obj = await caldav.get(obj.href)
         component = module.master(module.load(current_obj.ics), "VEVENT")
-        current = _event_info(module.event_view(component, recurring=False), cal_id, current_obj.etag)
+        current = _event_info(ical_read().event_view(component, recurring=False), cal_id, current_obj.etag)
         return stale_version(exc, "event", "current_event", current)
     component = module.master(module.load(ics), "VEVENT")
     recurs = "RRULE" in component or "RDATE" in component
-    info = _event_info(module.event_view(component, recurring=recurs), cal_id, new_etag or "")
+    info = _event_info(ical_read().event_view(component, recurring=recurs), cal_id, new_etag or "")
     return answer(info)
 
 
@@ -353,7 +354,7 @@ async def nc_calendar_delete_event(
         host = (await nextcloud_for(ctx)).http.host
         raise PreconditionFailed(host, "the event changed since that etag; nothing was deleted", status=412)
     component = ical().master(ical().load(obj.ics), "VEVENT")
-    view = ical().event_view(component, recurring="RRULE" in component or "RDATE" in component)
+    view = ical_read().event_view(component, recurring="RRULE" in component or "RDATE" in component)
     series = " (every occurrence of this recurring event)" if view["recurring"] else ""
     target = f'the event "{view["summary"]}"'
     question = f"Delete {target} {spoken_span(view)}{series} from calendar '{cal_id}'?"

@@ -15,7 +15,7 @@ from nextcloud_mcp_server.toolsets.calendar.tools_common import (
     TimezoneName,
     event_range,
     events_in,
-    ical,
+    free_time,
     recurrence,
     toolset,
 )
@@ -75,8 +75,8 @@ async def nc_calendar_find_availability(
     objects = [obj.ics for _, obj in await events_in(ctx, caldav, chosen, lower, upper)]
     expanded = await recurrence().expand(objects, lower, upper)
     occurrences = [o for found in expanded.occurrences for o, _ in found or []]
-    slots = ical().free_slots(
-        ical().busy_intervals(occurrences, tz),
+    slots = free_time().free_slots(
+        free_time().busy_intervals(occurrences, tz),
         start=lower,
         end=upper,
         duration=timedelta(minutes=duration_minutes),

@@ -22,6 +22,7 @@ from nextcloud_mcp_server.toolsets.calendar.tools_common import (
     choose_calendar,
     delete_version,
     ical,
+    ical_read,
     time_zone,
     toolset,
 )
@@ -61,7 +62,7 @@ class DeletedTodo(BaseModel):
 def _info(ics: str, calendar: str, etag: str) -> TodoInfo:
     module = ical()
     return TodoInfo(
-        **module.todo_view(module.master(module.load(ics), "VTODO")), calendar=calendar, etag=etag
+        **ical_read().todo_view(module.master(module.load(ics), "VTODO")), calendar=calendar, etag=etag
     )
 
 
