@@ -20,7 +20,8 @@ from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.kept import KeptAnswers
 from nextcloud_mcp_server.nextcloud.models import Note
 from nextcloud_mcp_server.toolsets.notes.client import NotesClient
-from nextcloud_mcp_server.toolsets.notes.files import NotesFiles, NotesFilesUnavailable, _unzip
+from nextcloud_mcp_server.toolsets.notes.file_notes import NotesFilesUnavailable, unzip_notes
+from nextcloud_mcp_server.toolsets.notes.files import NotesFiles
 from tests.backends import Login, Nextcloud
 from tests.conftest import ADMIN_APP_PASSWORD, ADMIN_PASSWORD, ALICE_APP_PASSWORD, ALICE_PASSWORD
 from tests.mcp_clients import stdio_session, structured
@@ -191,7 +192,7 @@ def _zip(entries: dict[str, bytes]) -> bytes:
 def test_an_archive_yields_only_the_notes_and_refuses_a_bomb() -> None:
     """Texts by path below the top folder; other suffixes, hidden folders and a BOM are left out;
     an archive unpacking past the limit is refused (the caller falls back to the API)."""
-    texts = _unzip(
+    texts = unzip_notes(
         _zip(
             {
                 "Notes/a.md": "\ufeffhello".encode(),
@@ -204,9 +205,9 @@ def test_an_archive_yields_only_the_notes_and_refuses_a_bomb() -> None:
     )
     assert texts == {"a.md": "hello", "x/b.TXT": "b"}
     with pytest.raises(NotesFilesUnavailable):
-        _unzip(_zip({"Notes/big.md": b"0" * (49 * 1024 * 1024)}), "")
+        unzip_notes(_zip({"Notes/big.md": b"0" * (49 * 1024 * 1024)}), "")
     with pytest.raises(NotesFilesUnavailable):
-        _unzip(b"not a zip", "")
+        unzip_notes(b"not a zip", "")
 
 
 async def test_the_tools_page_newest_first_and_report_progress_when_walking_every_note(

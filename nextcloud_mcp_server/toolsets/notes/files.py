@@ -28,9 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import io
 import time
-import zipfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
@@ -44,13 +42,19 @@ from nextcloud_mcp_server.nextcloud.dav.xml import DAV, NC_ORG, OC, DavResponse,
 from nextcloud_mcp_server.nextcloud.errors import NextcloudError, NotFound
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.kept import KeptAnswers
-from nextcloud_mcp_server.nextcloud.models import LAST_TIMESTAMP, Note
+from nextcloud_mcp_server.nextcloud.models import Note
+from nextcloud_mcp_server.toolsets.notes.file_notes import (
+    MAX_ZIP_BYTES,
+    NotesFilesUnavailable,
+    note_of,
+    note_text,
+    unzip_notes,
+)
 from nextcloud_mcp_server.toolsets.notes.search import fold
 
 __all__ = [
     "MAX_NOTES",
     "MAX_REFETCH",
-    "MAX_ZIP_BYTES",
     "KeptTexts",
     "NoteFiles",
     "NotesFiles",
@@ -58,12 +62,9 @@ __all__ = [
     "both",
 ]
 
-EXTENSIONS = frozenset({"txt", "org", "markdown", "md", "note"})
 MAX_NOTES = 20_000  # notes read from one SEARCH; a bigger folder is read through the Notes API
-MAX_ZIP_BYTES = 48 * 1024 * 1024  # the whole notes folder as one zip, attachments included
 ZIP_RETRY_SECONDS = 3600.0  # a Nextcloud that gave no zip is not asked again for this long
 MAX_REFETCH = 32  # notes changed since the texts were kept, read one by one; more: one zip
-_BOMS = ("\ufeff", "\uffef")
 
 
 A = TypeVar("A")
@@ -78,10 +79,6 @@ async def both(first: Awaitable[A], second: Awaitable[B]) -> tuple[A, B]:
         if isinstance(result, BaseException):
             raise result
     return one, two  # type: ignore[return-value]
-
-
-class NotesFilesUnavailable(Exception):
-    """Nextcloud cannot answer this way (no SEARCH or zip, or a folder too big); use the API."""
 
 
 @dataclass(frozen=True)
@@ -118,28 +115,6 @@ _FAVORITES = (
 _PROPFIND_ETAG = (
     f'<?xml version="1.0"?><d:propfind xmlns:d="{DAV}"><d:prop><d:getetag/></d:prop></d:propfind>'
 )
-
-
-def note_of(relative: str, item: DavResponse, custom: str) -> Note | None:
-    """The note a file below the notes folder is, or None when the Notes app would not list it."""
-    if not _is_note_path(relative, custom):
-        return None
-    folder, _, name = relative.rpartition("/")
-    stem = name.rpartition(".")[0]
-    file_id = item.text(f"{{{OC}}}fileid") or ""
-    if not file_id.isdigit():
-        return None
-    try:
-        modified = int(parsedate_to_datetime(item.text(f"{{{DAV}}}getlastmodified") or "").timestamp())
-    except (TypeError, ValueError):
-        modified = 0
-    return Note(
-        id=int(file_id),
-        title=stem,
-        category=folder,
-        favorite=item.text(f"{{{OC}}}favorite") == "1",
-        modified=min(max(modified, 0), LAST_TIMESTAMP),
-    )
 
 
 class NotesFiles:
@@ -325,7 +300,7 @@ class NotesFiles:
                     return path, None  # gone meanwhile: the next listing will not have it
                 except NextcloudError as exc:
                     raise NotesFilesUnavailable(f"reading a note refused: {exc}") from None
-                return path, _text(answer.content)
+                return path, note_text(answer.content)
 
         found = await asyncio.gather(*(read(p) for p in changed))
         if sum(len(t) for _, t in found if t is not None) > MAX_ZIP_BYTES:
@@ -354,7 +329,7 @@ class NotesFiles:
                 body = await response.read()
         except NextcloudError as exc:
             raise NotesFilesUnavailable(f"zip refused: {exc}") from None
-        return _unzip(body, custom_suffix.lstrip(".").lower())
+        return unzip_notes(body, custom_suffix.lstrip(".").lower())
 
     def forget(self) -> None:
         """Drop what is kept for this user (after a change made through this server)."""
@@ -374,37 +349,3 @@ def _date(value: str | None) -> float:
         return parsedate_to_datetime(value or "").timestamp()
     except (TypeError, ValueError):
         return time.time()
-
-
-def _text(content: bytes) -> str:
-    """A note's text as the Notes app gives it: UTF-8 (invalid bytes replaced), no BOM."""
-    text = content.decode("utf-8", "replace")
-    for bom in _BOMS:
-        text = text.replace(bom, "")
-    return text
-
-
-def _is_note_path(relative: str, custom: str) -> bool:
-    folder, _, name = relative.rpartition("/")
-    _, dot, extension = name.rpartition(".")
-    hidden = any(part.startswith(".") for part in folder.split("/") if part)
-    return bool(dot) and not hidden and (extension.lower() in EXTENSIONS or extension.lower() == custom)
-
-
-def _unzip(body: bytes, custom: str) -> dict[str, str]:
-    """The notes' texts in the archive by path below its top folder (the notes folder itself)."""
-    texts: dict[str, str] = {}
-    unpacked = 0
-    try:
-        archive = zipfile.ZipFile(io.BytesIO(body))
-        for info in archive.infolist():
-            _, _, relative = info.filename.partition("/")
-            if info.is_dir() or not _is_note_path(relative, custom):
-                continue
-            unpacked += info.file_size
-            if unpacked > MAX_ZIP_BYTES:  # a zip bomb, or attachments: not worth unpacking
-                raise NotesFilesUnavailable("the notes folder unpacks to more than the limit")
-            texts[relative] = _text(archive.read(info))
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError) as exc:
-        raise NotesFilesUnavailable(f"the zip of the notes folder is unreadable: {exc}") from None
-    return texts
