@@ -2,7 +2,7 @@
 answer the same way: Tables 0.9.11 on Nextcloud 29 and 2.2.2 on 34. (The OCS API v2 differs
 between them and cannot read or update rows at all.)
 
-Behaviour seen on both real servers (see tests/apps/test_tables.py):
+Behaviour seen on both real servers (see tests/toolsets/tables/test_tables.py):
 - rows are read with `limit`/`offset`; the API has no row filter, so filters are applied by the
   caller (a view's own filter is applied by Nextcloud when its rows are read);
 - a row has no ETag: `lastEditAt` (to the second) and `lastEditBy` are its only version, and the

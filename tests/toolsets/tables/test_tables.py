@@ -15,10 +15,10 @@ import pytest
 from mcp import ClientSession
 
 from nextcloud_mcp_server.toolsets.tables import tools as tables_tools
-from tests.apps.trip_table import COLUMNS
 from tests.backends import Nextcloud
 from tests.mcp_clients import Human, http_session, running_app, structured
 from tests.strict_clients import refusal_details
+from tests.toolsets.tables.trip_table import COLUMNS
 
 pytestmark = pytest.mark.integration
 

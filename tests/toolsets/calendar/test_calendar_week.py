@@ -16,8 +16,8 @@ import pytest
 
 from nextcloud_mcp_server.nextcloud.dav import ical_read, recurrence
 from tests.backends import Nextcloud
-from tests.integration.test_calendar_tools import mkcalendar
 from tests.mcp_clients import http_session, running_app, structured
+from tests.toolsets.calendar.test_calendar_tools import mkcalendar
 
 pytestmark = pytest.mark.integration
 

@@ -2,7 +2,7 @@
 tests/fixtures/nextcloud/ (29, Deck 1.13.10) or tests/fixtures/nextcloud34/ (34, Deck 1.18.3), in
 the format of their README. Run by hand, never by the suite, on an instance just reset:
 
-    $NEXTCLOUD_KIT reset DIR && .venv/bin/python -m tests.record_deck DIR
+    $NEXTCLOUD_KIT reset DIR && .venv/bin/python -m tests.toolsets.deck.record_deck DIR
 
 Recorded as `admin`; secrets and cookies become REDACTED, the host 127.0.0.1:8080. Read by
 tests/apps/test_deck_recordings.py."""

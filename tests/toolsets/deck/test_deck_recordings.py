@@ -1,4 +1,4 @@
-"""The Deck client against Deck's recorded answers (tests/record_deck.py): Deck 1.13.10 on
+"""The Deck client against Deck's recorded answers (tests/toolsets/deck/record_deck.py): Deck 1.13.10 on
 Nextcloud 29 and 1.18.3 on 34, replayed with http_mock so that everything above the wire runs."""
 
 from __future__ import annotations
