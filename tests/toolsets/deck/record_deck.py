@@ -5,7 +5,7 @@ the format of their README. Run by hand, never by the suite, on an instance just
     $NEXTCLOUD_KIT reset DIR && .venv/bin/python -m tests.toolsets.deck.record_deck DIR
 
 Recorded as `admin`; secrets and cookies become REDACTED, the host 127.0.0.1:8080. Read by
-tests/apps/test_deck_recordings.py."""
+tests/toolsets/deck/test_deck_recordings.py."""
 
 from __future__ import annotations
 
