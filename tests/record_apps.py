@@ -1,5 +1,5 @@
 """Record what the app APIs of a real Nextcloud answer to the requests our clients send
-(`nextcloud/talk.py`, `nextcloud/collectives.py`, `nextcloud/tables.py`), into
+(`toolsets/talk/client.py`, `toolsets/collectives/client.py`, `toolsets/tables/client.py`), into
 tests/fixtures/apps/<29|34>/ in the format of `tests/recordings.py`. Run by hand, never by the suite:
 
     .venv/bin/python -m tests.record_apps            # both releases (or: 29, 34)

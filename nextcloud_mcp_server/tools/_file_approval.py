@@ -1,5 +1,5 @@
 """What a destructive file action shows the human, and the checks that bind it to what was shown:
-its ETag, size, time and file id, and its content (`nextcloud/file_facts.py`, ADR 0059)."""
+its ETag, size, time and file id, and its content (`nextcloud/dav/file_facts.py`, ADR 0059)."""
 
 from __future__ import annotations
 

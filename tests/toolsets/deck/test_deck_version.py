@@ -1,4 +1,4 @@
-"""What a Deck delete's approval is bound to (tools/deck.py `_version`): Deck's ETag changes once a
+"""What a Deck delete's approval is bound to (toolsets/deck/tools.py `_version`): Deck's ETag changes once a
 second at most, so a change within the same second must still make another version."""
 
 from __future__ import annotations
