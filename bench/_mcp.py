@@ -23,7 +23,7 @@ from published import ensure_installed
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from nextcloud_mcp_server.nextcloud.webdav import PROPFIND_BODY
+from nextcloud_mcp_server.nextcloud.dav.webdav import PROPFIND_BODY
 from tests.mcp_clients import http_session
 
 __all__ = [

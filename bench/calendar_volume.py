@@ -33,9 +33,9 @@ from typing import Any
 
 import httpx
 
-from nextcloud_mcp_server.nextcloud import recurrence
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
+from nextcloud_mcp_server.nextcloud.dav import recurrence
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 
 FIRST_DAY = datetime(2016, 11, 28, tzinfo=UTC)

@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from nextcloud_mcp_server.nextcloud import ical, recurrence
+from nextcloud_mcp_server.nextcloud.dav import ical_read, recurrence
 
 START = datetime(2026, 11, 23, tzinfo=UTC)
 CASES = {
@@ -88,7 +88,7 @@ async def _lag_during(calls: int) -> dict[str, Any]:
 
 def _before_child(ics: str, span: timedelta, queue: Any) -> None:
     cpu = _cpu()
-    count = len(ical.expand_events(ics, START, START + span))
+    count = len(ical_read.expand_events(ics, START, START + span))
     queue.put({"cpu_s": round(_cpu() - cpu, 3), "occurrences": count})
 
 

@@ -43,7 +43,7 @@ CHILD = r"""
 import asyncio, inspect, json, sys, time
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
-from nextcloud_mcp_server.nextcloud.webdav import WebDAVClient
+from nextcloud_mcp_server.nextcloud.dav.webdav import WebDAVClient
 
 def hwm_mib():  # peak RSS of this process since exec (ru_maxrss would include the parent's)
     with open("/proc/self/status") as status:

@@ -30,7 +30,7 @@ import httpx
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
-from nextcloud_mcp_server.nextcloud.notes import NotesClient
+from nextcloud_mcp_server.toolsets.notes.client import NotesClient
 
 CATEGORIES = ["", "Work", "Work/Projects", "Personal", "Recipes", "Travel"]
 WORDS = [
@@ -215,36 +215,39 @@ async def compare_client(args: argparse.Namespace, info: dict[str, Any], counter
     edits = iter(range(1_000_000))
 
     async def edited_search() -> None:
-        newest = (await nc.notes.newest())[0]
+        newest = (await nc.api(NotesClient).newest())[0]
         folder = f"{newest.category}/" if newest.category else ""
         path = f"/remote.php/dav/files/{user}/Notes/{folder}{newest.title}.md"
         await http.request(
             "PUT", quote(path), credential=nc.credential, content=f"edit {next(edits)} café budget\n".encode()
         )
-        await nc.notes.search(args.query)
+        await nc.api(NotesClient).search(args.query)
 
     rows = [
         ("client: list, Notes API (before)", old_list),
-        ("client: list, files (after), first call", lambda: cold(nc.notes.newest)),
-        ("client: list, files (after), repeated unchanged", nc.notes.newest),
+        ("client: list, files (after), first call", lambda: cold(nc.api(NotesClient).newest)),
+        ("client: list, files (after), repeated unchanged", nc.api(NotesClient).newest),
         (f"client: search {args.query!r}, Notes API (before)", lambda: old.search(args.query)),
         (
             f"client: search {args.query!r}, files (after), first call",
-            lambda: cold(lambda: nc.notes.search(args.query)),
+            lambda: cold(lambda: nc.api(NotesClient).search(args.query)),
         ),
-        (f"client: search {args.query!r}, files (after), repeated", lambda: nc.notes.search(args.query)),
+        (
+            f"client: search {args.query!r}, files (after), repeated",
+            lambda: nc.api(NotesClient).search(args.query),
+        ),
         (f"client: search {args.query!r}, files (after), one note changed (PUT included)", edited_search),
     ]
     for name, call in rows:
         await measure(name, args.instance, counter, call, args.rounds)
     a = await old.list_notes()
     a.sort(key=lambda n: (-n.modified, n.id))
-    b = await nc.notes.newest()
+    b = await nc.api(NotesClient).newest()
     same = [(n.id, n.title, n.category, n.favorite, n.modified) for n in a] == [
         (n.id, n.title, n.category, n.favorite, n.modified) for n in b
     ]
     hits_old = [h.id for h in await old.search(args.query)]
-    hits_new = [h.id for h in await nc.notes.search(args.query)]
+    hits_new = [h.id for h in await nc.api(NotesClient).search(args.query)]
     print(f"same listing: {same} ({len(a)} notes); same hits: {hits_old == hits_new} ({len(hits_new)})")
     await http.aclose()
 

@@ -33,12 +33,12 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult
 
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
+from nextcloud_mcp_server.nextcloud.dav.webdav import PROPFIND_BODY
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
-from nextcloud_mcp_server.nextcloud.webdav import PROPFIND_BODY
 from nextcloud_mcp_server.tools._output_schema import published_input, published_output
 from nextcloud_mcp_server.tools._results import answer
-from nextcloud_mcp_server.tools.files import DirectoryListing, FileInfo
-from nextcloud_mcp_server.tools.notes import NoteDetail, NoteList, NoteSummary, _iso
+from nextcloud_mcp_server.toolsets.files.tools import DirectoryListing, FileInfo
+from nextcloud_mcp_server.toolsets.notes.tools import NoteDetail, NoteList, NoteSummary, _iso
 
 NOTES = "/index.php/apps/notes/api/v1/notes"
 JSON = {"Accept": "application/json"}

@@ -29,7 +29,7 @@ from _mcp import call_mix, our_server
 from _procs import ROOT, write_result
 from tool_calls import APP_PASSWORD, FOLDER, KINDS, USER, note_ids
 
-from nextcloud_mcp_server.nextcloud.webdav import PROPFIND_BODY
+from nextcloud_mcp_server.nextcloud.dav.webdav import PROPFIND_BODY
 
 NODE = ROOT / "tests" / "idp" / "node_modules" / ".bin" / "node"
 SCRIPT = ROOT / "bench" / "ts_client.mjs"

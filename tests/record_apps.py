@@ -1,5 +1,5 @@
 """Record what the app APIs of a real Nextcloud answer to the requests our clients send
-(`nextcloud/talk.py`, `nextcloud/collectives.py`, `nextcloud/tables.py`), into
+(`toolsets/talk/client.py`, `toolsets/collectives/client.py`, `toolsets/tables/client.py`), into
 tests/fixtures/apps/<29|34>/ in the format of `tests/recordings.py`. Run by hand, never by the suite:
 
     .venv/bin/python -m tests.record_apps            # both releases (or: 29, 34)
@@ -31,9 +31,9 @@ from urllib.parse import urlencode
 import httpx
 
 from tests import record_file_apps
-from tests.apps.trip_table import COLUMNS
 from tests.real_nextcloud import Instance, Kit
 from tests.recordings import APPS
+from tests.toolsets.tables.trip_table import COLUMNS
 
 RECORDED_HOST = "http://127.0.0.1:8080"
 OCS = {"OCS-APIRequest": "true", "Accept": "application/json"}
@@ -275,8 +275,9 @@ SEQUENCES: dict[str, Callable[[Recorder, str], None]] = {
     "tables": tables,
 }
 # Recorded by scripts of their own into tests/fixtures/nextcloud{,34}/, each from a reset instance.
-# Not Deck's (tests/record_deck.py): on 34 it asks right after `occ app:disable deck`, which Nextcloud
-# 34's few seconds of enabled-apps cache still answers with the boards; run it on its own.
+# Not Deck's (tests/toolsets/deck/record_deck.py): on 34 it asks right after `occ app:disable
+# deck`, which Nextcloud 34's few seconds of enabled-apps cache still answers with the boards; run
+# it on its own.
 OTHERS: dict[str, Callable[[Path], None]] = {"file apps": record_file_apps.main}
 
 

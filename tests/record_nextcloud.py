@@ -112,7 +112,7 @@ def record(config: dict[str, str | dict[str, str]]) -> None:
     assert isinstance(admin, dict)
     rec = Recorder(str(config["url"]), admin["app_password"])
     depth0, depth1 = {"Depth": "0"}, {"Depth": "1"}
-    # files: what the toolset sends (tools/files.py, nextcloud/webdav.py)
+    # files: what the toolset sends (toolsets/files/tools.py, nextcloud/dav/webdav.py)
     rec("toolsets_mkcol_folder", "MKCOL", f"{FILES}/rec")
     rec("toolsets_mkcol_sub", "MKCOL", f"{FILES}/rec/sub")
     rec("toolsets_put_in_sub", "PUT", f"{FILES}/rec/sub/a.txt", body="a")
@@ -166,7 +166,7 @@ def record(config: dict[str, str | dict[str, str]]) -> None:
         _search(like_md, "/files/admin/nowhere"),
     )
     rec("toolsets_delete_folder", "DELETE", f"{FILES}/rec/sub")
-    # calendar: the REPORTs nextcloud/caldav.py sends (no server-side expansion)
+    # calendar: the REPORTs nextcloud/dav/caldav.py sends (no server-side expansion)
     ics = {"Content-Type": "text/calendar; charset=utf-8"}
     rec("toolsets_caldav_put_weekly", "PUT", f"{CAL}/personal/weekly-1.ics", ics, WEEKLY)
     rec(
@@ -191,7 +191,7 @@ def record(config: dict[str, str | dict[str, str]]) -> None:
     rec("toolsets_caldav_mkcalendar_tasks", "MKCALENDAR", f"{CAL}/tasks/", body=TASKS_MKCALENDAR)
     rec("toolsets_caldav_put_todo", "PUT", f"{CAL}/tasks/todo-1.ics", ics, TODO)
     rec("toolsets_caldav_report_todos", "REPORT", f"{CAL}/tasks/", depth1, _query("VTODO", ""))
-    # notes: what tools/notes.py relies on
+    # notes: what toolsets/notes/tools.py relies on
     js = {"Content-Type": "application/json"}
     rec(
         "toolsets_notes_create",

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, TypeVar
 from nextcloud_mcp_server.auth.scopes import CALENDAR_READ, CONTACTS_READ, FILES_READ, NOTES_READ
 from nextcloud_mcp_server.nextcloud import paths
 from nextcloud_mcp_server.nextcloud.names import HIDDEN
+from nextcloud_mcp_server.toolsets.notes.client import NotesClient
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.client import NextcloudClient
@@ -112,7 +113,9 @@ class NoteCategories(Source):
     toolset = "notes"
 
     async def fetch(self, nc: NextcloudClient, selection: str) -> Found:
-        listing = nc.notes.iter_notes(exclude=("content", "title", "favorite", "readonly", "modified"))
+        listing = nc.api(NotesClient).iter_notes(
+            exclude=("content", "title", "favorite", "readonly", "modified")
+        )
         notes, cut = await _first(listing, MAX_SCANNED)
         return _kept(_by_name(list({note.category for note in notes})), cut)
 
@@ -125,7 +128,9 @@ class NoteIds(Source):
     toolset = "notes"
 
     async def fetch(self, nc: NextcloudClient, selection: str) -> Found:
-        listing = nc.notes.iter_notes(exclude=("content", "title", "category", "favorite", "readonly"))
+        listing = nc.api(NotesClient).iter_notes(
+            exclude=("content", "title", "category", "favorite", "readonly")
+        )
         notes, cut = await _first(listing, MAX_SCANNED)
         newest = sorted(notes, key=lambda note: (-note.modified, note.id))
         return _kept((str(note.id) for note in newest), cut)

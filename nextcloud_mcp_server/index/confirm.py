@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from nextcloud_mcp_server.index.engine import FindIndex, Hit
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 from nextcloud_mcp_server.nextcloud.errors import Forbidden, NotFound
+from nextcloud_mcp_server.toolsets.notes.client import NotesClient
 
 __all__ = ["confirmed"]
 
@@ -20,13 +21,15 @@ FEW_NOTES = 10
 
 async def _notes_present(nc: NextcloudClient, ids: list[int]) -> set[str]:
     if len(ids) > FEW_NOTES:
-        return {str(n.id) async for n in nc.notes.iter_notes(exclude=("content",), chunk_size=100_000)}
+        return {
+            str(n.id) async for n in nc.api(NotesClient).iter_notes(exclude=("content",), chunk_size=100_000)
+        }
     slots = asyncio.Semaphore(PARALLEL)
 
     async def there(note_id: int) -> str | None:
         async with slots:
             try:
-                await nc.notes.get(note_id)
+                await nc.api(NotesClient).get(note_id)
             except (NotFound, Forbidden):
                 return None
             return str(note_id)

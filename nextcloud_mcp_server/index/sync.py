@@ -20,10 +20,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from nextcloud_mcp_server.index.engine import MAX_BODY_BYTES, FindIndex, Item
+from nextcloud_mcp_server.nextcloud.dav.webdav import WebDAVClient
 from nextcloud_mcp_server.nextcloud.errors import NextcloudError
 from nextcloud_mcp_server.nextcloud.models import FileEntry, Note
-from nextcloud_mcp_server.nextcloud.notes import NotesClient
-from nextcloud_mcp_server.nextcloud.webdav import WebDAVClient
+from nextcloud_mcp_server.toolsets.notes.client import NotesClient
 
 __all__ = ["TEXT_SUFFIXES", "Round", "sync_files", "sync_notes"]
 

@@ -1,8 +1,13 @@
 """`NextcloudClient`: one user's view of a Nextcloud, built per call from the shared pool.
 
     client = NextcloudClient(http, BasicCredential("alice", app_password))
-    notes = await client.notes.list_notes()
-    files = await client.files()          # WebDAV needs the DAV user id, looked up once
+    files = await client.files()            # WebDAV needs the DAV user id, looked up once
+    deck = client.api(DeckClient)           # an app's client, from its toolset's folder
+    trash = await client.dav_api(TrashClient)   # an app's client addressed by the DAV user id
+
+The core protocols (OCS, WebDAV, CalDAV, CardDAV) have an accessor here; an app's client lives in
+its toolset's folder (`toolsets/<name>/client.py`) and builds itself from this one (`of`), so adding
+a toolset never touches this module (docs/ADR/0052-toolsets-as-slices.md).
 
 This package knows nothing of MCP; it can be used on its own as an async Nextcloud client.
 """
@@ -10,30 +15,38 @@ This package knows nothing of MCP; it can be used on its own as an async Nextclo
 from __future__ import annotations
 
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, Self, TypeVar, cast
 
 from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.discovery import DiscoveryCache
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.kept import KeptAnswers
-from nextcloud_mcp_server.nextcloud.notes import NotesClient
-from nextcloud_mcp_server.nextcloud.notes_files import NotesFiles
 from nextcloud_mcp_server.nextcloud.ocs import OCSClient
 
 if TYPE_CHECKING:
-    from nextcloud_mcp_server.nextcloud.caldav import CalDAVClient
-    from nextcloud_mcp_server.nextcloud.carddav import CardDAVClient
-    from nextcloud_mcp_server.nextcloud.comments import CommentsClient
-    from nextcloud_mcp_server.nextcloud.deck import DeckClient
-    from nextcloud_mcp_server.nextcloud.shares import SharesClient
-    from nextcloud_mcp_server.nextcloud.systemtags import SystemTagsClient
-    from nextcloud_mcp_server.nextcloud.tables import TablesClient
-    from nextcloud_mcp_server.nextcloud.trash import TrashClient
-    from nextcloud_mcp_server.nextcloud.unified_search import UnifiedSearchClient
-    from nextcloud_mcp_server.nextcloud.versions import VersionsClient
-    from nextcloud_mcp_server.nextcloud.webdav import WebDAVClient
+    from nextcloud_mcp_server.nextcloud.dav.caldav import CalDAVClient
+    from nextcloud_mcp_server.nextcloud.dav.carddav import CardDAVClient
+    from nextcloud_mcp_server.nextcloud.dav.webdav import WebDAVClient
 
-__all__ = ["DiscoveryCache", "NextcloudClient"]
+__all__ = ["Api", "DavApi", "DiscoveryCache", "NextcloudClient"]
+
+
+class Api(Protocol):
+    """An app's client that builds itself from one user's `NextcloudClient` (`nc.api(Cls)`)."""
+
+    @classmethod
+    def of(cls, nextcloud: NextcloudClient) -> Self: ...
+
+
+class DavApi(Protocol):
+    """An app's client addressed by the user's DAV id (`await nc.dav_api(Cls)`)."""
+
+    @classmethod
+    def of(cls, nextcloud: NextcloudClient, dav_user_id: str) -> Self: ...
+
+
+A = TypeVar("A", bound=Api)
+D = TypeVar("D", bound=DavApi)
 
 
 class NextcloudClient:
@@ -52,15 +65,27 @@ class NextcloudClient:
         self.cache = cache or DiscoveryCache()
         # answers kept per user with Nextcloud's validator (kept.py): shared by the process
         self.answers = answers if answers is not None else KeptAnswers()
+        self._apis: dict[type, object] = {}
 
     @property
     def user_id(self) -> str:
         return self.credential.user_id
 
-    @cached_property
-    def notes(self) -> NotesClient:
-        files = NotesFiles(self.http, self.credential, self.dav_user_id, self.answers)
-        return NotesClient(self.http, self.credential, files)
+    def api(self, kind: type[A]) -> A:
+        """The client of an app (`nc.api(DeckClient)`), built once per `NextcloudClient` by the
+        class's own `of(nc)`."""
+        found = self._apis.get(kind)
+        if found is None:
+            found = self._apis[kind] = kind.of(self)
+        return cast("A", found)
+
+    async def dav_api(self, kind: type[D]) -> D:
+        """The client of an app addressed by the DAV user id (`await nc.dav_api(TrashClient)`),
+        built once per `NextcloudClient` by the class's own `of(nc, dav_user_id)`."""
+        found = self._apis.get(kind)
+        if found is None:
+            found = self._apis[kind] = kind.of(self, await self.dav_user_id())
+        return cast("D", found)
 
     @cached_property
     def ocs(self) -> OCSClient:
@@ -68,41 +93,17 @@ class NextcloudClient:
 
     @cached_property
     def caldav(self) -> CalDAVClient:
-        from nextcloud_mcp_server.nextcloud.caldav import CalDAVClient
+        from nextcloud_mcp_server.nextcloud.dav.caldav import CalDAVClient
 
         return CalDAVClient(
             self.http, self.credential, self.cache.calendar_homes, self.cache.principals, answers=self.answers
         )
 
     @cached_property
-    def unified_search(self) -> UnifiedSearchClient:
-        from nextcloud_mcp_server.nextcloud.unified_search import UnifiedSearchClient
-
-        return UnifiedSearchClient(self.ocs, self.http.host)
-
-    @cached_property
-    def shares(self) -> SharesClient:
-        from nextcloud_mcp_server.nextcloud.shares import SharesClient
-
-        return SharesClient(self.http, self.credential)
-
-    @cached_property
     def carddav(self) -> CardDAVClient:
-        from nextcloud_mcp_server.nextcloud.carddav import CardDAVClient
+        from nextcloud_mcp_server.nextcloud.dav.carddav import CardDAVClient
 
         return CardDAVClient(self.http, self.credential, self.cache.addressbook_homes, self.cache.principals)
-
-    @cached_property
-    def deck(self) -> DeckClient:
-        from nextcloud_mcp_server.nextcloud.deck import DeckClient
-
-        return DeckClient(self.http, self.credential)
-
-    @cached_property
-    def tables(self) -> TablesClient:
-        from nextcloud_mcp_server.nextcloud.tables import TablesClient
-
-        return TablesClient(self.http, self.credential, self.ocs)
 
     async def dav_user_id(self) -> str:
         """The user id in DAV paths, which need not be the login name (LDAP, e-mail logins)."""
@@ -113,28 +114,6 @@ class NextcloudClient:
         return await self.cache.dav_user_ids.once(self.credential.user_id, ask)
 
     async def files(self) -> WebDAVClient:
-        from nextcloud_mcp_server.nextcloud.webdav import WebDAVClient
+        from nextcloud_mcp_server.nextcloud.dav.webdav import WebDAVClient
 
         return WebDAVClient(self.http, self.credential, await self.dav_user_id())
-
-    # The file apps' DAV APIs (trash bin, versions, system tags, comments), by DAV user id.
-
-    async def trash(self) -> TrashClient:
-        from nextcloud_mcp_server.nextcloud.trash import TrashClient
-
-        return TrashClient(self.http, self.credential, await self.dav_user_id())
-
-    async def versions(self) -> VersionsClient:
-        from nextcloud_mcp_server.nextcloud.versions import VersionsClient
-
-        return VersionsClient(self.http, self.credential, await self.dav_user_id())
-
-    async def systemtags(self) -> SystemTagsClient:
-        from nextcloud_mcp_server.nextcloud.systemtags import SystemTagsClient
-
-        return SystemTagsClient(self.http, self.credential, await self.dav_user_id())
-
-    async def comments(self) -> CommentsClient:
-        from nextcloud_mcp_server.nextcloud.comments import CommentsClient
-
-        return CommentsClient(self.http, self.credential, await self.dav_user_id())

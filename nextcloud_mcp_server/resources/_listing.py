@@ -25,8 +25,9 @@ from nextcloud_mcp_server.auth.scopes import CALENDAR_READ, NOTES_READ, missing_
 from nextcloud_mcp_server.nextcloud.errors import NextcloudError
 from nextcloud_mcp_server.resources._uris import BadUri, calendar_uri, note_uri, week_of
 from nextcloud_mcp_server.storage.errors import GrantUnreadable
-from nextcloud_mcp_server.tools._calendar_common import time_zone
 from nextcloud_mcp_server.tools._context import nextcloud_for
+from nextcloud_mcp_server.toolsets.calendar.tools_common import time_zone
+from nextcloud_mcp_server.toolsets.notes.client import NotesClient
 
 __all__ = ["MAX_NOTES", "PAGE_SIZE", "listed_page"]
 
@@ -90,7 +91,7 @@ async def _recent_notes(ctx: Context[Any, Any]) -> list[Resource]:
     note asks; and a Notes app that is missing or refuses (Nextcloud 29's Notes API takes no
     bearer token) leaves the rest of the listing usable."""
     try:
-        notes = await (await nextcloud_for(ctx)).notes.newest()
+        notes = await (await nextcloud_for(ctx)).api(NotesClient).newest()
         # of one second, the later made (the higher id) first
         newest = sorted(notes, key=lambda n: (n.modified, n.id), reverse=True)[:MAX_NOTES]
     except (GrantMissing, GrantUnreadable):

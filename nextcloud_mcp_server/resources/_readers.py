@@ -18,8 +18,9 @@ from nextcloud_mcp_server.nextcloud import paths
 from nextcloud_mcp_server.nextcloud.models import FileEntry, Note
 from nextcloud_mcp_server.resources._uris import BadUri, note_id, span_of
 from nextcloud_mcp_server.tools._context import nextcloud_for, runtime_of
-from nextcloud_mcp_server.tools.calendar import nc_calendar_list_events
-from nextcloud_mcp_server.tools.files import TEXT_TYPES
+from nextcloud_mcp_server.toolsets.calendar.tools_events import nc_calendar_list_events
+from nextcloud_mcp_server.toolsets.files.tools import TEXT_TYPES
+from nextcloud_mcp_server.toolsets.notes.client import NotesClient
 
 __all__ = [
     "ETAG_META",
@@ -57,7 +58,7 @@ def note_markdown(note: Note) -> str:
 
 
 async def read_note(ctx: Context[Any, Any], uri: str, values: dict[str, str | list[str]]) -> Contents:
-    note = await (await nextcloud_for(ctx)).notes.get(note_id(_one(values, "id")))
+    note = await (await nextcloud_for(ctx)).api(NotesClient).get(note_id(_one(values, "id")))
     meta = {ETAG_META: note.etag, "nextcloud-mcp/category": note.category}
     return [TextResourceContents(uri=uri, mime_type="text/markdown", text=note_markdown(note), _meta=meta)]
 

@@ -1,5 +1,7 @@
-"""The MCP surface: one module per toolset of the registry (`toolsets/`). Tools know nothing of
-HTTP details."""
+"""The MCP surface: the toolkit every toolset's tools share (the registry of tools, approvals,
+results, output schemas, arguments, context, the apps' check), and the choice of the toolsets a
+deployment offers. Each toolset's tools live in its folder (`toolsets/<name>/tools.py`,
+docs/ADR/0052). Tools know nothing of HTTP details."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 from nextcloud_mcp_server.config.validity import chosen_toolsets
-from nextcloud_mcp_server.tools._registry import ToolSpec
+from nextcloud_mcp_server.tools._registry import Toolset, ToolSpec
 from nextcloud_mcp_server.toolsets import declaration, declarations
 
 if TYPE_CHECKING:
@@ -26,20 +28,13 @@ __all__ = [
 # What NEXTCLOUD_MCP_TOOLSETS=default offers: the toolsets of Nextcloud's core and Notes, as their
 # declarations say (toolsets/<name>/__init__.py).
 DEFAULT_TOOLSETS = tuple(found.name for found in declarations() if found.default)
-# Modules that register tools on another toolset when imported, after that toolset's own module:
-# `tasks` on `calendar`. (Until the toolsets' code moves into their folders, docs/ADR/0052.)
-_ALSO = {"calendar": ("tasks",)}
 
 
 def toolset_tools(name: str) -> list[ToolSpec]:
-    """The tools of one toolset of the registry, importing its modules (`tools/<name>.py`) only
-    now: a deployment does not import the tools of toolsets it does not offer."""
+    """The tools of one toolset of the registry, importing its tools (`toolsets/<name>/tools.py`)
+    only now: a deployment does not import the tools of toolsets it does not offer."""
     declaration(name)  # in the registry, or KeyError
-    found = None
-    for module in (name, *_ALSO.get(name, ())):
-        imported = importlib.import_module(f"{__name__}.{module}")
-        found = found or imported.toolset
-    assert found is not None
+    found: Toolset = importlib.import_module(f"nextcloud_mcp_server.toolsets.{name}.tools").toolset
     return list(found.specs)
 
 

@@ -1,5 +1,5 @@
 """What a destructive file action shows the human, and the checks that bind it to what was shown:
-its ETag, size, time and file id, and its content (`nextcloud/file_facts.py`, ADR 0059)."""
+its ETag, size, time and file id, and its content (`nextcloud/dav/file_facts.py`, ADR 0059)."""
 
 from __future__ import annotations
 
@@ -9,15 +9,15 @@ from typing import TYPE_CHECKING, Any
 from mcp.server.mcpserver import Context
 
 from nextcloud_mcp_server.nextcloud import paths
+from nextcloud_mcp_server.nextcloud.dav.file_facts import FileFacts
 from nextcloud_mcp_server.nextcloud.errors import NotFound
-from nextcloud_mcp_server.nextcloud.file_facts import FileFacts
 from nextcloud_mcp_server.nextcloud.models import FileEntry
 from nextcloud_mcp_server.tools._approval import refuse_changed, require_approval
 from nextcloud_mcp_server.tools._context import nextcloud_for, runtime_of
 from nextcloud_mcp_server.tools._shown import bound_version
 
 if TYPE_CHECKING:  # the WebDAV client (and httpx) load on first use, not at startup
-    from nextcloud_mcp_server.nextcloud.webdav import WebDAVClient
+    from nextcloud_mcp_server.nextcloud.dav.webdav import WebDAVClient
 
 __all__ = ["FileApproval", "approve_file_action", "human_size", "stat_or_none", "still_unchanged"]
 

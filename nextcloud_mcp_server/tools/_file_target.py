@@ -15,7 +15,7 @@ from nextcloud_mcp_server.nextcloud.models import FileEntry
 from nextcloud_mcp_server.tools._context import nextcloud_for
 
 if TYPE_CHECKING:
-    from nextcloud_mcp_server.nextcloud.webdav import WebDAVClient
+    from nextcloud_mcp_server.nextcloud.dav.webdav import WebDAVClient
 
 __all__ = ["FilePath", "iso", "resolve"]
 

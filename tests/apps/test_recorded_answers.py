@@ -11,16 +11,16 @@ from collections.abc import AsyncIterator
 import pytest
 
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
-from nextcloud_mcp_server.nextcloud.collectives import (
+from nextcloud_mcp_server.nextcloud.dav.webdav import WebDAVClient
+from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NotFound
+from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
+from nextcloud_mcp_server.nextcloud.ocs import OCSClient
+from nextcloud_mcp_server.toolsets.collectives.client import (
     COLLECTIVES_TOO_OLD,
     CollectivesClient,
     CollectivesUnavailable,
 )
-from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NotFound
-from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
-from nextcloud_mcp_server.nextcloud.ocs import OCSClient
-from nextcloud_mcp_server.nextcloud.talk import TalkAppMissing, TalkClient
-from nextcloud_mcp_server.nextcloud.webdav import WebDAVClient
+from nextcloud_mcp_server.toolsets.talk.client import TalkAppMissing, TalkClient
 from tests import http_mock
 from tests.apps.replayed import BASE, replay
 from tests.recordings import APPS, load_app

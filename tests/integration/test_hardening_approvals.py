@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from nextcloud_mcp_server.tools import files as files_tools
+from nextcloud_mcp_server.toolsets.files import tools as files_tools
 from tests.backends import Nextcloud
 from tests.mcp_clients import Human, http_session, running_app, structured
 

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from tests.backends import Nextcloud
-from tests.integration.test_calendar_tools import mkcalendar
 from tests.mcp_clients import Human, http_session, running_app, structured
 from tests.strict_clients import refusal_details
+from tests.toolsets.calendar.test_calendar_tools import mkcalendar
 
 pytestmark = pytest.mark.integration
 

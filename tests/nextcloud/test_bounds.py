@@ -13,10 +13,10 @@ import pytest
 from nextcloud_mcp_server.auth.oidc import OIDCUnavailable, ProviderMetadata, idp_client
 from nextcloud_mcp_server.config import load_settings
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
-from nextcloud_mcp_server.nextcloud.dav_xml import UnsafeXML
+from nextcloud_mcp_server.nextcloud.dav.webdav import WebDAVClient
+from nextcloud_mcp_server.nextcloud.dav.xml import UnsafeXML
 from nextcloud_mcp_server.nextcloud.errors import InvalidResponse, NextcloudTimeout
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
-from nextcloud_mcp_server.nextcloud.webdav import WebDAVClient
 from tests.hostile import OFFERED, Hostile, hostile_server
 
 ALICE = BasicCredential("alice", "pw")

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
-from nextcloud_mcp_server.nextcloud.caldav import CalDAVClient, CalendarNotFound
+from nextcloud_mcp_server.nextcloud.dav.caldav import CalDAVClient, CalendarNotFound
 from nextcloud_mcp_server.nextcloud.discovery import Discovered
 from nextcloud_mcp_server.nextcloud.errors import PreconditionFailed
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from nextcloud_mcp_server.nextcloud.caldav import _directly_inside, _plain_uid
+from nextcloud_mcp_server.nextcloud.dav.caldav import _directly_inside, _plain_uid
 
 CAL = "/remote.php/dav/calendars/admin/personal/"
 

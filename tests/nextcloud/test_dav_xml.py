@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nextcloud_mcp_server.nextcloud.dav_xml import MultistatusParser, UnsafeXML, sabre_message
+from nextcloud_mcp_server.nextcloud.dav.xml import MultistatusParser, UnsafeXML, sabre_message
 from nextcloud_mcp_server.nextcloud.errors import InvalidResponse
 from tests.recordings import load
 

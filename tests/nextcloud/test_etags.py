@@ -8,11 +8,11 @@ import pytest
 
 from nextcloud_mcp_server.nextcloud import etags
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
-from nextcloud_mcp_server.nextcloud.caldav import CalDAVClient
+from nextcloud_mcp_server.nextcloud.dav.caldav import CalDAVClient
+from nextcloud_mcp_server.nextcloud.dav.webdav import WebDAVClient
 from nextcloud_mcp_server.nextcloud.discovery import Discovered
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
-from nextcloud_mcp_server.nextcloud.webdav import WebDAVClient
 from tests import http_mock
 
 BASE = "https://cloud.example.com"

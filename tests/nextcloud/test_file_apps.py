@@ -10,13 +10,13 @@ from collections.abc import AsyncIterator
 import pytest
 
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
-from nextcloud_mcp_server.nextcloud.comments import CommentsClient, check_message
+from nextcloud_mcp_server.nextcloud.dav.file_apps import one_segment
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NotFound
-from nextcloud_mcp_server.nextcloud.file_apps import one_segment
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
-from nextcloud_mcp_server.nextcloud.systemtags import SystemTagsClient, check_tag_name
-from nextcloud_mcp_server.nextcloud.trash import TrashClient
-from nextcloud_mcp_server.nextcloud.versions import VersionsClient, check_version_id
+from nextcloud_mcp_server.toolsets.comments.client import CommentsClient, check_message
+from nextcloud_mcp_server.toolsets.tags.client import SystemTagsClient, check_tag_name
+from nextcloud_mcp_server.toolsets.trash.client import TrashClient
+from nextcloud_mcp_server.toolsets.versions.client import VersionsClient, check_version_id
 from tests import http_mock
 from tests.recordings import load
 

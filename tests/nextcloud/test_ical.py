@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime, time, timedelta
 import icalendar
 import pytest
 
-from nextcloud_mcp_server.nextcloud import ical
+from nextcloud_mcp_server.nextcloud.dav import free_time, ical, ical_read
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
 
 BERLIN = ical.zone("Europe/Berlin")
@@ -54,8 +54,8 @@ def window(start: str, end: str) -> tuple[datetime, datetime]:
 def test_occurrences_honour_exclusions_and_moved_occurrences() -> None:
     """Five weekly occurrences, one excluded, one moved: four come back, the moved one at 15:00."""
     starts = [
-        (ical.event_view(o, recurring=r)["start"], ical.event_view(o, recurring=r)["summary"])
-        for o, r in ical.expand_events(SERIES, *window("2026-11-01", "2027-01-01"))
+        (ical_read.event_view(o, recurring=r)["start"], ical_read.event_view(o, recurring=r)["summary"])
+        for o, r in ical_read.expand_events(SERIES, *window("2026-11-01", "2027-01-01"))
     ]
     assert sorted(starts) == [
         ("2026-11-23T09:00:00+01:00", "Standup"),
@@ -85,7 +85,7 @@ def test_an_update_keeps_everything_it_does_not_touch() -> None:
 def test_moving_an_event_keeps_its_duration() -> None:
     new_start = datetime(2026, 11, 24, 10, 0, tzinfo=BERLIN)
     patched = ical.patch_event(SERIES, ical.EventChanges(start=new_start))
-    view = ical.event_view(ical.master(ical.load(patched), "VEVENT"), recurring=True)
+    view = ical_read.event_view(ical.master(ical.load(patched), "VEVENT"), recurring=True)
     assert (view["start"], view["end"]) == ("2026-11-24T10:00:00+01:00", "2026-11-24T10:30:00+01:00")
 
 
@@ -103,7 +103,7 @@ def test_a_built_event_carries_timezone_alarm_attendees_and_rule() -> None:
     )
     assert "BEGIN:VTIMEZONE" in ics
     assert "TZID:Europe/Berlin" in ics
-    view = ical.event_view(ical.master(ical.load(ics), "VEVENT"), recurring=True)
+    view = ical_read.event_view(ical.master(ical.load(ics), "VEVENT"), recurring=True)
     assert view["start"] == "2026-03-29T10:00:00+02:00"
     assert view["timezone"] == "Europe/Berlin"
     assert view["reminders"] == [15, 60]
@@ -115,8 +115,8 @@ def test_all_day_events_are_dates() -> None:
     ics = ical.build_event(
         "d", ical.EventChanges(summary="Trip", start=date(2026, 12, 1), end=date(2026, 12, 4))
     )
-    [(occurrence, _)] = ical.expand_events(ics, *window("2026-12-02", "2026-12-03"))
-    view = ical.event_view(occurrence, recurring=False)
+    [(occurrence, _)] = ical_read.expand_events(ics, *window("2026-12-02", "2026-12-03"))
+    view = ical_read.event_view(occurrence, recurring=False)
     assert (view["start"], view["end"], view["all_day"]) == ("2026-12-01", "2026-12-04", True)
 
 
@@ -154,7 +154,7 @@ def test_times_are_parsed_in_the_given_zone_unless_they_carry_an_offset() -> Non
 
 def test_tasks_complete_and_reopen() -> None:
     ics = ical.build_todo("t", ical.TodoChanges(summary="File taxes", due=date(2026, 12, 31), priority=1))
-    done = ical.todo_view(
+    done = ical_read.todo_view(
         ical.master(ical.load(ical.patch_todo(ics, ical.TodoChanges(completed=True))), "VTODO")
     )
     assert (done["status"], done["completed"], done["percent_complete"]) == ("COMPLETED", True, 100)
@@ -162,7 +162,7 @@ def test_tasks_complete_and_reopen() -> None:
     reopened_ics = ical.patch_todo(
         ical.patch_todo(ics, ical.TodoChanges(completed=True)), ical.TodoChanges(completed=False)
     )
-    reopened = ical.todo_view(ical.master(ical.load(reopened_ics), "VTODO"))
+    reopened = ical_read.todo_view(ical.master(ical.load(reopened_ics), "VTODO"))
     assert (reopened["status"], reopened["completed"], reopened["completed_at"]) == (
         "NEEDS-ACTION",
         False,
@@ -200,8 +200,8 @@ def test_free_slots_skip_busy_time_weekends_and_non_working_hours() -> None:
         _event(monday.replace(hour=13), monday.replace(hour=14), TRANSP="TRANSPARENT"),
         _event(monday.replace(hour=15), monday.replace(hour=16), STATUS="CANCELLED"),
     ]
-    slots = ical.free_slots(
-        ical.busy_intervals(occurrences, BERLIN),
+    slots = free_time.free_slots(
+        free_time.busy_intervals(occurrences, BERLIN),
         start=monday - timedelta(days=2),  # Saturday
         end=monday + timedelta(days=1),
         duration=timedelta(minutes=60),
@@ -219,7 +219,7 @@ def test_free_slots_skip_busy_time_weekends_and_non_working_hours() -> None:
 def test_gaps_shorter_than_the_duration_are_not_offered() -> None:
     monday = datetime(2026, 11, 23, tzinfo=BERLIN)
     busy = [(monday.replace(hour=9, minute=30), monday.replace(hour=16, minute=45))]
-    slots = ical.free_slots(
+    slots = free_time.free_slots(
         busy,
         start=monday,
         end=monday + timedelta(days=1),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import icalendar
 import pytest
 
-from nextcloud_mcp_server.nextcloud import rrule_cost
+from nextcloud_mcp_server.nextcloud.dav import rrule_cost
 
 EVERY = ",".join(str(n) for n in range(60))
 

@@ -6,7 +6,7 @@ import base64
 
 import pytest
 
-from nextcloud_mcp_server.nextcloud import vcard
+from nextcloud_mcp_server.nextcloud.dav import vcard
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="

@@ -8,11 +8,11 @@ from datetime import UTC, datetime
 import pytest
 
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
-from nextcloud_mcp_server.nextcloud.dav_files import http_date
+from nextcloud_mcp_server.nextcloud.dav.file_search import SearchFilter, search_files
+from nextcloud_mcp_server.nextcloud.dav.files import http_date
+from nextcloud_mcp_server.nextcloud.dav.webdav import WebDAVClient
 from nextcloud_mcp_server.nextcloud.errors import Conflict, InvalidInput, NotFound, PreconditionFailed
-from nextcloud_mcp_server.nextcloud.file_search import SearchFilter, search_files
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
-from nextcloud_mcp_server.nextcloud.webdav import WebDAVClient
 from tests import http_mock
 from tests.recordings import load
 

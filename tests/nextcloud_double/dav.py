@@ -53,7 +53,7 @@ class _File(FileResource):  # type: ignore[misc]
 def folder_etag(path: str) -> str:
     """A folder's ETag as Nextcloud keeps it: new whenever anything in it or below it is added,
     removed, renamed or changed (Nextcloud propagates a change up to the root; checked on 29 and
-    34 in tests/integration/test_folder_listings.py). A directory's own mtime moves only for
+    34 in tests/toolsets/files/test_folder_listings.py). A directory's own mtime moves only for
     the first of those, and only for its own entries, so the double hashes the whole subtree."""
     digest = hashlib.sha1(usedforsecurity=False)
     own = os.stat(path)

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.apps.test_deck import API, deck, refused, session
 from tests.backends import Nextcloud
 from tests.mcp_clients import Human
+from tests.toolsets.deck.test_deck import API, deck, refused, session
 
 
 @pytest.mark.parametrize("change", ["renamed", "a card added", "shared with a user"])

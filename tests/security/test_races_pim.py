@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from tests.backends import Nextcloud
-from tests.integration.test_calendar_tools import mkcalendar
 from tests.mcp_clients import Human, http_session, running_app
+from tests.toolsets.calendar.test_calendar_tools import mkcalendar
 
 NOTES = "/index.php/apps/notes/api/v1/notes"
 LONG = "Bring the signed contract and the bank details and the spare key for the flat on Rue Lamarck."

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from nextcloud_mcp_server.tools._calendar_common import spoken_span
 from nextcloud_mcp_server.tools._file_approval import human_size
+from nextcloud_mcp_server.toolsets.calendar.tools_common import spoken_span
 
 
 @pytest.mark.parametrize(

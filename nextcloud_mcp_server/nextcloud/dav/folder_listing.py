@@ -1,0 +1,109 @@
+"""One folder's entries, sorted, kept with the folder's ETag so an unchanged folder is not read
+again.
+
+Nextcloud can only list a folder's own entries whole (PROPFIND Depth 1; a SEARCH ignores the
+scope's depth), so a page of a 10,000-entry folder costs the whole folder. The sorted listing
+is therefore kept (`kept.KeptAnswers`, per user and folder) with the ETag the folder had in that
+answer. The next listing of the folder, any page of it, first asks Nextcloud with the caller's
+own credential for the folder's ETag now (a depth-0 PROPFIND of one property, a few hundred
+bytes); only if it is the same is the kept listing used. Nextcloud gives a folder a new ETag
+when an entry in it, or below it, is added, removed, renamed or changed (checked on 29 and 34,
+`tests/nextcloud/test_folder_listing.py`), and it mixes in the ETags of shares mounted in it.
+What a listing shows is only what moves that ETag (name, kind, size, modification time, ETag,
+type); a property that does not move it (favorite, tags, shares) is not shown, and must not be
+added to a kept listing.
+
+A folder too large to keep (a quarter of the budget of kept answers, about 22,000 entries of
+the default 128 MiB, `NEXTCLOUD_KEPT_ANSWERS_MB`) is streamed as before: only the first `top`
+entries in listing order are held.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from nextcloud_mcp_server.nextcloud.dav.files import listing_order
+from nextcloud_mcp_server.nextcloud.dav.webdav import WebDAVClient
+from nextcloud_mcp_server.nextcloud.kept import KeptAnswers
+from nextcloud_mcp_server.nextcloud.models import FileEntry
+
+__all__ = ["KEY_PREFIX", "FolderListing", "forget_listings", "list_folder"]
+
+KEY_PREFIX = "files:list:"
+# What one kept entry holds in memory beyond its path (counted twice): 1,450 bytes measured with
+# tracemalloc for 20-character paths. Kept answers are bounded by memory, so this is counted,
+# not the ~400 bytes Nextcloud sends per entry.
+_ENTRY_BYTES = 1400
+PROGRESS_EVERY = 2000
+
+Progress = Callable[[int], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class FolderListing:
+    """A folder's entries in listing order: all of them, or (`complete` False) the first `top`."""
+
+    itself: FileEntry
+    entries: list[FileEntry]
+    total: int
+    complete: bool
+    reused: bool = False  # the kept listing, after Nextcloud confirmed the folder's ETag
+
+
+def _size(entry: FileEntry) -> int:
+    return _ENTRY_BYTES + 2 * len(entry.path)
+
+
+async def list_folder(
+    files: WebDAVClient,
+    path: str,
+    *,
+    top: int,
+    answers: KeptAnswers | None = None,
+    progress: Progress | None = None,
+) -> FolderListing:
+    """The entries of the folder at `path` (a file answers with `itself` a file and no entries)."""
+    key = KEY_PREFIX + path
+    kept = answers.get(files.user_id, key) if answers is not None else None
+    # current_etag raises NotFound when the folder is gone
+    if kept is not None and await files.current_etag(path) == kept.validator:
+        listing: FolderListing = kept.value
+        return FolderListing(listing.itself, listing.entries, listing.total, True, reused=True)
+    budget = answers.max_bytes // 4 if answers is not None else 0
+    itself: FileEntry | None = None
+    held: list[FileEntry] = []
+    total = size = 0
+    complete = True
+    async for entry in files.iter_directory(path, itself=True):
+        if entry.path == path and itself is None:
+            itself = entry
+            continue
+        total += 1
+        held.append(entry)
+        if complete:
+            size += _size(entry)
+            complete = size <= budget
+        if not complete and len(held) >= 2 * top + 64:
+            held.sort(key=listing_order)
+            del held[top:]
+        if progress is not None and total % PROGRESS_EVERY == 0:
+            await progress(total)
+    if itself is None:  # Nextcloud always answers the folder itself first; a double might not
+        itself = await files.stat(path)
+    held.sort(key=listing_order)
+    if not complete:
+        del held[top:]
+    listing = FolderListing(itself, held, total, complete)
+    if answers is not None:
+        if complete and itself.kind == "directory" and itself.etag:
+            answers.put(files.user_id, key, itself.etag, listing, size)
+        else:
+            answers.forget(files.user_id, key)
+    return listing
+
+
+def forget_listings(answers: KeptAnswers, files: WebDAVClient) -> None:
+    """After a change made through this server: no kept listing of this user is used again
+    without a full read (the ETag check would catch it too; this does not rely on it)."""
+    answers.forget_user(files.user_id, KEY_PREFIX)

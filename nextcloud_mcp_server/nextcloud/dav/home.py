@@ -1,0 +1,98 @@
+"""What CalDAV and CardDAV clients share: requests by server href, multistatus streaming, and
+discovery of the user's home (RFC 5397 `current-user-principal` at the DAV root, then the home-set
+property on the principal; the DAV user id need not be the login name)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from urllib.parse import urlsplit
+
+from nextcloud_mcp_server.nextcloud.auth import Credential
+from nextcloud_mcp_server.nextcloud.dav.xml import DAV, DavResponse, parse_multistatus
+from nextcloud_mcp_server.nextcloud.discovery import Discovered
+from nextcloud_mcp_server.nextcloud.errors import InvalidResponse
+from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
+
+__all__ = ["WRITE_PRIVILEGES", "XML_HEADERS", "DavHomeClient"]
+
+XML_HEADERS = {"Content-Type": "application/xml; charset=utf-8"}
+WRITE_PRIVILEGES = frozenset(
+    {f"{{{DAV}}}write", f"{{{DAV}}}write-content", f"{{{DAV}}}all", f"{{{DAV}}}bind"}
+)
+_PRINCIPAL = (
+    f'<?xml version="1.0"?><d:propfind xmlns:d="{DAV}">'
+    "<d:prop><d:current-user-principal/></d:prop></d:propfind>"
+)
+
+
+class DavHomeClient:
+    """A DAV client for one user's home of collections (calendars, address books). Subclasses set
+    `HOME_SET` (the home-set property, `{ns}name`) and `KIND` (used in error messages)."""
+
+    HOME_SET: str
+    KIND: str
+
+    def __init__(
+        self,
+        http: NextcloudHTTP,
+        credential: Credential,
+        home_cache: Discovered,
+        principal_cache: Discovered | None = None,
+    ) -> None:
+        self._http = http
+        self._credential = credential
+        self._home_cache = home_cache
+        self._principal_cache = principal_cache if principal_cache is not None else Discovered()
+
+    @property
+    def host(self) -> str:
+        return self._http.host
+
+    def _path(self, href: str) -> str:
+        """A server href as a request path below the configured base URL."""
+        path = urlsplit(href).path
+        if self._http.base_path and path.startswith(self._http.base_path + "/"):
+            path = path[len(self._http.base_path) :]
+        return path
+
+    async def _multistatus(self, method: str, href: str, depth: str, body: str) -> AsyncIterator[DavResponse]:
+        async with self._http.stream(
+            method,
+            self._path(href),
+            credential=self._credential,
+            headers={**XML_HEADERS, "Depth": depth},
+            content=body.encode(),
+        ) as response:
+            async for item in parse_multistatus(response, self.host):
+                yield item
+
+    async def _first_href(self, href: str, body: str, prop: str) -> str:
+        async for item in self._multistatus("PROPFIND", href, "0", body):
+            element = item.props.get(prop)
+            target = element.findtext(f"{{{DAV}}}href") if element is not None else None
+            if target:
+                return target.strip()
+        raise InvalidResponse(self.host, f"the {self.KIND} server did not say where {prop.split('}')[1]} is")
+
+    async def principal(self) -> str:
+        """The user's principal (discovered once per process and user)."""
+
+        async def discover() -> str:
+            dav_root = f"{self._http.base_path}/remote.php/dav/"
+            return await self._first_href(dav_root, _PRINCIPAL, f"{{{DAV}}}current-user-principal")
+
+        return await self._principal_cache.once(self._credential.user_id, discover)
+
+    async def home(self) -> str:
+        """The user's home collection (discovered once per process and user)."""
+        namespace, _, name = self.HOME_SET[1:].partition("}")
+        body = (
+            f'<?xml version="1.0"?><d:propfind xmlns:d="{DAV}" xmlns:h="{namespace}">'
+            f"<d:prop><h:{name}/></d:prop></d:propfind>"
+        )
+
+        async def discover() -> str:
+            home = await self._first_href(await self.principal(), body, self.HOME_SET)
+            return home if home.endswith("/") else home + "/"
+
+        return await self._home_cache.once(self._credential.user_id, discover)

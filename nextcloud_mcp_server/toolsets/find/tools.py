@@ -1,0 +1,257 @@
+"""Find toolset: notes and files found by the words in them, from the caller's own index
+(docs/ADR/0071, 0072). Each call first reads what changed in Nextcloud, within FIND_SYNC_SECONDS,
+and every hit is confirmed with the caller's credential before it is shown."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import Context
+from pydantic import BaseModel, Field
+
+from nextcloud_mcp_server.auth.caller import caller_of
+from nextcloud_mcp_server.auth.scopes import require_scopes
+from nextcloud_mcp_server.index.confirm import confirmed
+from nextcloud_mcp_server.index.engine import END_MARK, MAX_LIMIT, START_MARK, Filters, FindIndex, Hit
+from nextcloud_mcp_server.index.query import MAX_QUERY_CHARS, QueryError, parse_query
+from nextcloud_mcp_server.index.sync import Round, sync_files, sync_notes
+from nextcloud_mcp_server.nextcloud import paths
+from nextcloud_mcp_server.nextcloud.client import NextcloudClient
+from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NextcloudError, Unauthorized
+from nextcloud_mcp_server.resources._uris import file_uri, note_uri
+from nextcloud_mcp_server.tools._context import nextcloud_for, runtime_of
+from nextcloud_mcp_server.tools._registry import Toolset
+from nextcloud_mcp_server.toolsets.find import DECLARATION
+from nextcloud_mcp_server.toolsets.notes.client import NotesClient
+
+__all__ = ["toolset"]
+
+toolset = Toolset("find")
+
+ROUND = "round"  # the marks' source for the root's ETag at the start of the last complete round
+Kind = Literal["note", "file"]
+KINDS: tuple[Kind, ...] = ("note", "file")
+
+
+class OpenWith(BaseModel):
+    tool: str
+    arguments: dict[str, Any]
+
+
+class FoundItem(BaseModel):
+    kind: Kind
+    title: str
+    where: str = Field(description="A file's folder ('' = the root), a note's category")
+    modified: str = Field(description="When it last changed (ISO 8601, UTC)")
+    excerpt: str = Field(description="Text around the matches, each match between « and »")
+    uri: str = Field(description="The nextcloud:// resource to read it")
+    open_with: OpenWith = Field(description="The tool and arguments that open it")
+
+
+class IndexState(BaseModel):
+    complete: bool = Field(description="False: parts of Nextcloud are not indexed yet; ask again to go on")
+    items: dict[str, int] = Field(description="Items indexed per kind")
+    synced_at: str | None = Field(description="When the index last read Nextcloud (ISO 8601, UTC)")
+    read_now: int = Field(default=0, description="Items this call (re)indexed")
+    errors: list[str] = Field(default_factory=list)
+
+
+class FindAnswer(BaseModel):
+    hits: list[FoundItem]
+    next_cursor: str | None = Field(description="Pass as `cursor` (same query and filters) for more")
+    dropped: int = Field(description="Hits Nextcloud no longer shows you, removed from the index")
+    index: IndexState
+
+
+class Forgotten(BaseModel):
+    removed: int = Field(description="Items deleted from your index")
+
+
+def _iso(timestamp: float | None) -> str | None:
+    return None if timestamp is None else datetime.fromtimestamp(timestamp, UTC).isoformat()
+
+
+def user_key(ctx: Context[Any, Any], nc: NextcloudClient) -> str:
+    """Whose index: the caller's subject (their grant's), or the one configured user."""
+    caller = caller_of(ctx)
+    return caller.subject if caller is not None and caller.subject else f"nextcloud:{nc.user_id}"
+
+
+def _found(hit: Hit) -> FoundItem:
+    excerpt = hit.excerpt.replace(START_MARK, "«").replace(END_MARK, "»")
+    if hit.kind == "note":
+        uri, opener = (
+            note_uri(int(hit.key)),
+            OpenWith(tool="nc_notes_get_note", arguments={"note_id": int(hit.key)}),
+        )
+    else:
+        uri, opener = file_uri(hit.key), OpenWith(tool="nc_webdav_read_file", arguments={"path": hit.key})
+    kind: Kind = "note" if hit.kind == "note" else "file"
+    return FoundItem(
+        kind=kind,
+        title=hit.title,
+        where=hit.location,
+        modified=_iso(hit.modified) or "",
+        excerpt=excerpt,
+        uri=uri,
+        open_with=opener,
+    )
+
+
+async def _sync(
+    index: FindIndex, user: str, nc: NextcloudClient, kinds: set[str], seconds: float, max_bytes: int
+) -> Round:
+    """Read what changed, within `seconds`; errors are reported, never fatal, but a refused
+    credential is (the caller must sign in again)."""
+    work = Round(deadline=time.monotonic() + seconds)
+    # The notes live in the user's files: the root's ETag changes with any note or file. Read
+    # before the round (a change during it shows at the next call); equal to the one of the last
+    # complete round of these kinds, nothing changed: one request in all.
+    files = await nc.files()
+    gate = ",".join(sorted(kinds))
+    root_etag = await files.current_etag("")
+    work.requests += 1
+    if root_etag and (await index.marks(user, ROUND)).get(gate) == root_etag:
+        return work
+    skip: list[str] = []
+    if "note" in kinds:
+        try:
+            skip.append((await nc.api(NotesClient).settings()).notes_path)  # the notes are found as notes
+            await sync_notes(index, user, nc.api(NotesClient), work)
+        except Unauthorized:
+            raise
+        except NextcloudError as exc:
+            work.errors.append(f"notes: {exc.message}")
+            work.complete = False
+    if "file" in kinds and not work.out_of_time():
+        try:
+            await sync_files(index, user, files, work, skip=skip, max_bytes=max_bytes)
+        except Unauthorized:
+            raise
+        except NextcloudError as exc:
+            work.errors.append(f"files: {exc.message}")
+            work.complete = False
+    await index.set_status(
+        user, synced_at=time.time(), complete=work.complete, error="; ".join(work.errors)[:1000]
+    )
+    await index.set_marks(user, ROUND, {gate: root_etag if work.complete else None})
+    return work
+
+
+def _cursor_tag(query: str, filters: Filters) -> str:
+    """What a cursor belongs to, the same in every process (no set's iteration order in it)."""
+    kinds = sorted(filters.kinds) if filters.kinds is not None else None
+    parts = (query, kinds, filters.folder, filters.changed_after, filters.changed_before)
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:12]
+
+
+def _timestamp(moment: datetime | None) -> float | None:
+    """Seconds since the epoch; a time without a zone is taken as UTC."""
+    if moment is None:
+        return None
+    return (moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)).timestamp()
+
+
+def _offset(cursor: str | None, tag: str) -> int:
+    if cursor is None:
+        return 0
+    offset, _, found = cursor.partition(".")
+    if found != tag or not offset.isdigit() or len(offset) > 4:
+        raise InvalidInput("this cursor belongs to another query or filters; start without a cursor")
+    return int(offset)
+
+
+@toolset.tool(title="Find by words", read_only=True)
+@require_scopes(DECLARATION.read)
+async def nc_find(
+    query: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=MAX_QUERY_CHARS,
+            description='Words (each matches as a beginning too: boil finds boiler), "a phrase", -excluded',
+        ),
+    ],
+    ctx: Context[Any, Any],
+    kinds: Annotated[list[Kind] | None, Field(description="Only these kinds (default: all)")] = None,
+    folder: Annotated[
+        str | None, Field(max_length=4096, description="Only files in this folder or below")
+    ] = None,
+    changed_after: Annotated[
+        datetime | None, Field(description="Only items changed at or after this time")
+    ] = None,
+    changed_before: Annotated[
+        datetime | None, Field(description="Only items changed before this time")
+    ] = None,
+    limit: Annotated[int, Field(ge=1, le=MAX_LIMIT)] = 10,
+    cursor: Annotated[
+        str | None, Field(max_length=64, description="next_cursor of the previous answer")
+    ] = None,
+) -> FindAnswer:
+    """Find the user's notes and files by the words in them (a file's name, path, and the text of
+    plain-text and Markdown files), case and accents ignored, best first. Each hit has an excerpt
+    with the matches marked «like this», where it is, when it changed, and how to open it. The
+    index is brought up to date within a few seconds first; if `index.complete` is false, parts of
+    Nextcloud were not read yet: asking again goes on."""
+    try:
+        parsed = parse_query(query)
+    except QueryError as exc:
+        raise InvalidInput(str(exc)) from None
+    filters = Filters(
+        kinds=frozenset(kinds) if kinds else None,
+        folder=paths.clean(folder) if folder else None,
+        changed_after=_timestamp(changed_after),
+        changed_before=_timestamp(changed_before),
+    )
+    tag = _cursor_tag(query, filters)
+    offset = _offset(cursor, tag)
+    runtime = runtime_of(ctx)
+    nc = await nextcloud_for(ctx)
+    user = user_key(ctx, nc)
+    index = await runtime.find.index()
+    settings = runtime.settings
+    wanted: set[str] = set(kinds or KINDS)
+    work = await _sync(index, user, nc, wanted, settings.find_sync_seconds, settings.find_max_bytes_per_item)
+    hits = await index.search(user, parsed, filters, limit=limit, offset=offset)
+    kept, dropped = await confirmed(index, user, hits, nc)
+    status = await index.status(user)
+    more = len(hits) == limit
+    return FindAnswer(
+        hits=[_found(h) for h in kept],
+        next_cursor=f"{offset + limit - dropped}.{tag}" if more else None,
+        dropped=dropped,
+        index=IndexState(
+            complete=work.complete,
+            items=status.items,
+            synced_at=_iso(status.synced_at),
+            read_now=work.read,
+            errors=work.errors[:20],
+        ),
+    )
+
+
+@toolset.tool(title="Find index status", read_only=True)
+@require_scopes(DECLARATION.read)
+async def nc_find_status(ctx: Context[Any, Any]) -> IndexState:
+    """How much of the user's Nextcloud the find index holds, when it last read Nextcloud, whether
+    that read was complete, and what it could not read. Reads nothing from Nextcloud's content."""
+    runtime = runtime_of(ctx)
+    nc = await nextcloud_for(ctx)
+    status = await (await runtime.find.index()).status(user_key(ctx, nc))
+    errors = [e for e in status.error.split("; ") if e]
+    return IndexState(
+        complete=status.complete, items=status.items, synced_at=_iso(status.synced_at), errors=errors
+    )
+
+
+@toolset.tool(title="Forget the find index", idempotent=True)
+@require_scopes(DECLARATION.write)
+async def nc_find_forget(ctx: Context[Any, Any]) -> Forgotten:
+    """Delete everything this server keeps to find the user's notes and files (the words of their
+    text, names, paths). Nothing in Nextcloud changes; the next nc_find builds the index again."""
+    runtime = runtime_of(ctx)
+    nc = await nextcloud_for(ctx)
+    return Forgotten(removed=await runtime.find.forget(user_key(ctx, nc)))
