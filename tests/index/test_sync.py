@@ -18,6 +18,7 @@ from nextcloud_mcp_server.index.sync import Round, sync_files, sync_notes
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
+from nextcloud_mcp_server.toolsets.notes.client import NotesClient
 from tests.backends import Nextcloud
 
 pytestmark = pytest.mark.integration
@@ -121,14 +122,14 @@ async def test_notes_sync_by_their_etags(
     """Notes are indexed with their text; an unchanged set costs one listing; a deleted note goes."""
     created = nextcloud.add_note(title="Zoo", content="the capybara enclosure")
     first = _round()
-    await sync_notes(index, USER, client.notes, first)
+    await sync_notes(index, USER, client.api(NotesClient), first)
     assert await _keys(index, "capybara") == {str(created["id"])}
     again = _round()
-    await sync_notes(index, USER, client.notes, again)
+    await sync_notes(index, USER, client.api(NotesClient), again)
     assert (again.requests, again.read) == (1, 0)
     with nextcloud.http() as http:
         assert http.delete(f"/index.php/apps/notes/api/v1/notes/{created['id']}").status_code == 200
-    await sync_notes(index, USER, client.notes, _round())
+    await sync_notes(index, USER, client.api(NotesClient), _round())
     assert await _keys(index, "capybara") == set()
 
 
