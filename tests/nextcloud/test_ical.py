@@ -178,9 +178,9 @@ def test_a_deck_task_with_an_empty_categories_line_has_no_categories() -> None:
         "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Nextcloud Deck//EN\r\nBEGIN:VTODO\r\n"
         "UID:deck-card-1\r\nSUMMARY:Card\r\nCATEGORIES:\r\nEND:VTODO\r\nEND:VCALENDAR\r\n"
     )
-    assert ical.todo_view(ical.master(ical.load(ics), "VTODO"))["categories"] == []
+    assert ical_read.todo_view(ical.master(ical.load(ics), "VTODO"))["categories"] == []
     labelled = ics.replace("CATEGORIES:", "CATEGORIES:Urgent,")
-    assert ical.todo_view(ical.master(ical.load(labelled), "VTODO"))["categories"] == ["Urgent"]
+    assert ical_read.todo_view(ical.master(ical.load(labelled), "VTODO"))["categories"] == ["Urgent"]
 
 
 def _event(start: datetime, end: datetime, **props: str) -> icalendar.Event:
