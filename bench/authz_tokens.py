@@ -20,8 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from nextcloud_mcp_server.authz.db import migrate  # noqa: E402
 from nextcloud_mcp_server.authz.keys import SigningKeys  # noqa: E402
+from nextcloud_mcp_server.authz.service import open_connection  # noqa: E402
 from nextcloud_mcp_server.authz.tokens import Tokens  # noqa: E402
 from nextcloud_mcp_server.storage.crypto import Cipher, generate_key  # noqa: E402
 from nextcloud_mcp_server.storage.store import SQLiteStore  # noqa: E402
@@ -39,13 +39,13 @@ async def run(algorithm: str, rounds: int, directory: Path) -> list[str]:
     store = SQLiteStore(directory / f"{algorithm}.sqlite3", Cipher([generate_key()]))
     await store.open()
     try:
-        await migrate(store.db)
+        db = await open_connection(store)  # the authorization server's tables, as the runtime migrates them
         keys = SigningKeys(
-            store.db, store.cipher, algorithm=algorithm, max_age_seconds=1e9, token_lifetime_seconds=600
+            db, store.cipher, algorithm=algorithm, max_age_seconds=1e9, token_lifetime_seconds=600
         )
         await keys.load()
         tokens = Tokens(
-            store.db, keys, issuer="https://mcp.example.com/", audiences=[RESOURCE], access_seconds=600,
+            db, keys, issuer="https://mcp.example.com/", audiences=[RESOURCE], access_seconds=600,
             refresh_seconds=86400,
         )  # fmt: skip
         answer, _ = await tokens.issue("client", "alice", ["notes:read"], RESOURCE)
