@@ -19,7 +19,6 @@ import contextlib
 import os
 import subprocess
 import threading
-import time
 from collections.abc import Generator, Iterator
 from pathlib import Path
 
@@ -33,6 +32,9 @@ from tests.nextcloud_double.server import serve_in_thread
 from tests.oidc import IdP, running_idp
 from tests.postgres import PostgresCluster, postgres_cluster
 from tests.real_nextcloud import VERSIONS, Instance, InstanceLock, Kit, KitError, instance_dir
+
+# the suite's time beside its budget, and where it went
+pytest_plugins = ("tests.suite_budget",)
 
 ADMIN_PASSWORD = "admin-login-password"
 ADMIN_APP_PASSWORD = "Abcde-Fghij-Klmno-Pqrst-Uvwxy"
@@ -48,7 +50,6 @@ _INSTANCE_FIXTURES = {
     "real_nextcloud_34_apps_instance": ("34", True),
 }
 _PARAMETRIZED = ("nextcloud", "each_real_nextcloud", "each_real_nextcloud_as_seeded", "apps_nextcloud")
-SUITE_BUDGET = 15 * 60  # seconds on an idle 2-core machine from a fresh clone (issue 40)
 
 
 def _instances_used(item: pytest.Item) -> set[tuple[str, bool]]:
@@ -124,20 +125,7 @@ def _start_all(kit: Kit, order: list[tuple[str, bool]]) -> None:
             lock.release()
 
 
-_RAN: dict[str, int] = {}
-_WAITED: list[float] = []
 _HELD: list[InstanceLock] = []
-_BEGAN = time.monotonic()
-
-
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    properties = dict(report.user_properties)
-    if report.when == "call" and report.passed:
-        version = properties.get("nextcloud")
-        if isinstance(version, str):
-            _RAN[version] = _RAN.get(version, 0) + 1
-    if report.when == "setup" and isinstance(properties.get("nextcloud_wait"), float):
-        _WAITED.append(properties["nextcloud_wait"])
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -168,36 +156,26 @@ def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, None, None]:
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """The process that ran the session stops the shared instances (they stay installed for the
     next run; `make clean` removes them)."""
-    if hasattr(session.config, "workerinput"):
-        return  # an xdist worker: the other one may still be using them
+    if hasattr(session.config, "workerinput") or session.config.option.collectonly:
+        return  # an xdist worker (the other one may still be using them), or nothing was run
     with contextlib.suppress(KitError):
         kit = Kit.locate()
         for version in VERSIONS:
             for apps in (False, True):
                 directory = instance_dir(version, apps=apps)
-                if (directory / "run" / "nginx.pid").exists() or (directory / "run" / "php-fpm.pid").exists():
-                    kit.run("stop", str(directory), timeout=120)
-
-
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    if _RAN:
-        ran = ", ".join(f"{n} on Nextcloud {v}" for v, n in sorted(_RAN.items()))
-        terminalreporter.write_line(f"real-Nextcloud tests passed: {ran}")
-    if _WAITED:
-        terminalreporter.write_line(
-            f"waited for a shared real Nextcloud: {sum(_WAITED):.0f} s over {len(_WAITED)} tests"
-        )
-    took = time.monotonic() - _BEGAN
-    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
-    verdict = "within" if took <= SUITE_BUDGET else "OVER"
-    terminalreporter.write_line(
-        f"suite time {_clock(took)}, {verdict} the budget of {_clock(SUITE_BUDGET)} "
-        f"(an idle 2-core machine, fresh clone); load average now {load}"
-    )
-
-
-def _clock(seconds: float) -> str:
-    return f"{int(seconds) // 60}:{int(seconds) % 60:02d}"
+                if not (directory / "run").exists():
+                    continue
+                # held as a test holds it: another session of this checkout (a second `pytest`)
+                # may be in a test on it; its next test's reset starts it again
+                lock = InstanceLock(directory)
+                lock.acquire()
+                try:
+                    if (directory / "run" / "nginx.pid").exists() or (
+                        directory / "run" / "php-fpm.pid"
+                    ).exists():
+                        kit.run("stop", str(directory), timeout=120)
+                finally:
+                    lock.release()
 
 
 @pytest.fixture(autouse=True)

@@ -25,12 +25,13 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["REPO", "VERSIONS", "Instance", "InstanceLock", "Kit", "KitError", "instance_dir"]
+__all__ = ["REPO", "VERSIONS", "Instance", "InstanceLock", "Kit", "KitError", "instance_dir", "prepare"]
 
 REPO = Path(__file__).resolve().parent.parent
 _KIT_CANDIDATES = (REPO.parent / "shared" / "nextcloud" / "nextcloud",)
@@ -216,9 +217,55 @@ def clean() -> None:
         print(f"removing {directory}" + ("" if directory.name in names else " (an older layout)"))
         shutil.rmtree(directory, ignore_errors=True)
         directory.with_name(directory.name + ".lock").unlink(missing_ok=True)
+    prepare_log().unlink(missing_ok=True)
+
+
+# Two chains of about equal length (29 installs fastest, 34 with the apps slowest), run at once.
+_PREPARE_CHAINS = ((("29", False), ("34", True)), (("34", False), ("29", True)))
+
+
+def prepare_log() -> Path:
+    return _INSTANCES / f"{_checkout()}.prepare.log"
+
+
+def prepare() -> None:
+    """Install this checkout's instances that are not installed yet, two at a time, and leave them
+    stopped (`make test` runs this in the background while it builds the venv, lints and
+    type-checks: ADR 0068). Each is held as a test holds it, so a test or pytest's own starter that
+    comes meanwhile waits for the install instead of running the kit on it too. A failure is
+    printed here and shows again, loudly, in the tests that need the instance."""
+    kit = Kit.locate()
+    _INSTANCES.mkdir(parents=True, exist_ok=True)
+    _INSTANCES.chmod(0o755)
+    log = prepare_log().open("a")
+
+    def chain(instances: tuple[tuple[str, bool], ...]) -> None:
+        for version, apps in instances:
+            directory = instance_dir(version, apps=apps)
+            lock = InstanceLock(directory)
+            lock.acquire()
+            try:
+                if (directory / ".installed").exists():
+                    continue
+                began = time.monotonic()
+                kit.start(version, apps=apps)
+                kit.run("stop", str(directory), timeout=120)
+                print(f"installed {directory} in {time.monotonic() - began:.0f} s", file=log, flush=True)
+            except (KitError, OSError, subprocess.TimeoutExpired) as failed:
+                print(f"{directory}: {failed}", file=log, flush=True)
+            finally:
+                lock.release()
+
+    threads = [threading.Thread(target=chain, args=(instances,)) for instances in _PREPARE_CHAINS]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    log.close()
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] != ["clean"]:
-        sys.exit("usage: python3 -m tests.real_nextcloud clean")
-    clean()
+    commands = {"clean": clean, "prepare": prepare}
+    if len(sys.argv) != 2 or sys.argv[1] not in commands:
+        sys.exit("usage: python3 -m tests.real_nextcloud clean|prepare")
+    commands[sys.argv[1]]()
