@@ -22,6 +22,7 @@ from tests.nextcloud_double import NextcloudDouble
 from tests.offline import offline_server, provision
 from tests.oidc import IdP
 from tests.strict_clients import refusal_details
+from tests.targets import ON_THE_DOUBLE, cases
 
 pytestmark = pytest.mark.integration
 
@@ -167,18 +168,20 @@ async def test_approving_runs_the_action_after_stating_what_is_destroyed(
     assert SECRET not in caplog.text
 
 
-@pytest.mark.parametrize(
-    ("answer", "decision"),
-    [
-        (Human(action="decline"), "declined"),
-        (Human(action="cancel"), "cancelled"),
-        (Human(action="accept", approve=False), "declined"),
-    ],
-    ids=["decline", "cancel", "accept-unchecked"],
-)
+ANSWERS = {
+    "decline": (Human(action="decline"), "declined"),
+    "cancel": (Human(action="cancel"), "cancelled"),
+    "accept-unchecked": (Human(action="accept", approve=False), "declined"),
+}
+
+
+# the answer is read before any request that changes: every answer on the double, one on the
+# real ones (which show that nothing changed there)
+@cases("refusal", ANSWERS, on_real=["decline"])
 async def test_declining_or_cancelling_changes_nothing(
-    target: Target, answer: Human, decision: str, mcp_url: str, caplog: pytest.LogCaptureFixture
+    target: Target, refusal: str, mcp_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
+    answer, decision = ANSWERS[refusal]
     caplog.set_level(logging.INFO, "nextcloud_mcp_server.approvals")
     human = Human(action=answer.action, approve=answer.approve)
     async with http_session(mcp_url, elicitation_callback=human.answer) as session:
@@ -208,6 +211,7 @@ async def test_a_target_changed_while_asking_is_refused_and_kept(target: Target,
     assert current != target.original
 
 
+@ON_THE_DOUBLE  # refused before any request
 async def test_a_client_that_cannot_ask_is_refused_naming_the_setting(
     target: Target, mcp_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from tests.backends import Nextcloud
 from tests.mcp_clients import http_session, running_app, structured
+from tests.targets import ON_THE_DOUBLE, cases
 
 pytestmark = pytest.mark.integration
 
@@ -46,6 +47,7 @@ async def test_listing_a_file_as_a_folder_says_it_is_a_file(nextcloud: Nextcloud
     assert "/a.txt is a file, not a folder; read it with nc_webdav_read_file" in _text(result)
 
 
+@ON_THE_DOUBLE
 async def test_schema_errors_are_one_readable_line_naming_the_argument(nextcloud: Nextcloud) -> None:
     huge, missing, wrong = await _calls(
         nextcloud,
@@ -79,17 +81,18 @@ async def test_a_title_nextcloud_changed_is_reported(nextcloud: Nextcloud) -> No
     assert structured(plain)["notice"] is None
 
 
-@pytest.mark.parametrize(
-    ("tool", "args", "what"),
-    [
-        ("nc_notes_create_note", {"title": f"invoice{RLO}fdp.exe", "content": "x"}, "title"),
-        ("nc_notes_create_note", {"title": "ok", "category": f"Work{RLO}"}, "category"),
-        ("nc_webdav_create_file", {"path": f"invoice{RLO}fdp.exe", "content": "x"}, "path"),
-        ("nc_webdav_create_directory", {"path": "a\u200bb"}, "path"),
-        ("nc_calendar_create_event", {"summary": f"Pay {RLO}1000", "start": "2026-11-23T10:00"}, "summary"),
-        ("nc_calendar_create_todo", {"summary": "\u2066hidden\u2069"}, "summary"),
-    ],
-)
+HIDDEN_CHARACTERS = [
+    ("nc_notes_create_note", {"title": f"invoice{RLO}fdp.exe", "content": "x"}, "title"),
+    ("nc_notes_create_note", {"title": "ok", "category": f"Work{RLO}"}, "category"),
+    ("nc_webdav_create_file", {"path": f"invoice{RLO}fdp.exe", "content": "x"}, "path"),
+    ("nc_webdav_create_directory", {"path": "a\u200bb"}, "path"),
+    ("nc_calendar_create_event", {"summary": f"Pay {RLO}1000", "start": "2026-11-23T10:00"}, "summary"),
+    ("nc_calendar_create_todo", {"summary": "\u2066hidden\u2069"}, "summary"),
+]
+
+
+# refused as input before any request: every case on the double, one on the real ones
+@cases("tool, args, what", HIDDEN_CHARACTERS, on_real=HIDDEN_CHARACTERS[:1])
 async def test_text_direction_and_invisible_characters_are_refused_in_names(
     nextcloud: Nextcloud, tool: str, args: dict[str, Any], what: str
 ) -> None:
@@ -122,6 +125,7 @@ async def test_a_huge_search_query_is_refused_and_never_echoed(nextcloud: Nextcl
     assert len(found["hits"]) == 1
 
 
+@ON_THE_DOUBLE
 async def test_an_unknown_key_is_refused_naming_the_known_ones_and_nothing_is_written(
     nextcloud: Nextcloud,
 ) -> None:
@@ -151,6 +155,7 @@ async def test_an_unknown_key_is_refused_naming_the_known_ones_and_nothing_is_wr
     assert structured(search)["contacts"] == []
 
 
+@ON_THE_DOUBLE
 async def test_every_object_in_every_input_schema_refuses_keys_it_does_not_declare(
     nextcloud: Nextcloud,
 ) -> None:

@@ -22,6 +22,7 @@ from tests.mcp_clients import http_session, running_app, stdio_session
 from tests.nextcloud_double import NextcloudDouble
 from tests.offline import offline_server, provision
 from tests.oidc import IdP
+from tests.targets import ON_THE_DOUBLE, cases
 
 pytestmark = pytest.mark.integration
 
@@ -47,6 +48,7 @@ def mkcalendar(nextcloud: Nextcloud, cal_id: str, name: str) -> None:
     nextcloud.make_calendar(cal_id, name)
 
 
+@ON_THE_DOUBLE
 async def test_the_server_declares_completions(mcp_url: str) -> None:
     async with http_session(mcp_url) as session:
         capabilities = session.server_capabilities
@@ -104,19 +106,12 @@ async def test_paths_complete_one_folder_level_at_a_time(mcp_url: str, nextcloud
     assert missing.values == []
 
 
-@pytest.mark.parametrize(
-    "typed",
-    [
-        "..",
-        "../",
-        "../../etc/",
-        "Reports/../",
-        "Reports/%2e%2e/",
-        "http://evil.example/",
-        "a\x00b/",
-        "x" * 5000,
-    ],
-)
+LEAVING = ["..", "../", "../../etc/", "Reports/../", "Reports/%2e%2e/", "http://evil.example/", "a\x00b/"]
+LEAVING.append("x" * 5000)
+
+
+# refused before Nextcloud is asked: every path on the double, one on the real ones
+@cases("typed", LEAVING, on_real=["../"])
 async def test_paths_that_could_leave_the_users_files_complete_with_nothing(
     typed: str, mcp_url: str, nextcloud: Nextcloud
 ) -> None:
@@ -148,6 +143,7 @@ async def test_at_most_a_hundred_values(mcp_url: str, nextcloud: Nextcloud) -> N
     assert some.has_more is False
 
 
+@ON_THE_DOUBLE
 async def test_a_completion_is_cached_briefly(mcp_url: str, nextcloud: Nextcloud) -> None:
     """The next keystroke is answered without asking Nextcloud again: a file added in between is
     not seen yet (it is within the cache's 30 seconds)."""
@@ -159,6 +155,7 @@ async def test_a_completion_is_cached_briefly(mcp_url: str, nextcloud: Nextcloud
     assert first.values == second.values == ["Reports/a.txt"]
 
 
+@ON_THE_DOUBLE
 async def test_dates_and_weeks_from_yesterday_on(mcp_url: str) -> None:
     """Days as the calendar resource takes them, then ISO weeks (`2026-W48`)."""
     before = datetime.now().astimezone().date()
@@ -181,6 +178,7 @@ def _week(day: date) -> str:
     return f"{year:04d}-W{week:02d}"
 
 
+@ON_THE_DOUBLE
 async def test_unknown_arguments_and_prompts_complete_with_nothing(mcp_url: str) -> None:
     async with http_session(mcp_url) as session:
         assert (await complete(session, "password", "")).values == []
