@@ -26,6 +26,7 @@ from nextcloud_mcp_server.tools import tool_scopes
 from nextcloud_mcp_server.web.front import uvicorn_options
 from tests.nextcloud_double.server import serve_in_thread
 from tests.processes import free_port
+from tests.tls import httpx_verify
 
 if TYPE_CHECKING:
     from tests.backends import Nextcloud
@@ -74,7 +75,7 @@ class AuthzServer:
         return asyncio.run_coroutine_threadsafe(coroutine, self.runtime.loop).result(timeout=30)
 
     def http(self) -> httpx.Client:
-        return httpx.Client(base_url=self.base, timeout=15, follow_redirects=False)
+        return httpx.Client(base_url=self.base, timeout=15, follow_redirects=False, verify=httpx_verify())
 
     def register(self, redirect_uri: str, **extra: Any) -> dict[str, Any]:
         """A public client by dynamic registration."""

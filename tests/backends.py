@@ -24,6 +24,7 @@ import httpx
 from nextcloud_mcp_server.config import Settings, load_settings
 from tests.nextcloud_double import NextcloudDouble
 from tests.real_nextcloud import Instance
+from tests.tls import httpx_verify
 
 __all__ = ["Login", "Nextcloud"]
 
@@ -91,6 +92,7 @@ class Nextcloud:
             auth=(login.user, login.app_password),
             headers={"OCS-APIRequest": "true"},
             timeout=30,
+            verify=httpx_verify(),
         )
 
     def dav_path(self, login: Login, path: str) -> str:

@@ -17,6 +17,7 @@ from mcp.types import ElicitResult
 from nextcloud_mcp_server.app import create_app
 from nextcloud_mcp_server.config import Settings
 from tests.nextcloud_double.server import serve_in_thread
+from tests.tls import httpx2_verify
 
 __all__ = [
     "INITIALIZE",
@@ -76,7 +77,9 @@ async def http_session(
     mcp_url: str, *, headers: dict[str, str] | None = None, **session_kwargs: Any
 ) -> AsyncIterator[ClientSession]:
     async with (
-        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=60)) as http,
+        httpx2.AsyncClient(
+            headers=headers, timeout=httpx2.Timeout(30, read=60), verify=httpx2_verify()
+        ) as http,
         streamable_http_client(mcp_url, http_client=http) as (read, write),
         ClientSession(read, write, **session_kwargs) as session,
     ):

@@ -20,6 +20,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import httpx
 
 from nextcloud_mcp_server.toolsets import scopes
+from tests.tls import httpx_verify
 
 __all__ = ["PKCE", "IdP", "follow_to_redirect", "running_idp"]
 
@@ -43,7 +44,7 @@ class PKCE:
 
 def follow_to_redirect(url: str, redirect_prefix: str, client: httpx.Client | None = None) -> str:
     """Follow redirects like a browser until one points at `redirect_prefix`; return that URL."""
-    browser = client or httpx.Client(timeout=10)
+    browser = client or httpx.Client(timeout=10, verify=httpx_verify())
     try:
         for _ in range(20):
             response = browser.get(url)
