@@ -27,6 +27,7 @@ from nextcloud_mcp_server.tools import chosen_toolsets, enabled_tools
 from nextcloud_mcp_server.tools._apps import app_of, offer_available
 from nextcloud_mcp_server.tools._arguments import UNKNOWN_KEYS, strict
 from nextcloud_mcp_server.tools._output_schema import published_input, published_output
+from nextcloud_mcp_server.tools._registry import ToolSpec
 from nextcloud_mcp_server.views import register_views
 
 __all__ = [
@@ -101,24 +102,7 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
     tool_apps = {spec.name: app for spec in enabled_tools(settings) if (app := app_of(spec.toolset))}
     if tool_apps:
         middleware.append(offer_available(tool_apps))
-    tools = []
-    for spec in enabled_tools(settings):
-        tool = Tool.from_function(
-            spec.fn,
-            name=spec.name,
-            title=spec.title,
-            description=spec.description,
-            annotations=spec.annotations,
-            meta=spec.meta,
-            icons=list(spec.icons) or None,
-        )
-        strict(tool)  # unknown keys are refused, not ignored
-        # what tools/list shows (arguments are validated by the pydantic model of the signature)
-        tool.parameters = published_input(tool.parameters)
-        if tool.fn_metadata.output_schema is not None:
-            # what clients validate each result against; the SDK reads the field live
-            tool.fn_metadata.output_schema = published_output(tool.fn_metadata.output_schema)
-        tools.append(tool)
+    tools = [_tool(spec) for spec in enabled_tools(settings)]
     # nextcloud:// resources and completions of the chosen toolsets only (docs/ADR/0039, 0060)
     toolsets = frozenset(chosen_toolsets(settings))
     middleware.append(resources_for(toolsets))
@@ -143,6 +127,35 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
     register_views(server, [spec.view for spec in enabled_tools(settings)])
     _advertise_only_what_is_served(server)
     return server
+
+
+# Each tool's models and schemas are made once per process and shared by the servers it builds
+# (nothing changes a Tool once built): making them is most of a build, about 0.3 s of CPU for the
+# default toolsets, and the test suite builds a server for nearly every test.
+_BUILT: dict[int, tuple[ToolSpec, Tool]] = {}  # id(spec) -> (spec, its tool); specs live forever
+
+
+def _tool(spec: ToolSpec) -> Tool:
+    built = _BUILT.get(id(spec))
+    if built is not None and built[0] is spec:
+        return built[1]
+    tool = Tool.from_function(
+        spec.fn,
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        annotations=spec.annotations,
+        meta=spec.meta,
+        icons=list(spec.icons) or None,
+    )
+    strict(tool)  # unknown keys are refused, not ignored
+    # what tools/list shows (arguments are validated by the pydantic model of the signature)
+    tool.parameters = published_input(tool.parameters)
+    if tool.fn_metadata.output_schema is not None:
+        # what clients validate each result against; the SDK reads the field live
+        tool.fn_metadata.output_schema = published_output(tool.fn_metadata.output_schema)
+    _BUILT[id(spec)] = (spec, tool)
+    return tool
 
 
 def _advertise_only_what_is_served(server: MCPServer[Any]) -> None:

@@ -17,6 +17,7 @@ import pytest
 from nextcloud_mcp_server.nextcloud.dav import ical_read, recurrence
 from tests.backends import Nextcloud
 from tests.mcp_clients import http_session, running_app, structured
+from tests.targets import cases
 from tests.toolsets.calendar.test_calendar_tools import mkcalendar
 
 pytestmark = pytest.mark.integration
@@ -346,15 +347,16 @@ async def test_reading_the_calendars_reports_progress(years: Nextcloud) -> None:
     assert any(message == "read calendar personal" for _, _, message in seen)
 
 
-@pytest.mark.parametrize(
-    ("arguments", "message"),
-    [
-        ({"start": "2026-11-30", "end": "2026-11-23"}, "end must be after start"),
-        ({"start": "2026-01-01", "end": "2028-06-01"}, "at most two years"),
-        ({"start": "2026-13-01", "end": "2026-12-30"}, "2026-13-01"),
-        ({"start": "2026-11-23", "end": "2026-11-30", "calendar": "../../files/admin"}, "no calendar"),
-    ],
-)
+BAD_RANGES = [
+    ({"start": "2026-11-30", "end": "2026-11-23"}, "end must be after start"),
+    ({"start": "2026-01-01", "end": "2028-06-01"}, "at most two years"),
+    ({"start": "2026-13-01", "end": "2026-12-30"}, "2026-13-01"),
+    ({"start": "2026-11-23", "end": "2026-11-30", "calendar": "../../files/admin"}, "no calendar"),
+]
+
+
+# refused before any request: every range on the double, the path that points elsewhere on the real ones
+@cases("arguments, message", BAD_RANGES, on_real=BAD_RANGES[3:])
 async def test_bad_ranges_are_refused_before_nextcloud_is_asked(
     nextcloud: Nextcloud, arguments: dict[str, str], message: str
 ) -> None:
