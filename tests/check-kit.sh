@@ -18,5 +18,8 @@ are large); CI keeps it beside the checkout, as ../shared/nextcloud/nextcloud.
     the first run installs four instances under /var/tmp/nextcloud-mcp-tests (a few minutes).
   - Without it: \`make test-fast\` runs lint, types and every test that needs neither a real
     Nextcloud nor a browser (the double only); CI runs the rest.
+  - Against a Nextcloud you run yourself (say the official container image): not possible yet.
+    The real-Nextcloud tests put the instance back to its seed state before each test, which only
+    the kit can do, and expect its users admin and alice (docs/ADR/0053 and 0068).
 MESSAGE
 exit 1

@@ -225,7 +225,9 @@ _PREPARE_CHAINS = ((("29", False), ("34", True)), (("34", False), ("29", True)))
 
 
 def prepare_log() -> Path:
-    return _INSTANCES / f"{_checkout()}.prepare.log"
+    """Beside the instances: what `prepare` installed, in how long, or why it failed."""
+    first = instance_dir("29")
+    return first.with_name(first.name + ".prepare.log")
 
 
 def prepare() -> None:
@@ -235,8 +237,7 @@ def prepare() -> None:
     comes meanwhile waits for the install instead of running the kit on it too. A failure is
     printed here and shows again, loudly, in the tests that need the instance."""
     kit = Kit.locate()
-    _INSTANCES.mkdir(parents=True, exist_ok=True)
-    _INSTANCES.chmod(0o755)
+    prepare_log().parent.mkdir(parents=True, exist_ok=True)
     log = prepare_log().open("a")
 
     def chain(instances: tuple[tuple[str, bool], ...]) -> None:
