@@ -108,6 +108,8 @@ pytest: $(STAMP) $(NODE_STAMP) $(MCPB_STAMP) $(VIEWS_STAMP) $(SYSTEM_STAMP)
 	$(BIN)/pytest $(XDIST) --durations=25 $(ARGS)
 
 ## test-fast: the inner loop: lint, types and the tests that need neither the real Nextcloud nor a browser
+test-fast: export SUITE_STARTED_AT := $(shell date +%s)
+test-fast: export SUITE_BUDGET_SECONDS := 180
 test-fast: lint typecheck $(STAMP) $(NODE_STAMP) $(MCPB_STAMP) $(VIEWS_STAMP)
 	$(BIN)/pytest $(XDIST) -m "not real_nextcloud and not browser" $(ARGS)
 

@@ -20,7 +20,8 @@ import pytest
 
 __all__ = ["FILE_REAL_BUDGET", "SUITE_BUDGET"]
 
-SUITE_BUDGET = 15 * 60  # seconds on an idle 2-core machine from a fresh clone (issue 40)
+# seconds on an idle 2-core machine from a fresh clone (issue 40); `make test-fast` sets its own 3 minutes
+SUITE_BUDGET = int(os.environ.get("SUITE_BUDGET_SECONDS", "") or 15 * 60)
 # Seconds of real-Nextcloud time (29 and 34 together, setup included) one test file may take on an
 # idle machine: about forty tests' worth; the whole suite's real-Nextcloud time is about 30 files'.
 FILE_REAL_BUDGET = 90.0
@@ -75,7 +76,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         whole = time.time() - int(started)
         verdict = "within" if whole <= SUITE_BUDGET else "OVER"
         write(
-            f"make test took {_clock(whole)} (pytest {_clock(took)}), {verdict} the budget of "
+            f"make took {_clock(whole)} (pytest {_clock(took)}), {verdict} the budget of "
             f"{_clock(SUITE_BUDGET)} (an idle 2-core machine, fresh clone); load average now {load}"
         )
         return
