@@ -37,6 +37,7 @@ import aiohttp
 import certifi
 from yarl import URL
 
+from nextcloud_mcp_server import DISTRIBUTION, __version__
 from nextcloud_mcp_server.outbound.answers import Answer, StreamedAnswer
 from nextcloud_mcp_server.outbound.errors import (
     AnswerStalled,
@@ -153,7 +154,8 @@ class BoundedClient:
         self.keepalive = keepalive
         self._max_connections = max_connections
         self._ssl = tls_context(verify)
-        self._headers = dict(headers or {})
+        # Every request names this server, so that upstream administrators can tell it apart.
+        self._headers = {"User-Agent": f"{DISTRIBUTION}/{__version__}", **(headers or {})}
         self._resolver = resolver
         self._trace_configs = list(trace_configs)
         self._proxies = urllib.request.getproxies_environment() if use_proxies else {}
