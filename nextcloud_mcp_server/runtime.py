@@ -66,7 +66,8 @@ class Runtime:
         self._idp_http: BoundedClient | None = None
         self._verifier: BearerTokenVerifier | None = None
         self._housekeeping: asyncio.Task[None] | None = None
-        self.startup_check = StartupCheck(settings)
+        # single-user mode: the check's `cloud/user` is the one discovery every tool shares
+        self.startup_check = StartupCheck(settings, who=None if settings.oauth_enabled else self._dav_user_id)
         self.discovery = DiscoveryCache()
         # per user, always revalidated with Nextcloud (nextcloud/kept.py)
         self.answers = KeptAnswers(max_bytes=settings.nextcloud_kept_answers_mb * 1024 * 1024)
@@ -187,6 +188,9 @@ class Runtime:
         """Revoke a stored grant where it was issued; True when the issuer confirmed it."""
         provider = self.consent_providers.get(grant.provider)
         return await provider.revoke(grant) if provider is not None else False
+
+    async def _dav_user_id(self) -> str:
+        return await (await self.client_for(None)).dav_user_id()
 
     async def _whoami(self, token: str) -> str | None:
         """Who Nextcloud says a bearer token belongs to (for Nextcloud's own oauth2 tokens)."""
