@@ -36,7 +36,9 @@ async def test_a_first_notes_listing_makes_exactly_the_requests_it_needs(
     assert {r.agent for r in seen} == {f"nextcloud-mcp-bridge/{__version__}"}
 
 
-async def test_a_first_calendar_call_asks_who_the_user_is_once(double: NextcloudDouble, settings: Settings) -> None:
+async def test_a_first_calendar_call_asks_who_the_user_is_once(
+    double: NextcloudDouble, settings: Settings
+) -> None:
     before = len(double.requests)
     with running_app(settings) as url:
         async with http_session(url + "/mcp") as session:

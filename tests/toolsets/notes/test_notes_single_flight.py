@@ -81,7 +81,8 @@ async def test_a_flight_is_shared_while_under_way_and_its_failure_not_remembered
     await asyncio.sleep(0)
     gate.set()
     assert await asyncio.gather(first, joiner, other_key) == ["one", "one", "two"]
-    assert calls == ["one", "two"] and len(flights) == 0
+    assert calls == ["one", "two"]
+    assert len(flights) == 0
 
     async def failing() -> str:
         raise ValueError("refused")
