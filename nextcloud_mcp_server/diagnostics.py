@@ -13,9 +13,8 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import aiohttp
 import pydantic
 
 from nextcloud_mcp_server.config import Settings
@@ -27,6 +26,9 @@ from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
 from nextcloud_mcp_server.nextcloud.models import ServerStatus
 from nextcloud_mcp_server.nextcloud.ocs import OCSClient
 from nextcloud_mcp_server.toolsets import declarations
+
+if TYPE_CHECKING:
+    import aiohttp
 
 __all__ = ["TLS_OFF", "Check", "StartupCheck", "format_report", "run_checks"]
 
@@ -318,12 +320,20 @@ class StartupCheck:
         self.settings = settings
         self.seconds = seconds
         self._who = who
+        # stdio: a host that starts a process per conversation lists tools first; the check
+        # then runs beside the first call instead of delaying `tools/list` (docs/ADR/0069)
+        self.at_first_call = False
         self.problem: str | None = None
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
         if self.settings.host_note:
             logger.warning("%s", self.settings.host_note)
+        if not self.at_first_call:
+            self.first_call()
+
+    def first_call(self) -> None:
+        """Begin the check, if it has not begun (every tool call says so)."""
         if self.settings.nextcloud_host and self._task is None:
             self._task = asyncio.create_task(self._run(), name="nextcloud-startup-check")
 

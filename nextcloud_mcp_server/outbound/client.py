@@ -30,10 +30,9 @@ import urllib.request
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
-import aiohttp
 import certifi
 from yarl import URL
 
@@ -50,6 +49,10 @@ from nextcloud_mcp_server.outbound.errors import (
     UnsafeRequest,
     describe_cause,
 )
+
+if TYPE_CHECKING:
+    import aiohttp
+    import aiohttp.abc
 
 __all__ = ["UNSET", "Body", "BoundedClient", "Bounds", "tls_context"]
 
@@ -108,6 +111,8 @@ def _check_request(method: str, url: str, headers: Mapping[str, str]) -> None:
 
 def _translate(exc: BaseException, deadline: float | None) -> OutboundError:
     """aiohttp's errors (and the deadline's) as ours; the socket's error kept as the cause."""
+    import aiohttp  # here, not at the top: only for start-up cost (docs/ADR/0069)
+
     if isinstance(exc, OutboundError):
         return exc
     if isinstance(exc, aiohttp.ConnectionTimeoutError):
@@ -177,6 +182,8 @@ class BoundedClient:
 
     def _open_session(self) -> aiohttp.ClientSession:
         if self._session is None:
+            import aiohttp  # here, not at the top: only for start-up cost (docs/ADR/0069)
+
             connector = aiohttp.TCPConnector(
                 limit=self._max_connections,
                 limit_per_host=0,
@@ -267,6 +274,8 @@ class BoundedClient:
         deadline: float | None,
     ) -> StreamedAnswer:
         """The one place that hands a request to aiohttp (unit tests put fake answers here)."""
+        import aiohttp  # here, not at the top: only for start-up cost (docs/ADR/0069)
+
         timeout = aiohttp.ClientTimeout(
             total=deadline, connect=self.bounds.connect_timeout, sock_read=self.bounds.read_timeout
         )
