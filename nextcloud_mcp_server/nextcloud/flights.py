@@ -28,7 +28,8 @@ class Flights(Generic[V]):
 
     def __init__(self) -> None:
         self._pending: dict[Hashable, asyncio.Future[V]] = {}
-        self.started = 0  # reads actually made (tests and benchmarks count them)
+        self.started = 0  # reads actually made, and callers that joined one (tests count them)
+        self.joined = 0
 
     def __len__(self) -> int:
         return len(self._pending)
@@ -38,6 +39,7 @@ class Flights(Generic[V]):
             pending = self._pending.get(key)
             if pending is None:
                 return await self._lead(key, read)
+            self.joined += 1
             try:
                 return await asyncio.shield(pending)
             except asyncio.CancelledError:
