@@ -362,8 +362,8 @@ class StartupCheck:
         if self._who is not None:
             try:
                 user = await self._who()
-            except NextcloudError:
-                pass  # the full essential check below says why (is it Nextcloud? which refusal?)
+            except Exception as exc:  # whatever it was, the full essential check below says why
+                logger.debug("Nextcloud check at start: who-am-I failed: %s", type(exc).__name__)
             else:
                 return [Check("credentials", "ok", f"logged in as '{user}'")]
         return await run_checks(self.settings, essential=True)
