@@ -269,6 +269,7 @@ async def _serve_stdio(settings: Settings, runtime: Runtime) -> None:
             file=sys.stderr,
             flush=True,
         )
+    runtime.startup_check.at_first_call = True
     async with runtime:
         await server.run_stdio_async()
 

@@ -11,11 +11,10 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import aiohttp
 import pydantic
 
 from nextcloud_mcp_server.config import Settings
@@ -27,6 +26,9 @@ from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
 from nextcloud_mcp_server.nextcloud.models import ServerStatus
 from nextcloud_mcp_server.nextcloud.ocs import OCSClient
 from nextcloud_mcp_server.toolsets import declarations
+
+if TYPE_CHECKING:
+    import aiohttp
 
 __all__ = ["TLS_OFF", "Check", "StartupCheck", "format_report", "run_checks"]
 
@@ -208,11 +210,13 @@ async def _checks(
     if essential and not with_credentials:
         return
 
+    authenticated = 0.0
     try:
         user = await ocs.current_user()
-        started = clock()
-        await ocs.current_user()
-        authenticated = clock() - started
+        if not essential:  # asked again, timed, to tell a login password from an app password
+            started = clock()
+            await ocs.current_user()
+            authenticated = clock() - started
     except Unauthorized:
         results.append(
             Check(
@@ -299,17 +303,37 @@ def format_report(settings: Settings, results: list[Check]) -> str:
 
 class StartupCheck:
     """The essential checks, run once in the background when the server starts (bounded, so the
-    MCP handshake never waits for them)."""
+    MCP handshake never waits for them).
 
-    def __init__(self, settings: Settings, *, seconds: float = STARTUP_CHECK_SECONDS) -> None:
+    `who` (single-user mode): who the configured credentials belong to, asked through the
+    discovery every tool shares (docs/ADR/0069), so that a new process asks `cloud/user` once, in
+    parallel with its first call, and `status.php` only when that failed and the full check
+    must say why."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        seconds: float = STARTUP_CHECK_SECONDS,
+        who: Callable[[], Awaitable[str]] | None = None,
+    ) -> None:
         self.settings = settings
         self.seconds = seconds
+        self._who = who
+        # stdio: a host that starts a process per conversation lists tools first; the check
+        # then runs beside the first call instead of delaying `tools/list` (docs/ADR/0069)
+        self.at_first_call = False
         self.problem: str | None = None
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
         if self.settings.host_note:
             logger.warning("%s", self.settings.host_note)
+        if not self.at_first_call:
+            self.first_call()
+
+    def first_call(self) -> None:
+        """Begin the check, if it has not begun (every tool call says so)."""
         if self.settings.nextcloud_host and self._task is None:
             self._task = asyncio.create_task(self._run(), name="nextcloud-startup-check")
 
@@ -317,7 +341,7 @@ class StartupCheck:
         host = self.settings.nextcloud_host
         try:
             async with asyncio.timeout(self.seconds):
-                results = await run_checks(self.settings, essential=True)
+                results = await self._results()
         except TimeoutError:
             self.problem = (
                 f"Nextcloud at {host} gave no answer within {self.seconds:g} s when this server started"
@@ -333,6 +357,16 @@ class StartupCheck:
         else:
             passed = "; ".join(c.detail for c in results if c.status == "ok")
             logger.info("Nextcloud check at start: %s", passed)
+
+    async def _results(self) -> list[Check]:
+        if self._who is not None:
+            try:
+                user = await self._who()
+            except Exception as exc:  # whatever it was, the full essential check below says why
+                logger.debug("Nextcloud check at start: who-am-I failed: %s", type(exc).__name__)
+            else:
+                return [Check("credentials", "ok", f"logged in as '{user}'")]
+        return await run_checks(self.settings, essential=True)
 
     async def words_for_a_failure(self) -> str | None:
         """What the check found wrong, once: for the first tool call that fails afterwards (a

@@ -31,10 +31,8 @@ import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
-
-import aiohttp
 
 from nextcloud_mcp_server import DISTRIBUTION, __version__
 from nextcloud_mcp_server.nextcloud.auth import Credential
@@ -59,6 +57,9 @@ from nextcloud_mcp_server.outbound.errors import (
     OutboundError,
     UnsafeRequest,
 )
+
+if TYPE_CHECKING:
+    import aiohttp
 
 __all__ = [
     "IDEMPOTENT_METHODS",

@@ -21,8 +21,11 @@ quarter of the budget is not kept.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
+
+from nextcloud_mcp_server.nextcloud.flights import Flights
 
 __all__ = ["KeptAnswer", "KeptAnswers"]
 
@@ -49,6 +52,13 @@ class KeptAnswers:
         self.max_bytes = max_bytes
         self._entries: OrderedDict[tuple[str, str], KeptAnswer] = OrderedDict()
         self._bytes = 0
+        self.flights: Flights[Any] = Flights()
+
+    async def shared(self, user: str, key: str, basis: str, read: Callable[[], Awaitable[Any]]) -> Any:
+        """`read()`, or the answer of the same read already under way for the same user, key and
+        `basis`: what the caller confirmed with Nextcloud itself just before (a folder's ETag),
+        so that whoever joins gets an answer as new as the one it would read (flights.py)."""
+        return await self.flights.run((user, key, basis), read)
 
     def __len__(self) -> int:
         return len(self._entries)

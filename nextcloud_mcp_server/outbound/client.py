@@ -30,13 +30,13 @@ import urllib.request
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
-import aiohttp
 import certifi
 from yarl import URL
 
+from nextcloud_mcp_server import DISTRIBUTION, __version__
 from nextcloud_mcp_server.outbound.answers import Answer, StreamedAnswer
 from nextcloud_mcp_server.outbound.errors import (
     AnswerStalled,
@@ -49,6 +49,10 @@ from nextcloud_mcp_server.outbound.errors import (
     UnsafeRequest,
     describe_cause,
 )
+
+if TYPE_CHECKING:
+    import aiohttp
+    import aiohttp.abc
 
 __all__ = ["UNSET", "Body", "BoundedClient", "Bounds", "tls_context"]
 
@@ -107,6 +111,8 @@ def _check_request(method: str, url: str, headers: Mapping[str, str]) -> None:
 
 def _translate(exc: BaseException, deadline: float | None) -> OutboundError:
     """aiohttp's errors (and the deadline's) as ours; the socket's error kept as the cause."""
+    import aiohttp  # here, not at the top: only for start-up cost (docs/ADR/0069)
+
     if isinstance(exc, OutboundError):
         return exc
     if isinstance(exc, aiohttp.ConnectionTimeoutError):
@@ -153,7 +159,8 @@ class BoundedClient:
         self.keepalive = keepalive
         self._max_connections = max_connections
         self._ssl = tls_context(verify)
-        self._headers = dict(headers or {})
+        # Every request names this server, so that upstream administrators can tell it apart.
+        self._headers = {"User-Agent": f"{DISTRIBUTION}/{__version__}", **(headers or {})}
         self._resolver = resolver
         self._trace_configs = list(trace_configs)
         self._proxies = urllib.request.getproxies_environment() if use_proxies else {}
@@ -175,6 +182,8 @@ class BoundedClient:
 
     def _open_session(self) -> aiohttp.ClientSession:
         if self._session is None:
+            import aiohttp  # here, not at the top: only for start-up cost (docs/ADR/0069)
+
             connector = aiohttp.TCPConnector(
                 limit=self._max_connections,
                 limit_per_host=0,
@@ -265,6 +274,8 @@ class BoundedClient:
         deadline: float | None,
     ) -> StreamedAnswer:
         """The one place that hands a request to aiohttp (unit tests put fake answers here)."""
+        import aiohttp  # here, not at the top: only for start-up cost (docs/ADR/0069)
+
         timeout = aiohttp.ClientTimeout(
             total=deadline, connect=self.bounds.connect_timeout, sock_read=self.bounds.read_timeout
         )

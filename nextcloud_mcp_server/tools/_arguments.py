@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import Any, cast
 
 from mcp.server.mcpserver.tools import Tool
-from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from pydantic import BaseModel, ConfigDict, create_model, model_validator
 from pydantic_core import PydanticCustomError
 
-__all__ = ["UNKNOWN_KEYS", "StrictArguments", "strict"]
+__all__ = ["UNKNOWN_KEYS", "StrictArguments", "strict", "strict_model"]
 
 UNKNOWN_KEYS = "unknown_keys"  # the pydantic error type of a refused key
 
@@ -45,11 +45,30 @@ class StrictArguments(BaseModel):
 
 
 def strict(tool: Tool) -> None:
-    """Make `tool` refuse unknown top-level keys, and say so in its input schema."""
-    loose = tool.fn_metadata.arg_model
-    model = cast(
+    """Make `tool` refuse unknown top-level keys, and say so in its input schema. The strict
+    model is built at the tool's first call: at start only the schema changes (one key), so a
+    process that lists tools never builds 40 more models (start-up cost, docs/ADR/0069)."""
+    tool.parameters = {**tool.parameters, "additionalProperties": False}
+    meta = tool.fn_metadata
+    tool.fn_metadata = _StrictOnFirstUse(
+        arg_model=meta.arg_model,
+        output_schema=meta.output_schema,
+        output_model=meta.output_model,
+        wrap_output=meta.wrap_output,
+    )
+
+
+def strict_model(loose: type[ArgModelBase]) -> type[ArgModelBase]:
+    """The SDK's arguments model of a tool, refusing keys it does not declare."""
+    if issubclass(loose, StrictArguments):
+        return loose
+    return cast(
         type[ArgModelBase],
         create_model(loose.__name__, __base__=(loose, StrictArguments), __module__=loose.__module__),
     )
-    tool.fn_metadata.arg_model = model
-    tool.parameters = model.model_json_schema(by_alias=True)
+
+
+class _StrictOnFirstUse(FuncMetadata):
+    def validate_arguments(self, arguments_to_validate: dict[str, Any]) -> dict[str, Any]:
+        self.arg_model = strict_model(self.arg_model)
+        return super().validate_arguments(arguments_to_validate)

@@ -147,8 +147,10 @@ def _readable_errors(fn: F) -> F:
     @functools.wraps(fn)
     async def call(*args: Any, **kwargs: Any) -> Any:
         try:
-            result = await fn(*args, **kwargs)
             runtime = runtime_in(kwargs)
+            if runtime is not None:
+                runtime.startup_check.first_call()  # beside this call, when not done at start
+            result = await fn(*args, **kwargs)
             if runtime is not None:
                 runtime.startup_check.nextcloud_answered()
             if isinstance(result, CallToolResult):

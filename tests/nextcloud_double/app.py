@@ -62,6 +62,7 @@ class Recorded:
     scheme: str | None
     status: int
     cookie: bool = False  # the request carried a Cookie header
+    agent: str | None = None  # its User-Agent
 
 
 def _session_cookies(user: str, https: bool) -> list[tuple[bytes, bytes]]:
@@ -165,6 +166,7 @@ class NextcloudDouble:
                     caller.scheme if caller else None,
                     status_holder["status"],
                     "cookie" in request.headers,
+                    request.headers.get("user-agent"),
                 )
             )
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import aiohttp.connector
 import pytest
 
+from nextcloud_mcp_server import __version__
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NextcloudUnreachable, ServerError
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, retry_after_seconds
 from nextcloud_mcp_server.outbound.client import BoundedClient, Bounds
@@ -291,3 +292,28 @@ async def test_a_large_body_is_sent_whole_with_its_length() -> None:
         await listener.wait_closed()
     assert answer.status_code == 200
     assert received == [body]
+
+
+async def test_every_upstream_is_told_which_server_asks() -> None:
+    """The identity provider and client-metadata hosts, not only Nextcloud, see
+    `nextcloud-mcp-bridge/<version>` (aiohttp's default names only the library), and a client
+    that sets its own User-Agent keeps it."""
+
+    async def answer(server: Server, head: bytes) -> bytes:
+        return ok()
+
+    async with serving(answer) as server:
+        bounds = Bounds(answer_bytes=1024, deadline=10.0, read_timeout=10.0, connect_timeout=10.0)
+        plain = BoundedClient(bounds, headers={"Accept-Encoding": "identity"})
+        named = BoundedClient(bounds, headers={"User-Agent": "someone/1"})
+        try:
+            await plain.request("GET", server.url + "/a")
+            await named.request("GET", server.url + "/b")
+        finally:
+            await plain.aclose()
+            await named.aclose()
+    agents = [
+        next(line for line in head.split(b"\r\n") if line.lower().startswith(b"user-agent:"))
+        for head in server.requests
+    ]
+    assert agents == [f"User-Agent: nextcloud-mcp-bridge/{__version__}".encode(), b"User-Agent: someone/1"]

@@ -261,10 +261,17 @@ class CalDAVClient(DavHomeClient):
         kept = self._answers.get(user, key)
         if kept is not None and kept.validator == calendar.ctag:
             return list(kept.value)
-        objects = await read()
-        size = sum(len(obj.ics) + len(obj.href) + len(obj.etag) + 64 for obj in objects)
-        self._answers.put(user, key, calendar.ctag, tuple(objects), size)
-        return objects
+        answers = self._answers
+
+        async def read_and_keep() -> tuple[CalendarObject, ...]:
+            objects = tuple(await read())
+            size = sum(len(obj.ics) + len(obj.href) + len(obj.etag) + 64 for obj in objects)
+            answers.put(user, key, calendar.ctag, objects, size)
+            return objects
+
+        # callers that saw the same ctag share one read (docs/ADR/0069)
+        shared: tuple[CalendarObject, ...] = await answers.shared(user, key, calendar.ctag, read_and_keep)
+        return list(shared)
 
     def _forget(self, href: str) -> None:
         """After a change made here: drop what is kept for the calendar holding `href`."""

@@ -67,9 +67,30 @@ async def list_folder(
     key = KEY_PREFIX + path
     kept = answers.get(files.user_id, key) if answers is not None else None
     # current_etag raises NotFound when the folder is gone
-    if kept is not None and await files.current_etag(path) == kept.validator:
-        listing: FolderListing = kept.value
-        return FolderListing(listing.itself, listing.entries, listing.total, True, reused=True)
+    if kept is not None and answers is not None:
+        now = await files.current_etag(path)
+        if now == kept.validator:
+            listing: FolderListing = kept.value
+            return FolderListing(listing.itself, listing.entries, listing.total, True, reused=True)
+
+        async def read() -> FolderListing:
+            return await _read(files, path, key, top=top, answers=answers, progress=progress)
+
+        if now:  # the folder changed: callers that saw the same new ETag share one read (ADR 0069)
+            shared: FolderListing = await answers.shared(files.user_id, f"{key}|{top}", now, read)
+            return shared
+    return await _read(files, path, key, top=top, answers=answers, progress=progress)
+
+
+async def _read(
+    files: WebDAVClient,
+    path: str,
+    key: str,
+    *,
+    top: int,
+    answers: KeptAnswers | None,
+    progress: Progress | None,
+) -> FolderListing:
     budget = answers.max_bytes // 4 if answers is not None else 0
     itself: FileEntry | None = None
     held: list[FileEntry] = []

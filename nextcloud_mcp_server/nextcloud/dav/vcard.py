@@ -29,8 +29,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-import vobject  # type: ignore[import-untyped]
-
 from nextcloud_mcp_server.nextcloud.dav.vcard_lines import BINARY, join, name_of, unfold
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
 
@@ -185,6 +183,8 @@ def _unreadable(fallback_uid: str, why: str) -> ContactView:
 
 def read(text: str, fallback_uid: str = "") -> ContactView:
     """What a card says, whatever state it is in."""
+    import vobject  # type: ignore[import-untyped]  # here: only for start-up cost (docs/ADR/0069)
+
     if len(text.encode()) > MAX_CARD_BYTES:
         return ContactView(uid=fallback_uid, full_name="(card too large to read)", problems=["too large"])
     shown, photo, problems = _shown_lines(text)
@@ -251,6 +251,8 @@ def _check_type(value: str) -> str:
 
 def _name(changes: ContactChanges, current: ContactView | None) -> Any:
     """N with the given parts changed and the others as they are."""
+    import vobject  # here: only for start-up cost (docs/ADR/0069)
+
     if current is not None and current.name_cut:
         raise InvalidInput("this contact's name is too long to change here; change it in Nextcloud Contacts")
     old = current or ContactView(uid="", full_name="")
@@ -312,6 +314,8 @@ def _changed_names(changes: ContactChanges) -> set[str]:
 def _added_lines(changes: ContactChanges, current: ContactView | None) -> list[str]:
     """The content lines of the changed properties, as vobject writes them; refused unless they
     are exactly the properties asked for (a value that escaped its line would add one)."""
+    import vobject  # here: only for start-up cost (docs/ADR/0069)
+
     temp = vobject.vCard()
     if not changes.full_name:
         temp.add("fn").value = "-"  # vobject wants an FN to write a card; this one is not used

@@ -250,6 +250,23 @@ class NotesFiles:
         old = kept.value if kept is not None and isinstance(kept.value, KeptTexts) else None
         if kept is not None and old is not None and kept.validator == listing.folder_etag:
             return old
+
+        async def read() -> KeptTexts:
+            return await self._read_contents(root, key, listing, old, custom_suffix, read_all)
+
+        # Callers that saw the same folder ETag share one read (two cold searches: one zip).
+        shared: KeptTexts = await self._answers.shared(self._user, key, listing.folder_etag, read)
+        return shared
+
+    async def _read_contents(
+        self,
+        root: str,
+        key: str,
+        listing: NoteFiles,
+        old: KeptTexts | None,
+        custom_suffix: str,
+        read_all: Callable[[], Awaitable[dict[int, str]]] | None,
+    ) -> KeptTexts:
         wanted = {listing.paths[i]: listing.etags.get(i, "") for i in listing.paths}
         if old is not None:
             changed = [

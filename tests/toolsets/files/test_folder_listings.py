@@ -265,3 +265,60 @@ def test_a_contact_search_shows_what_get_shows_without_fetching_the_photo(nextcl
         assert shown["phones"] == [{"value": "+49 30 5550101", "types": ["cell"]}]
 
     asyncio.run(main())
+
+
+def _held_until(answers: KeptAnswers, joined: int, read: Callable[..., Any]) -> Callable[..., Any]:
+    async def held(*args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        deadline = asyncio.get_running_loop().time() + 10
+        while answers.flights.joined < joined:
+            assert asyncio.get_running_loop().time() < deadline, "nobody joined the read"
+            await asyncio.sleep(0.01)
+        async for entry in read(*args, **kwargs):
+            yield entry
+
+    return held
+
+
+@pytest.mark.parametrize("nextcloud", ["double"], indirect=True)
+def test_two_listings_of_a_changed_folder_read_it_once_and_never_for_another_user(
+    nextcloud: Nextcloud,
+) -> None:
+    """Two calls that both saw the folder's new ETag share one full read (ADR 0069); the same
+    folder name of another user is read for that user, and every answer is the current one."""
+    assert nextcloud.double is not None
+    for login in (nextcloud.admin, nextcloud.alice):
+        nextcloud.put_file(login, "Shared/a.txt", login.user.encode())
+
+    async def main() -> None:
+        http = NextcloudHTTP(nextcloud.url)
+        answers = KeptAnswers()
+        try:
+            admin, alice = [
+                await NextcloudClient(http, BasicCredential(who.user, who.app_password)).files()
+                for who in (nextcloud.admin, nextcloud.alice)
+            ]
+            for files in (admin, alice):
+                await list_folder(files, "Shared", top=10, answers=answers)  # kept
+            for login in (nextcloud.admin, nextcloud.alice):
+                nextcloud.put_file(login, "Shared/b.txt", login.user.encode() * 2)  # changed by others
+            for files in (admin, alice):  # a full read waits until the other caller joined it
+                files.iter_directory = _held_until(answers, 2, files.iter_directory)  # type: ignore[method-assign]
+            before = len(nextcloud.double.requests)
+            listings = await asyncio.gather(
+                *(list_folder(f, "Shared", top=10, answers=answers) for f in (admin, admin, alice, alice))
+            )
+            full_reads = [
+                r
+                for r in list(nextcloud.double.requests)[before:]
+                if r.method == "PROPFIND" and r.path.rstrip("/").endswith("/Shared")
+            ]
+        finally:
+            await http.aclose()
+        # each caller's own depth-0 ETag question, then one full read per user
+        assert sorted(r.user or "" for r in full_reads) == ["admin"] * 3 + ["alice"] * 3
+        sizes = [[(e.path, e.size) for e in listing.entries] for listing in listings]
+        assert sizes[0] == sizes[1] == [("Shared/a.txt", 5), ("Shared/b.txt", 10)]
+        assert sizes[2] == sizes[3] == [("Shared/a.txt", 5), ("Shared/b.txt", 10)]
+        assert listings[2].entries[0].etag != listings[0].entries[0].etag
+
+    asyncio.run(main())
