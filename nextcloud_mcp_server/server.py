@@ -6,7 +6,6 @@ This is the only module that constructs the SDK's server class.
 from __future__ import annotations
 
 import functools
-import inspect
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -120,7 +119,7 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
     if on_demand.specs:
         middleware.append(listed_when_enabled(on_demand.toolset_of(), on_demand.enabled))
         for name, fn in ((TOOLSETS_TOOL, on_demand.toolsets), (CALL_TOOL, on_demand.call)):
-            described = inspect.cleandoc(fn.__doc__ or name)
+            described = on_demand.description(name)
             tools.append(_tool(fn, name, ANNOTATIONS[name].title or name, described, ANNOTATIONS[name]))
     # nextcloud:// resources and completions of the chosen toolsets only (docs/ADR/0039, 0060)
     toolsets = frozenset(chosen_toolsets(settings))

@@ -123,6 +123,20 @@ class OnDemand:
     enabled: EnabledToolsets
     server: MCPServer[Any] | None = None  # set once the server is built
 
+    def description(self, tool: str) -> str:
+        """What `tools/list` says of `tool`: for nc_toolsets, the toolsets it reaches, by title."""
+        if tool == CALL_TOOL:
+            return (
+                "Call a tool of this server by name with its arguments, as if called directly: "
+                f"for tools enabled with {TOOLSETS_TOOL} that your client does not offer yet."
+            )
+        titles = ", ".join(declaration(name).title for name in self._toolsets())
+        return (
+            f"More tools for the user's Nextcloud: {titles}. Without arguments: those this user can "
+            "enable. `enable`: list their tools from now on; the answer describes them (call them by "
+            f"name, or through {CALL_TOOL}). `disable`: hide them again."
+        )
+
     def toolset_of(self) -> dict[str, str]:
         return {spec.name: spec.toolset for spec in self.specs}
 
@@ -154,14 +168,13 @@ class OnDemand:
     async def toolsets(
         self, ctx: Context[Any, Any], enable: Names | None = None, disable: Names | None = None
     ) -> CallToolResult:
-        """More tools for the user's Nextcloud apps, beyond those listed: without arguments, the
-        toolsets available to this user (Deck, Talk, Tables, ...); `enable` lists a toolset's tools
-        from now on (the answer describes them: call them by name, or through nc_call_tool);
-        `disable` hides them again. Toolsets stay enabled for this user for a day after last use."""
+        """The on-demand toolsets this caller can use; enable or disable some for them (kept for a
+        day after their last use), telling a listening client that its list changed."""
         usable, not_usable = await self._usable(ctx)
         key = caller_key(caller_of(ctx))
         before = self.enabled.of(key)
-        asked = list(dict.fromkeys([*(enable or []), *(disable or [])]))
+        enable, disable = self._named(enable), self._named(disable)
+        asked = list(dict.fromkeys([*enable, *disable]))
         unknown = [name for name in asked if name not in usable and name not in self.listed]
         if unknown:
             why = "; ".join(f"{name}: {not_usable[name]}" for name in unknown if name in not_usable)
@@ -170,7 +183,7 @@ class OnDemand:
                 f"no toolset {', '.join(repr(n[:40]) for n in unknown)} to enable for you"
                 f"{f' ({why})' if why else ''}; available: {choices}; nothing was changed"
             )
-        now = (before | {n for n in enable or [] if n in usable}) - set(disable or [])
+        now = (before | {n for n in enable if n in usable}) - set(disable)
         now &= frozenset(usable)
         self.enabled.set(key, frozenset(now))
         added = [name for name in usable if name in now and name not in before]
@@ -201,6 +214,12 @@ class OnDemand:
         text = json.dumps(answer, separators=(",", ":"), ensure_ascii=False)
         return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=answer)
 
+    def _named(self, given: list[str] | None) -> list[str]:
+        """Toolset names as given, or their titles, in any case."""
+        titles = {declaration(name).title.lower(): name for name in self._toolsets()}
+        named = [" ".join(name.split()).lower() for name in given or []]
+        return [titles.get(name, name) for name in named]
+
     async def _described(self, specs: list[ToolSpec]) -> list[dict[str, Any]]:
         """What a client that never lists tools again needs to call these: name, what it does,
         its arguments (as `tools/list` would show them); at most MAX_DETAILED in full."""
@@ -226,8 +245,7 @@ class OnDemand:
         ctx: Context[Any, Any],
         arguments: dict[str, Any] | None = None,
     ) -> CallToolResult | InputRequiredResult:
-        """Call another tool of this server by its name with its arguments, exactly as calling it
-        directly: for tools a client has not listed yet (see nc_toolsets)."""
+        """Another served tool, called with the same checks as when called directly."""
         if name in (TOOLSETS_TOOL, CALL_TOOL):
             raise ToolError(f"{CALL_TOOL} calls the other tools; call {name} directly")
         assert self.server is not None
