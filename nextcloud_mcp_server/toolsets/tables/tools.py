@@ -308,6 +308,7 @@ async def nc_tables_update_row(
             given=version.strip(),
             current=current.version,
             question=question,
+            argument="version",
         )
 
         async def send(_: str) -> TableRow:

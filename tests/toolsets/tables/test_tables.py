@@ -188,6 +188,7 @@ async def test_add_read_update_rows_checked_in_nextcloud(apps_nextcloud: Nextclo
         assert details["error"] == "conflict"
         assert details["current_row"]["values"]["Hours"] == 4
         assert "nothing was overwritten" in _error(stale)
+        assert "changed since that version was read" in _error(stale)  # the argument's own name
         assert _cells(nc, row_id)[ids["Hours"]] == 4
 
 
