@@ -22,14 +22,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))  # bench/ is no package
+
+from tool_list_size import measure
+
 from nextcloud_mcp_server.tools import all_tools
 from nextcloud_mcp_server.tools.catalog import markdown_table
 from nextcloud_mcp_server.toolsets import Declaration, declarations, scopes
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "bench"))  # bench/ is no package: its measure is imported from there
-
-from tool_list_size import measure
 __all__ = [
     "FILES",
     "clients_page",
