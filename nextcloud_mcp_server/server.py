@@ -15,7 +15,7 @@ from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
-from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
+from mcp.types import CallToolResult, Icon, InputRequiredResult, ToolAnnotations
 from pydantic import ValidationError
 
 from nextcloud_mcp_server import DISTRIBUTION, __version__
@@ -120,7 +120,8 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
         middleware.append(listed_when_enabled(on_demand.toolset_of(), on_demand.enabled))
         for name, fn in ((TOOLSETS_TOOL, on_demand.toolsets), (CALL_TOOL, on_demand.call)):
             described = on_demand.description(name)
-            tools.append(_tool(fn, name, ANNOTATIONS[name].title or name, described, ANNOTATIONS[name]))
+            title = ANNOTATIONS[name].title or name
+            tools.append(_tool(fn, name, title, described, ANNOTATIONS[name], icons=icons_for(SERVER)))
     # nextcloud:// resources and completions of the chosen toolsets only (docs/ADR/0039, 0060)
     toolsets = frozenset(chosen_toolsets(settings))
     middleware.append(resources_for(toolsets))
@@ -157,6 +158,7 @@ def _tool(
     description: str,
     annotations: ToolAnnotations,
     spec: ToolSpec | None = None,
+    icons: Sequence[Icon] = (),
 ) -> Tool:
     """A tool as the SDK serves it: unknown argument keys refused, the published schemas."""
     tool = Tool.from_function(
@@ -166,7 +168,7 @@ def _tool(
         description=description,
         annotations=annotations,
         meta=spec.meta if spec is not None else None,
-        icons=(list(spec.icons) or None) if spec is not None else None,
+        icons=list(spec.icons if spec is not None else icons) or None,
     )
     strict(tool)  # unknown keys are refused, not ignored
     # what tools/list shows (arguments are validated by the pydantic model of the signature)
