@@ -16,7 +16,10 @@ from mcp.client.session import ClientSession
 from nextcloud_mcp_server.config import ConfigError, Settings, load_settings
 from nextcloud_mcp_server.tools import DEFAULT_TOOLSETS, offered_tools, on_demand_toolsets, toolset_tools
 from nextcloud_mcp_server.tools._on_demand import CALL_TOOL, TOOLSETS_TOOL, EnabledToolsets
-from tests.mcp_clients import http_session, running_app, structured
+from tests.backends import Login, Nextcloud
+from tests.conftest import ADMIN_APP_PASSWORD, ADMIN_PASSWORD, ALICE_APP_PASSWORD, ALICE_PASSWORD
+from tests.mcp_clients import Human, http_session, running_app, structured
+from tests.nextcloud_double import NextcloudDouble
 from tests.ts_client import typescript_client
 
 pytestmark = pytest.mark.integration
@@ -191,3 +194,46 @@ def test_enabled_sets_are_bounded_and_forgotten_when_idle() -> None:
     assert kept.of("alice") == frozenset()
     with pytest.raises(ValueError, match="positive lifetime"):
         EnabledToolsets(idle=0)
+
+
+@pytest.fixture
+def on_double(double: NextcloudDouble, double_url: str) -> Nextcloud:
+    return Nextcloud(
+        "double",
+        double_url,
+        Login("admin", ADMIN_PASSWORD, ADMIN_APP_PASSWORD, display_name="Admin"),
+        Login("alice", ALICE_PASSWORD, ALICE_APP_PASSWORD, display_name="Alice"),
+        double=double,
+    )
+
+
+async def test_approvals_hold_through_the_call_through_in_both_eras(
+    settings: Settings, on_double: Nextcloud
+) -> None:
+    """A delete called through `nc_call_tool` asks the person exactly as called directly: the
+    handshake era's elicitation and the 2026-07-28 era's input-required round."""
+    admin = on_double.admin
+    for name in ("kept.txt", "gone.txt", "modern.txt"):
+        on_double.put_file(admin, name, b"x")
+    no, yes, modern = Human(action="decline"), Human(), Human()
+    with running_app(settings) as base:
+        async with http_session(f"{base}/mcp", elicitation_callback=no.answer) as session:
+            refused = await session.call_tool(
+                CALL_TOOL, {"name": "nc_webdav_delete_resource", "arguments": {"path": "kept.txt"}}
+            )
+        async with http_session(f"{base}/mcp", elicitation_callback=yes.answer) as session:
+            done = await session.call_tool(
+                CALL_TOOL, {"name": "nc_webdav_delete_resource", "arguments": {"path": "gone.txt"}}
+            )
+        async with Client(f"{base}/mcp", mode="2026-07-28", elicitation_callback=modern.answer) as client:
+            later = await client.call_tool(
+                CALL_TOOL, {"name": "nc_webdav_delete_resource", "arguments": {"path": "modern.txt"}}
+            )
+    assert refused.is_error
+    assert on_double.read_file(admin, "kept.txt") == b"x"
+    assert not done.is_error, done.content
+    assert on_double.read_file(admin, "gone.txt") is None
+    assert not later.is_error, later.content
+    assert on_double.read_file(admin, "modern.txt") is None
+    assert [len(h.questions) for h in (no, yes, modern)] == [1, 1, 1]
+    assert modern.questions[0].startswith("Delete the file /modern.txt")
