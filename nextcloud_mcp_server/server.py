@@ -117,6 +117,8 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
     # toolsets on demand: listed to a caller once they enabled them (docs/ADR/0070)
     on_demand = OnDemand(on_demand_tools(settings), frozenset(chosen_toolsets(settings)), EnabledToolsets())
     if on_demand.specs:
+        # after the apps' filter, so inside it: that one sees only what is listed, and asks
+        # Nextcloud nothing while no tool of an app is (the default before anything is enabled)
         middleware.append(listed_when_enabled(on_demand.toolset_of(), on_demand.enabled))
         for name, fn in ((TOOLSETS_TOOL, on_demand.toolsets), (CALL_TOOL, on_demand.call)):
             described = on_demand.description(name)

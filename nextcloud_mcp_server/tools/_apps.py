@@ -153,12 +153,14 @@ def offer_available(tool_apps: Mapping[str, App]) -> Any:
         result = await call_next(ctx)
         if ctx.method != "tools/list":
             return result
-        present = await apps_of(ctx.lifespan_context, caller_of(ctx))
-        if present is None:
-            return result
         if isinstance(result, ListToolsResult):
             result = result.model_dump(mode="json", by_alias=True, exclude_none=True)
         if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
+            return result
+        if not any(isinstance(t, dict) and t.get("name") in tool_apps for t in result["tools"]):
+            return result  # nothing listed needs an app (the default before any is enabled): not asked
+        present = await apps_of(ctx.lifespan_context, caller_of(ctx))
+        if present is None:
             return result
 
         def offered(tool: Any) -> bool:
