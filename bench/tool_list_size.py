@@ -1,7 +1,9 @@
 """The size of `tools/list` (characters of its JSON result, a proxy for tokens) in single-user
 mode, for NEXTCLOUD_MCP_TOOLSETS=default and =all: per toolset and in total, and what of it the
 icons are (hosts show icons; they build the model's tool definitions from names, descriptions and
-schemas). No Nextcloud is asked: a single user who has every app sees all of `all`.
+schemas). No Nextcloud is asked: a single user who has every app sees all of `all`. With
+`default`, what a caller sees before enabling any toolset on demand (docs/ADR/0070): the default
+toolsets and the two tools that reach the others (`on demand`).
 
     .venv/bin/python bench/tool_list_size.py [--json]
 
@@ -23,19 +25,28 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from nextcloud_mcp_server.config import load_settings
 from nextcloud_mcp_server.runtime import Runtime
 from nextcloud_mcp_server.server import build_server
-from nextcloud_mcp_server.tools import enabled_tools
+from nextcloud_mcp_server.tools import enabled_tools, on_demand_tools
+from nextcloud_mcp_server.tools._on_demand import CALL_TOOL, TOOLSETS_TOOL
+
+ON_DEMAND = "on demand"  # the toolset column of nc_toolsets and nc_call_tool
 
 
 async def listed(toolsets: str) -> list[dict[str, Any]]:
-    """The tools of `tools/list` as they go on the wire (camelCase, no nulls)."""
+    """The tools of `tools/list` as they go on the wire (camelCase, no nulls), as a caller sees
+    them before enabling any toolset on demand."""
     settings = load_settings(
         env_file=None,
         nextcloud_host="https://cloud.example.com",
         nextcloud_username="alice",
         nextcloud_mcp_toolsets=toolsets,
     )
+    hidden = {spec.name for spec in on_demand_tools(settings)}
     tools = await build_server(settings, cast(Runtime, None)).list_tools()
-    return [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]
+    return [
+        tool.model_dump(mode="json", by_alias=True, exclude_none=True)
+        for tool in tools
+        if tool.name not in hidden
+    ]
 
 
 def chars(value: Any) -> int:
@@ -56,6 +67,7 @@ async def measured(toolsets: str) -> dict[str, Any]:
         nextcloud_mcp_toolsets=toolsets,
     )
     toolset_of = {spec.name: spec.toolset for spec in enabled_tools(settings)}
+    toolset_of |= {TOOLSETS_TOOL: ON_DEMAND, CALL_TOOL: ON_DEMAND}
     per: dict[str, dict[str, int]] = defaultdict(lambda: {"tools": 0, "chars": 0, "icons": 0})
     for tool in tools:
         entry = per[toolset_of[tool["name"]]]

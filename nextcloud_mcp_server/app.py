@@ -35,7 +35,8 @@ from nextcloud_mcp_server.inbound.client_address import ClientAddress
 from nextcloud_mcp_server.resources import resource_scopes
 from nextcloud_mcp_server.runtime import Runtime
 from nextcloud_mcp_server.server import build_server
-from nextcloud_mcp_server.tools import enabled_tools, tool_scopes
+from nextcloud_mcp_server.tools import offered_tools, tool_scopes
+from nextcloud_mcp_server.tools._on_demand import CALL_TOOL
 from nextcloud_mcp_server.web.call_limits import ByProtocolEra, StatelessCallLimiter
 from nextcloud_mcp_server.web.front import BodyLimit
 from nextcloud_mcp_server.web.health import health_routes
@@ -95,7 +96,7 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Starlet
         async with runtime, manager.run():
             yield
 
-    read_only = [t.name for t in enabled_tools(settings) if t.read_only]
+    read_only = [t.name for t in offered_tools(settings) if t.read_only]
     served = PlainAnswers(StreamableHTTPASGIApp(manager), read_only)
     # limits that fit each protocol era: sessions, or calls of the stateless one (ADR 0054)
     endpoint: ASGIApp = ByProtocolEra(
@@ -131,7 +132,7 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Starlet
     if settings.oauth_enabled:
         resource = settings.mcp_public_url or ""
         meta_url = metadata_url(resource)
-        tools = enabled_tools(settings)
+        tools = offered_tools(settings)
         scopes = advertised({s for t in tools for s in t.scopes}, settings.oauth_scope_style)
         document = protected_resource_metadata(resource, settings.token_issuer or "", scopes)
 
@@ -146,7 +147,14 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Starlet
         ]
         scopes_by_tool = {t.name: t.scopes for t in tools}
         endpoint = RequireBearer(
-            StepUpGate(endpoint, scopes_by_tool, meta_url, settings.oauth_scope_style, resource_scopes),
+            StepUpGate(
+                endpoint,
+                scopes_by_tool,
+                meta_url,
+                settings.oauth_scope_style,
+                resource_scopes,
+                call_through=CALL_TOOL,
+            ),
             meta_url,
             scopes,
         )

@@ -5,15 +5,17 @@ This is the only module that constructs the SDK's server class.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
 from mcp.server.caching import CacheableMethod, CacheHint
+from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
-from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
+from mcp.types import CallToolResult, Icon, InputRequiredResult, ToolAnnotations
 from pydantic import ValidationError
 
 from nextcloud_mcp_server import DISTRIBUTION, __version__
@@ -23,9 +25,17 @@ from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.icons import SERVER, icons_for
 from nextcloud_mcp_server.resources import resources_for
 from nextcloud_mcp_server.runtime import Runtime
-from nextcloud_mcp_server.tools import chosen_toolsets, enabled_tools
+from nextcloud_mcp_server.tools import chosen_toolsets, offered_tools, on_demand_tools
 from nextcloud_mcp_server.tools._apps import app_of, offer_available
 from nextcloud_mcp_server.tools._arguments import UNKNOWN_KEYS, strict
+from nextcloud_mcp_server.tools._on_demand import (
+    ANNOTATIONS,
+    CALL_TOOL,
+    TOOLSETS_TOOL,
+    EnabledToolsets,
+    OnDemand,
+    listed_when_enabled,
+)
 from nextcloud_mcp_server.tools._output_schema import published_input, published_output
 from nextcloud_mcp_server.tools._registry import ToolSpec
 from nextcloud_mcp_server.views import register_views
@@ -98,11 +108,22 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
         from nextcloud_mcp_server.auth.resource_server import tool_list_filter
 
         middleware.append(tool_list_filter)
+    served = offered_tools(settings)
     # toolsets of Nextcloud apps: listed only for users who have the app (docs/ADR/0042)
-    tool_apps = {spec.name: app for spec in enabled_tools(settings) if (app := app_of(spec.toolset))}
+    tool_apps = {spec.name: app for spec in served if (app := app_of(spec.toolset))}
     if tool_apps:
         middleware.append(offer_available(tool_apps))
-    tools = [_tool(spec) for spec in enabled_tools(settings)]
+    tools = [_tool(spec) for spec in served]
+    # toolsets on demand: listed to a caller once they enabled them (docs/ADR/0070)
+    on_demand = OnDemand(on_demand_tools(settings), frozenset(chosen_toolsets(settings)), EnabledToolsets())
+    if on_demand.specs:
+        # after the apps' filter, so inside it: that one sees only what is listed, and asks
+        # Nextcloud nothing while no tool of an app is (the default before anything is enabled)
+        middleware.append(listed_when_enabled(on_demand.toolset_of(), on_demand.enabled))
+        for name, fn in ((TOOLSETS_TOOL, on_demand.toolsets), (CALL_TOOL, on_demand.call)):
+            described = on_demand.description(name)
+            title = ANNOTATIONS[name].title or name
+            tools.append(_made(fn, name, title, described, ANNOTATIONS[name], None, icons_for(SERVER)))
     # nextcloud:// resources and completions of the chosen toolsets only (docs/ADR/0039, 0060)
     toolsets = frozenset(chosen_toolsets(settings))
     middleware.append(resources_for(toolsets))
@@ -120,11 +141,14 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
         cache_hints=CACHE_HINTS,
         subscriptions=False,  # nothing is served on subscriptions/listen (docs/ADR/0067)
     )
+    on_demand.server = server
+    if on_demand.specs:  # `initialize` says the tool list may change (handshake era)
+        _advertise_tools_list_changed(server)
     register_completions(
         server, runtime, toolsets
     )  # completion/complete (docs/ADR/0040-completions-and-icons.md)
     # MCP Apps: the `ui://` views the enabled tools link to (nextcloud_mcp_server/views)
-    register_views(server, [spec.view for spec in enabled_tools(settings)])
+    register_views(server, [spec.view for spec in served])
     _advertise_only_what_is_served(server)
     return server
 
@@ -139,14 +163,29 @@ def _tool(spec: ToolSpec) -> Tool:
     built = _BUILT.get(id(spec))
     if built is not None and built[0] is spec:
         return built[1]
+    tool = _made(spec.fn, spec.name, spec.title, spec.description, spec.annotations, spec.meta, spec.icons)
+    _BUILT[id(spec)] = (spec, tool)
+    return tool
+
+
+def _made(
+    fn: Any,
+    name: str,
+    title: str,
+    description: str,
+    annotations: ToolAnnotations,
+    meta: dict[str, Any] | None,
+    icons: Sequence[Icon] = (),
+) -> Tool:
+    """A tool as the SDK serves it: unknown argument keys refused, the published schemas."""
     tool = Tool.from_function(
-        spec.fn,
-        name=spec.name,
-        title=spec.title,
-        description=spec.description,
-        annotations=spec.annotations,
-        meta=spec.meta,
-        icons=list(spec.icons) or None,
+        fn,
+        name=name,
+        title=title,
+        description=description,
+        annotations=annotations,
+        meta=meta,
+        icons=list(icons) or None,
     )
     strict(tool)  # unknown keys are refused, not ignored
     # what tools/list shows (arguments are validated by the pydantic model of the signature)
@@ -154,8 +193,18 @@ def _tool(spec: ToolSpec) -> Tool:
     if tool.fn_metadata.output_schema is not None:
         # what clients validate each result against; the SDK reads the field live
         tool.fn_metadata.output_schema = published_output(tool.fn_metadata.output_schema)
-    _BUILT[id(spec)] = (spec, tool)
     return tool
+
+
+def _advertise_tools_list_changed(server: MCPServer[Any]) -> None:
+    """The SDK takes `listChanged` from options its runners never pass (SDK_NOTES: no public knob):
+    the handshake's options are made with `tools_changed` here. The 2026-07-28 era derives it from
+    `subscriptions/listen`, which is not served (docs/ADR/0067), so it stays false there."""
+    low = server._lowlevel_server
+    made = type(low).create_initialization_options
+    low.create_initialization_options = functools.partial(  # type: ignore[method-assign]
+        made, low, NotificationOptions(tools_changed=True)
+    )
 
 
 def _advertise_only_what_is_served(server: MCPServer[Any]) -> None:

@@ -2,7 +2,8 @@
 (`python -m tests.generated`), `tests/test_generated.py` fails when one is out of date.
 
 - README.md: the toolset table (`<!-- toolsets:start -->`)
-- docs/tools.md: the tool table (`<!-- tools:start -->`)
+- docs/tools.md: the tool table (`<!-- tools:start -->`) and what `tools/list` costs by default,
+  per toolset and with `all` (`<!-- sizes:start -->`, measured by bench/tool_list_size.py)
 - docs/clients.md: the views and the tools that link them (`<!-- views:start -->`)
 - .env.example: the toolset names in the comments on NEXTCLOUD_MCP_TOOLSETS and the apps' cache
 - deploy/keycloak/nextcloud-realm.json: a client scope per scope, and the MCP client's optional scopes
@@ -20,6 +21,10 @@ import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))  # bench/ is no package
+
+from tool_list_size import measure
 
 from nextcloud_mcp_server.tools import all_tools
 from nextcloud_mcp_server.tools.catalog import markdown_table
@@ -68,8 +73,30 @@ def readme(text: str) -> str:
     return _between(text, "toolsets", toolset_table())
 
 
+def sizes_table() -> str:
+    """Characters of `tools/list` (single-user mode): what a caller reads before enabling any
+    toolset on demand, what each toolset adds, and everything at once."""
+    default, everything = measure("default"), measure("all")
+    rows = [
+        "| | tools | characters | without icons |",
+        "|---|---|---|---|",
+        f"| `default`, as listed before enabling any toolset | {default['tools']} | "
+        f"{default['chars']:,} | {default['without_icons']:,} |",
+    ]
+    for name, entry in everything["per_toolset"].items():
+        if name in default["per_toolset"]:
+            continue
+        rows.append(
+            f"| + `{name}` | {entry['tools']} | {entry['chars']:,} | {entry['chars'] - entry['icons']:,} |"
+        )
+    rows.append(
+        f"| `all` | {everything['tools']} | {everything['chars']:,} | {everything['without_icons']:,} |"
+    )
+    return "\n".join(rows)
+
+
 def tools_page(text: str) -> str:
-    return _between(text, "tools", markdown_table(all_tools()))
+    return _between(_between(text, "tools", markdown_table(all_tools())), "sizes", sizes_table())
 
 
 # What each view shows; a view a tool links that is not here stops `make docs`.

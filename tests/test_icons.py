@@ -14,6 +14,7 @@ from mcp.types import Icon
 
 from nextcloud_mcp_server.icons import SERVER, TOOLSETS, icons_for
 from nextcloud_mcp_server.tools import DEFAULT_TOOLSETS, account_tools, all_tools
+from nextcloud_mcp_server.tools._on_demand import CALL_TOOL, TOOLSETS_TOOL
 from tests.mcp_clients import http_session, stdio_session
 
 PACKAGE = Path(__file__).resolve().parents[1] / "nextcloud_mcp_server"
@@ -54,8 +55,9 @@ async def seen_by(session: ClientSession) -> None:
     assert info.name == "nextcloud-mcp-bridge"  # the command people installed, not the PyPI namesake
     check_pair(info.icons, SERVER)
     toolset_of = {spec.name: spec.toolset for spec in all_tools() if spec.toolset in DEFAULT_TOOLSETS}
+    toolset_of |= {TOOLSETS_TOOL: SERVER, CALL_TOOL: SERVER}  # they reach the other toolsets
     tools = (await session.list_tools()).tools
-    assert len(tools) == sum(toolset in DEFAULT_TOOLSETS for toolset in toolset_of.values())
+    assert len(tools) == len(toolset_of)
     for tool in tools:
         check_pair(tool.icons, toolset_of[tool.name])
 

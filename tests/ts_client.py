@@ -80,6 +80,11 @@ class TypeScriptClient:
         """`{"result": ..., "asked": [...]}`, or `{"error": {"code", "message"}, "asked": [...]}`."""
         return self.request("call", name=name, tool=tool, arguments=arguments)
 
+    def list(self, name: str) -> tuple[list[str], int]:
+        """The session's tools listed again, and how many `tools/list_changed` it was told of."""
+        reply = self.request("list", name=name)
+        return reply["tools"], reply["changed"]
+
     def close(self, name: str) -> None:
         self.request("close", name=name)
 

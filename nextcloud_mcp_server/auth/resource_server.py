@@ -107,8 +107,10 @@ class StepUpGate:
         resource_metadata: str,
         style: ScopeStyle,
         resource_scopes: Callable[[str], tuple[str, ...]] = _no_scopes,
+        call_through: str | None = None,
     ) -> None:
         self.app = app
+        self.call_through = call_through  # a tool that calls the tool named in its `name` argument
         self.tool_scopes = tool_scopes
         self.resource_metadata = resource_metadata
         self.style = style
@@ -121,7 +123,10 @@ class StepUpGate:
             return
         body, replay = await _buffer(receive)
         needed: list[str] = []
-        asked = [self.tool_scopes.get(tool, ()) for tool in _called(body, "tools/call", "name")]
+        called = _called(body, "tools/call", "name")
+        if self.call_through in called:  # the scopes of the tool it calls (docs/ADR/0070)
+            called += _called_through(body, self.call_through)
+        asked = [self.tool_scopes.get(tool, ()) for tool in called]
         asked += [self.resource_scopes(uri) for uri in _called(body, "resources/read", "uri")]
         for scopes in asked:
             needed += [s for s in missing_scopes(scopes, caller.scopes) if s not in needed]
@@ -167,6 +172,18 @@ async def _buffer(receive: Receive) -> tuple[bytes, Receive]:
         return pending.pop(0) if pending else await receive()
 
     return body, replay
+
+
+def _called_through(body: bytes, tool: str) -> list[str]:
+    """The tools named by the `name` argument of each `tools/call` of `tool`."""
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        return []
+    messages = payload if isinstance(payload, list) else [payload]
+    params = [m.get("params") for m in messages if isinstance(m, dict) and m.get("method") == "tools/call"]
+    found = [p.get("arguments") for p in params if isinstance(p, dict) and p.get("name") == tool]
+    return [str(a["name"]) for a in found if isinstance(a, dict) and "name" in a]
 
 
 def _called(body: bytes, method: str, key: str) -> list[str]:

@@ -50,8 +50,13 @@ class Settings(ReplicaSettings, AuthServerSettings, NextcloudSettings):
     nextcloud_mcp_permissions: Literal["read", "write", "destructive"] = "destructive"
     # which toolsets are offered: `default`, `all`, or names (`default,deck`); checked by tools/
     nextcloud_mcp_toolsets: str = "default"
-    # how long a user's enabled Nextcloud apps are remembered (toolsets of apps, tools/_apps.py)
-    nextcloud_apps_cache_seconds: float = Field(default=300.0, gt=0, le=86_400)
+    # toolsets a caller may enable for themselves beyond those (docs/ADR/0070): `auto` (all of
+    # them when NEXTCLOUD_MCP_TOOLSETS names `default` or `all`, none when it names toolsets one by
+    # one), `all`, `none`, or names
+    nextcloud_mcp_on_demand: str = "auto"
+    # how long a user's enabled Nextcloud apps are remembered (toolsets of apps, tools/_apps.py);
+    # 0: not at all, every tools/list and app tool call asks Nextcloud
+    nextcloud_apps_cache_seconds: float = Field(default=300.0, ge=0, le=86_400)
     # answers kept per user with Nextcloud's validator (nextcloud/kept.py): the process's budget
     nextcloud_kept_answers_mb: int = Field(default=128, ge=4, le=4096)
     confirm_destructive: bool = True
@@ -164,7 +169,9 @@ class Settings(ReplicaSettings, AuthServerSettings, NextcloudSettings):
     def _upper(cls, value: Any) -> Any:
         return value.strip().upper() if isinstance(value, str) else value
 
-    @field_validator("nextcloud_mcp_permissions", "nextcloud_mcp_toolsets", mode="before")
+    @field_validator(
+        "nextcloud_mcp_permissions", "nextcloud_mcp_toolsets", "nextcloud_mcp_on_demand", mode="before"
+    )
     @classmethod
     def _lower(cls, value: Any) -> Any:
         """Typed into a form (Claude Desktop's is free text), `Read` or ` write` is that level."""

@@ -11,6 +11,9 @@ answers are combined (both checked on Nextcloud 29 and 34):
   as `files.undelete`, versions as `files.versioning`, comments as `files.comments`, system tags
   as `systemtags`.
 
+The capabilities also say Nextcloud's major version: an app whose API this server speaks only from
+some Nextcloud on (Collectives 3.0 needs Nextcloud 30) is not usable on an older one.
+
 Nextcloud 34 keeps which apps are enabled in its local memory cache: a change made with `occ` may
 take a request or two to show.
 """
@@ -25,7 +28,7 @@ from typing import Any
 
 from nextcloud_mcp_server.nextcloud.ocs import OCSClient
 
-__all__ = ["AppsCache", "enabled_apps"]
+__all__ = ["AppsCache", "EnabledApps", "enabled_apps", "nextcloud_major"]
 
 # capability -> app, for apps without a page: a key of `capabilities`, or a flag of `files`
 _CAPABILITY_APPS = {"systemtags": "systemtags"}
@@ -43,6 +46,28 @@ def _ids(values: Any) -> set[str]:
     return {value for value in found if isinstance(value, str) and 0 < len(value) <= MAX_ID}
 
 
+class EnabledApps(frozenset[str]):
+    """App ids, and the Nextcloud major version they run on (None when Nextcloud did not say)."""
+
+    major: int | None
+
+    def __new__(cls, ids: Any = (), major: int | None = None) -> EnabledApps:
+        found = super().__new__(cls, ids)
+        found.major = major
+        return found
+
+
+def nextcloud_major(apps: frozenset[str]) -> int | None:
+    """The Nextcloud major version `apps` were found on, when known."""
+    return apps.major if isinstance(apps, EnabledApps) else None
+
+
+def _major(data: Any) -> int | None:
+    version = data.get("version") if isinstance(data, dict) else None
+    major = version.get("major") if isinstance(version, dict) else None
+    return major if isinstance(major, int) and not isinstance(major, bool) and 0 < major < 1000 else None
+
+
 def _from_capabilities(data: Any) -> set[str]:
     caps = data.get("capabilities") if isinstance(data, dict) else None
     if not isinstance(caps, dict):
@@ -54,20 +79,22 @@ def _from_capabilities(data: Any) -> set[str]:
     return found
 
 
-async def enabled_apps(ocs: OCSClient) -> frozenset[str]:
-    """The ids of the apps Nextcloud shows as enabled for the user of `ocs`."""
+async def enabled_apps(ocs: OCSClient) -> EnabledApps:
+    """The ids of the apps Nextcloud shows as enabled for the user of `ocs`, and its version."""
     navigation, capabilities = await asyncio.gather(
         ocs.request("GET", "core/navigation/apps"),
         ocs.request("GET", "cloud/capabilities"),
     )
-    return frozenset(_ids(navigation) | _from_capabilities(capabilities))
+    return EnabledApps(_ids(navigation) | _from_capabilities(capabilities), _major(capabilities))
 
 
 class AppsCache:
     """Each user's enabled apps for `ttl` seconds; at most `max_entries` users (the least recently
     used is forgotten first). A user's first callers arriving together share one question to
     Nextcloud. When Nextcloud cannot be asked the answer is None ("not known"), remembered for
-    `ttl_unknown` seconds so that a Nextcloud that is down is not asked on every request."""
+    `ttl_unknown` seconds so that a Nextcloud that is down is not asked on every request.
+    `ttl` 0 keeps nothing: every request asks (callers arriving together still share one
+    question)."""
 
     def __init__(
         self,
@@ -77,8 +104,8 @@ class AppsCache:
         max_entries: int = 4096,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if ttl <= 0 or ttl_unknown <= 0 or max_entries < 1:
-            raise ValueError("the apps cache needs positive lifetimes and room for one user")
+        if ttl < 0 or ttl_unknown <= 0 or max_entries < 1:
+            raise ValueError("the apps cache needs lifetimes of 0 or more and room for one user")
         self.ttl, self.ttl_unknown, self.max_entries = ttl, ttl_unknown, max_entries
         self._clock = clock
         self._entries: OrderedDict[Hashable, tuple[float, frozenset[str] | None]] = OrderedDict()
@@ -127,6 +154,9 @@ class AppsCache:
 
     def _put(self, key: Hashable, found: frozenset[str] | None) -> None:
         ttl = self.ttl if found is not None else self.ttl_unknown
+        if ttl == 0:
+            self._entries.pop(key, None)
+            return
         self._entries[key] = (self._clock() + ttl, found)
         self._entries.move_to_end(key)
         while len(self._entries) > self.max_entries:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from nextcloud_mcp_server.config.validity import chosen_toolsets
+from nextcloud_mcp_server.config.validity import chosen_toolsets, on_demand_toolsets
 from nextcloud_mcp_server.tools._registry import Toolset, ToolSpec
 from nextcloud_mcp_server.toolsets import declaration, declarations
 
@@ -21,6 +21,9 @@ __all__ = [
     "all_tools",
     "chosen_toolsets",
     "enabled_tools",
+    "offered_tools",
+    "on_demand_tools",
+    "on_demand_toolsets",
     "tool_scopes",
     "toolset_tools",
 ]
@@ -65,6 +68,25 @@ def enabled_tools(settings: Settings) -> list[ToolSpec]:
     return offered + (account_tools() if offline else [])
 
 
+def on_demand_tools(settings: Settings) -> list[ToolSpec]:
+    """The tools of the toolsets a caller may enable for themselves (NEXTCLOUD_MCP_ON_DEMAND,
+    docs/ADR/0070): served, but listed to a caller only once they enabled their toolset."""
+    level = settings.nextcloud_mcp_permissions
+    wanted = on_demand_toolsets(settings)
+    return [
+        spec
+        for found in declarations()
+        if found.name in wanted
+        for spec in toolset_tools(found.name)
+        if spec.allowed_at(level)
+    ]
+
+
+def offered_tools(settings: Settings) -> list[ToolSpec]:
+    """Every tool this deployment serves: those listed from the start, then those on demand."""
+    return enabled_tools(settings) + on_demand_tools(settings)
+
+
 def tool_scopes(settings: Settings) -> set[str]:
-    """The scopes the tools this deployment offers declare (what its authorization server issues)."""
-    return {scope for spec in enabled_tools(settings) for scope in spec.scopes}
+    """The scopes the tools this deployment serves declare (what its authorization server issues)."""
+    return {scope for spec in offered_tools(settings) for scope in spec.scopes}

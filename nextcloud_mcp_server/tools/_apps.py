@@ -27,7 +27,7 @@ from mcp.types import ListToolsResult
 from nextcloud_mcp_server.auth.caller import Caller, caller_key, caller_of
 from nextcloud_mcp_server.auth.credentials import NoCaller
 from nextcloud_mcp_server.auth.errors import GrantMissing, OIDCUnavailable
-from nextcloud_mcp_server.nextcloud.apps import enabled_apps
+from nextcloud_mcp_server.nextcloud.apps import enabled_apps, nextcloud_major
 from nextcloud_mcp_server.nextcloud.errors import NextcloudError
 from nextcloud_mcp_server.storage.errors import DecryptionFailed
 from nextcloud_mcp_server.tools._context import context_in, runtime_of
@@ -42,9 +42,11 @@ __all__ = [
     "AppMissing",
     "app_of",
     "apps_of",
+    "missing",
     "needing",
     "offer_available",
     "require_app",
+    "usable",
 ]
 
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
@@ -75,6 +77,35 @@ class AppMissing(Exception):
         self.app = app
 
 
+class AppTooOld(AppMissing):
+    """The app is there, but the caller's Nextcloud is older than the toolset's API needs."""
+
+    def __init__(self, app: App, major: int) -> None:
+        Exception.__init__(
+            self,
+            f"{app.name} cannot be used on this Nextcloud {major}: the {app.name} release for it "
+            f"lacks the API this server speaks, which needs Nextcloud {app.nextcloud_from} or later",
+        )
+        self.app = app
+
+
+def missing(app: App, present: frozenset[str]) -> AppMissing | None:
+    """Why `app` cannot be used with the apps `present` (and the Nextcloud version they were
+    found on), or None when it can."""
+    if app.id not in present:
+        return AppMissing(app)
+    major = nextcloud_major(present)
+    if app.nextcloud_from is not None and major is not None and major < app.nextcloud_from:
+        return AppTooOld(app, major)
+    return None
+
+
+def usable(app: App | None, present: frozenset[str] | None) -> bool:
+    """Whether a toolset needing `app` is offered to a caller with the apps `present` (None: not
+    known, offered as it is)."""
+    return app is None or present is None or missing(app, present) is None
+
+
 def app_of(toolset: str) -> App | None:
     """The app a toolset needs (None for the core toolsets and for names not in the table)."""
     return TOOLSET_APPS.get(toolset)
@@ -92,11 +123,13 @@ async def apps_of(runtime: Runtime, caller: Caller | None) -> frozenset[str] | N
 
 
 async def require_app(runtime: Runtime, caller: Caller | None, app: App) -> None:
-    """Raise `AppMissing` when Nextcloud says the app is not enabled for the caller; when it
-    cannot say, the call goes on."""
+    """Raise `AppMissing` when Nextcloud says the app is not enabled for the caller (`AppTooOld`
+    when its Nextcloud is older than the toolset's API needs); when it cannot say, the call goes
+    on."""
     present = await apps_of(runtime, caller)
-    if present is not None and app.id not in present:
-        raise AppMissing(app)
+    refused = missing(app, present) if present is not None else None
+    if refused is not None:
+        raise refused
 
 
 def needing(app: App, fn: F) -> F:
@@ -120,17 +153,18 @@ def offer_available(tool_apps: Mapping[str, App]) -> Any:
         result = await call_next(ctx)
         if ctx.method != "tools/list":
             return result
-        present = await apps_of(ctx.lifespan_context, caller_of(ctx))
-        if present is None:
-            return result
         if isinstance(result, ListToolsResult):
             result = result.model_dump(mode="json", by_alias=True, exclude_none=True)
         if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
             return result
+        if not any(isinstance(t, dict) and t.get("name") in tool_apps for t in result["tools"]):
+            return result  # nothing listed needs an app (the default before any is enabled): not asked
+        present = await apps_of(ctx.lifespan_context, caller_of(ctx))
+        if present is None:
+            return result
 
         def offered(tool: Any) -> bool:
-            app = tool_apps.get(tool.get("name", "")) if isinstance(tool, dict) else None
-            return app is None or app.id in present
+            return usable(tool_apps.get(tool.get("name", "")) if isinstance(tool, dict) else None, present)
 
         return {**result, "tools": [tool for tool in result["tools"] if offered(tool)]}
 

@@ -68,16 +68,18 @@ async def approve_update(
     given: str,
     current: str,
     question: str | None,
+    argument: str = "etag",
 ) -> Version:
     """Bind an update to the current version: `given` (checked by `given_etag`) must be `current`
     (else `PreconditionFailed`, nothing asked); a `question` (what the change removes from the
-    current content, None when nothing) is refused at level write and asked at destructive."""
+    current content, None when nothing) is refused at level write and asked at destructive.
+    `argument` names the tool's argument that carried `given`, as the refusal says it."""
     if not current:
         raise InvalidResponse(host, f"Nextcloud gave no ETag for {target}, so it is not changed")
     if given != current:
         raise PreconditionFailed(
             host,
-            f"{target} changed since that etag was read (it is now {current}); nothing was overwritten",
+            f"{target} changed since that {argument} was read (it is now {current}); nothing was overwritten",
             status=412,
         )
     asked = False

@@ -20,6 +20,9 @@ class App:
 
     id: str  # Nextcloud's app id
     name: str  # as people see it in Nextcloud
+    # the first Nextcloud major version whose release of the app has the API the toolset speaks;
+    # on an older one the toolset is neither listed nor run (None: every supported version)
+    nextcloud_from: int | None = None
 
 
 @dataclass(frozen=True)

@@ -312,6 +312,7 @@ async def test_tags_are_created_only_when_asked_assigned_found_and_removed(
     async with alice_session(nc, human) as session:
         missing = await session.call_tool("nc_tags_assign", {"path": "Docs/report.txt", "tag": "Q&A <1>"})
         assert "there is no tag named 'Q&A <1>'" in _text(missing)
+        assert "call again with create=true" in _text(missing)  # the argument that would create it
         assert _tag_ids_of(nc, alice, "Docs/report.txt") == set()
 
         created = structured(
@@ -361,6 +362,7 @@ async def test_tags_are_created_only_when_asked_assigned_found_and_removed(
         assert "does not have this tag" in _text(twice)
         unknown = await session.call_tool("nc_tags_find_files", {"tag": "nope"})
         assert "there is no tag named 'nope'" in _text(unknown)
+        assert "create=true" not in _text(unknown)  # this tool creates no tag
     assert _tag_ids_of(nc, admin, "admins.txt") == {str(created["tag_id"])}
 
 

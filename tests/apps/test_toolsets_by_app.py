@@ -162,5 +162,5 @@ async def test_the_default_never_asks(double: Any, settings: Settings) -> None:
         async with http_session(f"{base}/mcp") as session:
             names = await _names(session)
             assert "nc_deck_whoami" not in names
-            assert len(names) == 40
+            assert len(names) == 42  # the default toolsets' 40, nc_toolsets and nc_call_tool
     assert not [r for r in double.requests if r.path == "/ocs/v2.php/core/navigation/apps"]

@@ -9,12 +9,15 @@
 //   {"id": 2, "op": "call", "name": "n", "tool": "t", "arguments": {...}}
 //       Answer: {"id": 2, "result": CallToolResult, "asked": [messages]}, or
 //       {"id": 2, "error": {"code": -32602, "message": "..."}, "asked": [...]} when callTool throws
-//   {"id": 3, "op": "close", "name": "n"}
+//   {"id": 3, "op": "list", "name": "n"}
+//       lists the tools again. Answer: {"id": 3, "tools": [names], "changed": n}, n being how many
+//       notifications/tools/list_changed the session has received
+//   {"id": 4, "op": "close", "name": "n"}
 // Anything else going wrong answers {"id": ..., "failure": "..."}.
 import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const clients = new Map();
 const say = (message) => process.stdout.write(`${JSON.stringify(message)}\n`);
@@ -29,10 +32,14 @@ async function open({ name, url, human, headers }) {
       return human === 'accept' ? { action: 'accept', content: { approve: true } } : { action: human };
     });
   }
+  const entry = { client, asked, changed: 0 };
+  client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+    entry.changed += 1;
+  });
   const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: headers ?? {} } });
   await client.connect(transport);
   const { tools } = await client.listTools();
-  clients.set(name, { client, asked });
+  clients.set(name, entry);
   return { tools: tools.map((tool) => tool.name) };
 }
 
@@ -47,6 +54,12 @@ async function call({ name, tool, arguments: args }) {
   }
 }
 
+async function list({ name }) {
+  const entry = clients.get(name);
+  const { tools } = await entry.client.listTools();
+  return { tools: tools.map((tool) => tool.name), changed: entry.changed };
+}
+
 async function close({ name }) {
   const entry = clients.get(name);
   clients.delete(name);
@@ -54,7 +67,7 @@ async function close({ name }) {
   return { closed: name };
 }
 
-const ops = { open, call, close };
+const ops = { open, call, list, close };
 for await (const line of createInterface({ input: process.stdin })) {
   const { id, op, ...params } = JSON.parse(line);
   try {

@@ -155,7 +155,8 @@ async def test_every_error_result_of_every_tool_is_valid_for_strict_clients(
     text, and structured content only where it matches the schema (here: never)."""
     caplog.set_level(logging.CRITICAL, "mcp.server.mcpserver.server")  # the crashes' tracebacks
     stand_ins = [stand_in(spec) for spec in REAL.values()]
-    monkeypatch.setattr(server_module, "enabled_tools", lambda settings: stand_ins)
+    monkeypatch.setattr(server_module, "offered_tools", lambda settings: stand_ins)
+    monkeypatch.setattr(server_module, "on_demand_tools", lambda settings: [])
     problems: list[str] = []
     calls = 0
     with running_app(at_level_write) as base:

@@ -12,18 +12,23 @@ from tool_list_size import chars, measure, measured
 
 from tests.mcp_clients import http_session
 
-# Measured 87,184 characters (67,338 without the icons) for 40 tools; a little room for wording.
-DEFAULT_BUDGET = 88_000
-DEFAULT_BUDGET_WITHOUT_ICONS = 68_500
+# Measured 89,875 characters (68,799 without the icons) for 42 tools: the default toolsets' 40
+# (87,346 and 67,500) and the two that reach every other toolset on demand (docs/ADR/0070); a
+# little room for wording. Issue 43's ceiling for what a model reads by default: 72,495.
+DEFAULT_BUDGET = 90_000
+DEFAULT_BUDGET_WITHOUT_ICONS = 70_000
+ON_DEMAND_BUDGET = 1_500  # nc_toolsets and nc_call_tool together, without their icons
 # What one tool of any toolset costs on average, icons included (contacts, the largest: 2,699).
 PER_TOOL_BUDGET = 3_000
 
 
 def test_the_default_list_stays_within_its_budget() -> None:
     default = measure("default")
-    assert default["tools"] == 40
+    assert default["tools"] == 42
     assert default["chars"] <= DEFAULT_BUDGET, default
     assert default["without_icons"] <= DEFAULT_BUDGET_WITHOUT_ICONS, default
+    on_demand = default["per_toolset"]["on demand"]
+    assert on_demand["chars"] - on_demand["icons"] <= ON_DEMAND_BUDGET, default
 
 
 def test_every_toolset_keeps_its_tools_small() -> None:

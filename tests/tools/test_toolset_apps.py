@@ -194,6 +194,27 @@ async def test_the_cache_is_bounded() -> None:
 
 
 def test_the_cache_refuses_nonsense_limits() -> None:
-    for bad in ({"ttl": 0}, {"ttl_unknown": -1}, {"max_entries": 0}):
-        with pytest.raises(ValueError, match="positive"):
+    for bad in ({"ttl": -1}, {"ttl_unknown": 0}, {"max_entries": 0}):
+        with pytest.raises(ValueError, match="lifetimes of 0 or more"):
             AppsCache(**bad)
+
+
+async def test_a_cache_of_zero_seconds_keeps_nothing() -> None:
+    """NEXTCLOUD_APPS_CACHE_SECONDS=0: every request asks (a Nextcloud that cannot be asked is
+    still remembered for `ttl_unknown`, so that it is not asked on every request)."""
+    settings = load_settings(
+        env_file=None,
+        nextcloud_host="https://x.example",
+        nextcloud_username="a",
+        nextcloud_apps_cache_seconds=0,
+    )
+    cache, asked = AppsCache(settings.nextcloud_apps_cache_seconds), []
+
+    async def ask() -> frozenset[str]:
+        asked.append(1)
+        return frozenset({"deck"})
+
+    for _ in range(3):
+        assert await cache.apps("alice", ask, ()) == {"deck"}
+    assert len(asked) == 3
+    assert len(cache) == 0

@@ -10,7 +10,8 @@ DECLARATION = Declaration(
     name="collectives",
     title="Collectives",
     summary="Pages of your collectives: list, read, create, edit",
-    app=App("collectives", "Collectives"),
+    # the OCS API came with Collectives 3.0, which needs Nextcloud 30 (docs/ADR/0046)
+    app=App("collectives", "Collectives", nextcloud_from=30),
     scopes=(
         Scope("collectives:read", "See your collectives and read their pages"),
         Scope("collectives:write", "Create and edit pages of your collectives"),

@@ -187,18 +187,27 @@ class DeckClient:
         return self._parse(DeckCard, json_body(answer, self.host), "card")
 
     async def update_card(
-        self, board_id: int, card: DeckCard, *, duedate: str | None, order: int | None = None
+        self,
+        board_id: int,
+        card: DeckCard,
+        *,
+        duedate: str | None,
+        order: int | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        done: str | bool | None = False,
     ) -> DeckCard:
-        """Write `card` back as read, with `duedate` (None clears it) and `order` if given. The
+        """Write `card` back as read, with `duedate` (None clears it), and `order`, `title`,
+        `description` and `done` (a time, None to clear; False keeps the card's) if given. The
         card stays in its stack."""
         body: dict[str, Any] = {
-            "title": card.title,
+            "title": card.title if title is None else title,
             "type": card.type,
             "owner": card.owner.uid,
-            "description": card.description or "",
+            "description": (card.description or "") if description is None else description,
             "order": card.order if order is None else order,
             "duedate": duedate,
-            "done": card.done,
+            "done": card.done if done is False else done,
         }
         if card.startdate is not None:
             body["startdate"] = card.startdate

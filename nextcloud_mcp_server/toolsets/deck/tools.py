@@ -5,6 +5,7 @@ card id. Deleting a card or a board asks the human first."""
 from __future__ import annotations
 
 import hashlib
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
@@ -12,12 +13,14 @@ from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import DECK_READ, DECK_WRITE, require_scopes
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
-from nextcloud_mcp_server.tools._approval import refuse_changed, require_approval
+from nextcloud_mcp_server.tools._approval import approve_removal, refuse_changed, require_approval, shrinks
 from nextcloud_mcp_server.tools._audience import approve_publication
 from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._registry import Toolset
 from nextcloud_mcp_server.toolsets.deck.client import UPCOMING_GROUPS, DeckClient
 from nextcloud_mcp_server.toolsets.deck.input import (
+    MAX_COMMENT,
+    MAX_DESCRIPTION,
     InvalidDeckInput,
     check_card_title,
     check_comment,
@@ -64,6 +67,11 @@ def _version(*items: BaseModel) -> str:
     etag = str(getattr(items[0], "etag", ""))
     digest = hashlib.sha256("\n".join(item.model_dump_json() for item in items).encode()).hexdigest()
     return f"{etag}-{digest[:16]}"
+
+
+def _now_iso() -> str:
+    """Now, as Deck stores a card's `done` (ISO 8601 with offset, seconds)."""
+    return datetime.now(UTC).replace(microsecond=0).isoformat()
 
 
 def _stack_title(board: DeckBoard, stack_id: int) -> str:
@@ -222,12 +230,25 @@ async def nc_deck_update_card(
     remove_labels: Names = [],  # noqa: B006
     assign: Annotated[Names, Field(description="User ids of board members")] = [],  # noqa: B006
     unassign: Names = [],  # noqa: B006
+    title: Annotated[str | None, Field(max_length=1000, description="A new title")] = None,
+    description: Annotated[
+        str | None, Field(max_length=MAX_DESCRIPTION, description="The new Markdown description, whole")
+    ] = None,
+    done: Annotated[bool | None, Field(description="Mark done, or not done")] = None,
 ) -> CardDetail:
-    """Set or clear a card's due date, add or remove labels, assign or unassign users."""
+    """Rename a card, replace its description, mark it done or not, set or clear its due date,
+    add or remove labels, assign or unassign users. Emptying the description or cutting it to
+    less than half asks the user first."""
     duedate = check_due(due) if due else None
+    new_title = check_card_title(title) if title is not None else None
+    new_text = check_description(description) if description is not None else None
     assigned, unassigned = [check_user_id(u) for u in assign], [check_user_id(u) for u in unassign]
-    if due is None and not (add_labels or remove_labels or assigned or unassigned):
-        raise InvalidDeckInput("give at least one of due, add_labels, remove_labels, assign or unassign")
+    fields = (add_labels, remove_labels, assigned, unassigned)
+    if due is None and title is None and description is None and done is None and not any(fields):
+        raise InvalidDeckInput(
+            "give at least one of title, description, done, due, add_labels, remove_labels, assign "
+            "or unassign"
+        )
     if set(assigned) & set(unassigned) or {n.casefold() for n in add_labels} & {
         n.casefold() for n in remove_labels
     }:
@@ -237,8 +258,36 @@ async def nc_deck_update_card(
     adding, removing = resolve_labels(board, add_labels), resolve_labels(board, remove_labels)
     has_label = {label.id for label in card.labels}
     has_user = {a.participant.uid for a in card.assigned_users}
-    if due is not None and duedate != card.duedate:
-        card = await nc.api(DeckClient).update_card(board_id, card, duedate=duedate)
+    if new_text is not None and shrinks(card.description, new_text):
+        target = f'card "{cut(card.title)}"'
+        question = (
+            f"Replace the description of {target} ({len(card.description or '')} characters) "
+            f"with {len(new_text)} characters?"
+        )
+        tool, version = "nc_deck_update_card", _version(card)
+        asked = await approve_removal(ctx, tool=tool, target=target, question=question, version=version)
+        if asked:
+            card = await nc.api(DeckClient).card(board_id, stack_id, card_id)
+            if _version(card) != version:
+                await refuse_changed(ctx, tool=tool, target=target)
+    done_at: str | bool | None = False  # False: as it is
+    if done is not None and bool(card.done) != done:
+        done_at = _now_iso() if done else None
+    keeps_due = due is None
+    if (
+        (not keeps_due and duedate != card.duedate)
+        or new_title
+        or new_text is not None
+        or done_at is not False
+    ):
+        card = await nc.api(DeckClient).update_card(
+            board_id,
+            card,
+            duedate=card.duedate if keeps_due else duedate,
+            title=new_title,
+            description=new_text,
+            done=done_at,
+        )
     for label in adding:
         if label.id not in has_label:
             await nc.api(DeckClient).set_label(board_id, card, label.id, on=True)
@@ -259,7 +308,8 @@ async def nc_deck_update_card(
 @require_scopes(DECK_WRITE)
 async def nc_deck_add_comment(
     card_id: CardId,
-    message: Annotated[str, Field(max_length=4000, description="At most 1000 characters; @user mentions")],
+    # Nextcloud's comments hold 1,000 characters (measured on 29 and 34: 1,001 is refused)
+    message: Annotated[str, Field(max_length=MAX_COMMENT, description="@user mentions work")],
     ctx: Context[Any, Any],
 ) -> Comment:
     """Add a comment to a card (needs only the card id); everyone on its board can read it, so

@@ -234,13 +234,15 @@ class TablesClient:
     async def create_row(
         self, values: dict[int, Any], *, table_id: int | None = None, view_id: int | None = None
     ) -> TableRow:
-        """Add a row; `values` by column id, already in the stored form (`encode_value`)."""
+        """Add a row; `values` by column id, already in the stored form (`encode_value`). One
+        request: the answer has the row's id and cells but not its author and times, so the row
+        has no version (`last_edit_at` None) until it is read."""
         node = f"/views/{view_id}" if view_id is not None else f"/tables/{table_id}"
         what = f"view {view_id}" if view_id is not None else f"table {table_id}"
         data = {str(column): value for column, value in values.items()}
         created = await self._call("POST", f"{node}/rows", what, json={"data": data})
         row: TableRow = self._parse(TypeAdapter(TableRow), created, "a row")
-        return await self.row(row.id)  # the answer lacks the row's author and times
+        return row
 
     async def update_row(
         self, row_id: int, values: dict[int, Any], *, view_id: int | None = None

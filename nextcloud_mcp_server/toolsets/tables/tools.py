@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import TABLES_READ, TABLES_WRITE, require_scopes
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
-from nextcloud_mcp_server.nextcloud.errors import PreconditionFailed
+from nextcloud_mcp_server.nextcloud.errors import NextcloudError, PreconditionFailed
 from nextcloud_mcp_server.tools._approval import refuse_changed, require_approval, shrinks
 from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._registry import Toolset
@@ -19,6 +19,7 @@ from nextcloud_mcp_server.tools._results import answer, stale_version
 from nextcloud_mcp_server.tools._shown import bound_version
 from nextcloud_mcp_server.tools._versions import approve_update
 from nextcloud_mcp_server.toolsets.tables.client import TableRow, TablesClient
+from nextcloud_mcp_server.toolsets.tables.kept_columns import kept_columns
 from nextcloud_mcp_server.toolsets.tables.tools_rows import (
     MAX_FILTERS,
     RowFilter,
@@ -166,15 +167,29 @@ async def nc_tables_list_tables(
     )
 
 
+def _kept(nc: NextcloudClient, table_id: int | None, view_id: int | None) -> tuple[str, str, str, int]:
+    """Whose columns of which table or view (kept_columns' key)."""
+    node = ("view", view_id) if view_id is not None else ("table", table_id or 0)
+    return (nc.http.host, nc.user_id, *node)
+
+
 async def _columns(
-    nc: NextcloudClient, table_id: int | None, view_id: int | None
+    nc: NextcloudClient, table_id: int | None, view_id: int | None, *, recent: bool = False
 ) -> tuple[int, list[TableColumn]]:
-    """(the table's id, the columns of the table or view)."""
+    """(the table's id, the columns of the table or view); `recent`: as this user read them in
+    the last seconds, if they did (kept_columns)."""
+    key = _kept(nc, table_id, view_id)
+    found = kept_columns.get(key) if recent else None
+    if found is not None:
+        return found
     if view_id is not None:
         view = await nc.api(TablesClient).view(view_id)
-        return view.table_id, await nc.api(TablesClient).columns(view_id=view_id)
-    assert table_id is not None
-    return table_id, await nc.api(TablesClient).columns(table_id=table_id)
+        table, columns = view.table_id, await nc.api(TablesClient).columns(view_id=view_id)
+    else:
+        assert table_id is not None
+        table, columns = table_id, await nc.api(TablesClient).columns(table_id=table_id)
+    kept_columns.put(key, table, columns)
+    return table, columns
 
 
 @toolset.tool(title="Get table columns", read_only=True)
@@ -258,17 +273,23 @@ async def nc_tables_add_row(
     values: Values, ctx: Context[Any, Any], table_id: TableId = None, view_id: ViewId = None
 ) -> RowResult:
     """Add a row to a table or view. Each value is checked against its column's type first; a
-    mandatory column left out or a value that does not fit is refused, naming the column."""
+    mandatory column left out or a value that does not fit is refused, naming the column. The
+    answer has no version yet: read the row before updating it."""
     _node(table_id, view_id)
     nc = await nextcloud_for(ctx)
-    _, columns = await _columns(nc, table_id, view_id)
+    # one request when the columns were read in the last seconds (kept_columns), else two
+    _, columns = await _columns(nc, table_id, view_id, recent=True)
     cells = encoded(columns, values)
     missing = [c.title for c in columns if c.mandatory and c.id not in cells]
     if missing:
         raise InvalidTableInput(
             f"mandatory columns need a value: {', '.join(repr(t[:80]) for t in missing[:20])}"
         )
-    row = await nc.api(TablesClient).create_row(cells, table_id=table_id, view_id=view_id)
+    try:
+        row = await nc.api(TablesClient).create_row(cells, table_id=table_id, view_id=view_id)
+    except NextcloudError:
+        kept_columns.forget(_kept(nc, table_id, view_id))  # perhaps they changed: read them again
+        raise
     return _result(row, columns)
 
 
@@ -308,6 +329,7 @@ async def nc_tables_update_row(
             given=version.strip(),
             current=current.version,
             question=question,
+            argument="version",
         )
 
         async def send(_: str) -> TableRow:

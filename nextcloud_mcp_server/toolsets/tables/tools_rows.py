@@ -61,7 +61,10 @@ class RowFilter(StrictArguments):
 
 class RowOut(BaseModel):
     id: int
-    version: str = Field(description="Pass to nc_tables_update_row; it changes with every edit")
+    version: str | None = Field(
+        description="Pass to nc_tables_update_row; it changes with every edit (null in the answer "
+        "that added the row: read the row for it)"
+    )
     values: dict[str, Any] = Field(description="Column title -> value; options by label")
     cut: list[str] | None = Field(default=None, description="Columns whose text was cut here")
 
@@ -106,7 +109,8 @@ def row_out(
         values[titles[column.id]] = value
         if was_cut:
             cut.append(titles[column.id])
-    return RowOut(id=row.id, version=row.version, values=values, cut=cut or None)
+    version = row.version if row.last_edit_at else None  # a row just added: not known yet
+    return RowOut(id=row.id, version=version, values=values, cut=cut or None)
 
 
 def encoded(columns: list[TableColumn], values: dict[str, Any]) -> dict[int, Any]:

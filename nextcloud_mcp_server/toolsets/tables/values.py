@@ -228,7 +228,8 @@ def encode_value(column: TableColumn, value: Any) -> Any:
 
 def _label(column: TableColumn, option: Any) -> Any:
     for candidate in column.selection_options:
-        if candidate.id == option:
+        # Tables 2.2 (Nextcloud 34) answers a row it just added with the option's id as text
+        if candidate.id == option or (isinstance(option, str) and option == str(candidate.id)):
             return candidate.label
     return option  # an option deleted since: its id is all there is
 

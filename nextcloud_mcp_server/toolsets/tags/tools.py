@@ -60,11 +60,16 @@ def _info(tag: SystemTag) -> TagInfo:
     return TagInfo(id=tag.id, name=tag.name, assignable=tag.user_assignable and tag.can_assign)
 
 
-async def _existing(tags: SystemTagsClient, name: str) -> SystemTag:
+async def _existing(tags: SystemTagsClient, name: str, *, creating: bool = False) -> SystemTag:
+    """The tag named `name`; `creating` when the tool could create it (nc_tags_assign), so that
+    the refusal names the argument that does."""
     tag = await tags.find(name)
     if tag is None:
+        create = "; to create it, call again with create=true" if creating else ""
         raise NotFound(
-            tags.host, f"there is no tag named '{name[:MAX_NAME]}' (list them with nc_tags_list)", status=404
+            tags.host,
+            f"there is no tag named '{name[:MAX_NAME]}' (list them with nc_tags_list){create}",
+            status=404,
         )
     return tag
 
@@ -115,7 +120,7 @@ async def nc_tags_assign(
     found, created = await tags.find(tag), False
     if found is None:
         if not create:
-            await _existing(tags, tag)
+            await _existing(tags, tag, creating=True)
         # a new tag's name is seen by every user of the instance: published, so asked (ADR 0058)
         await approve_publication(
             ctx, tool="nc_tags_assign", audience=_EVERYONE, text=tag, action="Create a tag", again=_everyone

@@ -29,7 +29,7 @@ TOOLS = {
     "nc_collectives_edit_page",
     "nc_collectives_search_pages",
 }
-TOO_OLD = "Collectives app is older than 3.0"
+TOO_OLD = "needs Nextcloud 30 or later"  # on 29: said by every tool, none of them listed
 
 
 def _ocs(nextcloud: Nextcloud, login: Login, method: str, path: str, **body: Any) -> Any:
@@ -70,7 +70,7 @@ async def test_pages_are_created_read_edited_and_searched(apps_nextcloud: Nextcl
     with running_app(_settings(nextcloud)) as base:
         async with http_session(f"{base}/mcp") as session:
             listed = {t.name for t in (await session.list_tools()).tools}
-            assert listed == TOOLS
+            assert listed == (TOOLS if nextcloud.major >= 30 else set())  # never offered where it cannot work
             if nextcloud.major < 30:
                 await _every_tool_says_too_old(nextcloud, session)
                 return
@@ -92,7 +92,6 @@ async def _every_tool_says_too_old(nextcloud: Nextcloud, session: ClientSession)
         assert result.is_error, tool
         text = _text(result)
         assert TOO_OLD in text, (tool, text)
-        assert "Nextcloud 30 or later" in text
     assert not nextcloud.exists(nextcloud.alice, "Collectives")
     assert not nextcloud.exists(nextcloud.alice, ".Collectives")
 
@@ -289,6 +288,9 @@ async def test_bad_input_is_refused_before_anything_is_sent(apps_nextcloud: Next
             ]:
                 result = await session.call_tool(tool, arguments)
                 assert result.is_error, (tool, arguments)
+                if nextcloud.major < 30:  # refused before the input is even looked at
+                    assert TOO_OLD in _text(result), _text(result)
+                    continue
                 assert said in _text(result), _text(result)
                 assert "nothing was changed" in _text(result)
     # nothing reached Collectives: no folder of collectives was ever made for alice

@@ -215,6 +215,28 @@ async def test_list_create_move_label_assign_comment_and_upcoming(apps_nextcloud
                 [],
             )
 
+            # renamed, described, marked done and not done, as Deck's own API shows
+            ids = {"board_id": board["id"], "stack_id": doing, "card_id": card_id}
+            text = "Two paragraphs\n\nand a quote from the team"
+            renamed = await call(
+                client, "nc_deck_update_card", **ids, title="Publish the release", description=text, done=True
+            )
+            assert (renamed["title"], renamed["done"]) == ("Publish the release", True)
+            stored = api.get_card(board["id"], doing, card_id).json()
+            assert (stored["title"], stored["description"], stored["stackId"]) == (
+                "Publish the release",
+                text,
+                doing,
+            )
+            assert stored["done"]
+            await call(client, "nc_deck_update_card", **ids, done=False)
+            assert api.get_card(board["id"], doing, card_id).json()["done"] is None
+            # emptying the description asks; this client cannot be asked: refused, nothing changed
+            said = await refused(client, "nc_deck_update_card", **ids, description="")
+            assert f'Replace the description of card "Publish the release" ({len(text)} characters)' in said
+            assert "this client cannot ask for it" in said
+            assert api.get_card(board["id"], doing, card_id).json()["description"] == text
+
 
 async def test_a_due_date_change_keeps_every_other_field(apps_nextcloud: Nextcloud) -> None:
     """Deck's card update replaces the whole card: what is not sent back is lost (`done`, and on

@@ -113,8 +113,8 @@ async def test_rows_are_added_read_through_a_view_and_updated(version: str, http
     as a person reads it; the view holds only the done row, with its two columns."""
     ids = _ids(version)
     replay(version, "tables_columns")
-    replay(version, "tables_create_row")
-    replay(version, "tables_row_created", "tables_row_updated")
+    created = replay(version, "tables_create_row")
+    read_back = replay(version, "tables_row_created", "tables_row_updated")
     replay(version, "tables_rows")
     replay(version, "tables_view_rows")
     replay(version, "tables_update_row")
@@ -134,14 +134,11 @@ async def test_rows_are_added_read_through_a_view_and_updated(version: str, http
     by_title = {c.title: c for c in columns.values()}
     values = {by_title[t].id: encode_value(by_title[t], v) for t, v in wanted.items()}
     row = await client.create_row(values, table_id=ids["table"])
-    assert (row.id, row.table_id, row.created_by, row.last_edit_by) == (
-        ids["row"],
-        ids["table"],
-        "alice",
-        "alice",
-    )
+    # one request (issue 43): Tables' answer has no author or times, so no version yet
+    assert (created.call_count, read_back.call_count) == (1, 0)
+    assert (row.id, row.table_id, row.last_edit_at) == (ids["row"], ids["table"], None)
     assert _shown(columns, row.cells) == wanted
-    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\|alice", row.version)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\|alice", (await client.row(row.id)).version)
     rows = await client.rows(table_id=ids["table"], limit=50, offset=0)
     assert [_shown(columns, r.cells)["Name"] for r in rows] == ["Book the train", "Hotel"]
     assert _shown(columns, rows[1].cells) == {"Name": "Hotel", "Status": "open"}

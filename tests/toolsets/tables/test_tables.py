@@ -138,6 +138,7 @@ async def test_add_read_update_rows_checked_in_nextcloud(apps_nextcloud: Nextclo
             await session.call_tool("nc_tables_add_row", {"table_id": ids["table"], "values": values})
         )
         row_id = added["row"]["id"]
+        assert added["row"]["version"] is None  # one request: Tables' answer has no version
         stored = _cells(nc, row_id)
         assert stored[ids["Name"]] == "Lisbon"
         assert stored[ids["Status"]] in (2, "2")  # the option's id (34 keeps the id as text)
@@ -188,6 +189,7 @@ async def test_add_read_update_rows_checked_in_nextcloud(apps_nextcloud: Nextclo
         assert details["error"] == "conflict"
         assert details["current_row"]["values"]["Hours"] == 4
         assert "nothing was overwritten" in _error(stale)
+        assert "changed since that version was read" in _error(stale)  # the argument's own name
         assert _cells(nc, row_id)[ids["Hours"]] == 4
 
 
