@@ -14,8 +14,10 @@ from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.caller import caller_of
 from nextcloud_mcp_server.auth.scopes import require_scopes
+from nextcloud_mcp_server.config.settings import Settings
 from nextcloud_mcp_server.index.confirm import confirmed
 from nextcloud_mcp_server.index.engine import END_MARK, MAX_LIMIT, START_MARK, Filters, FindIndex, Hit
+from nextcloud_mcp_server.index.extract import Limits
 from nextcloud_mcp_server.index.query import MAX_QUERY_CHARS, QueryError, parse_query
 from nextcloud_mcp_server.index.sync import Round, sync_files, sync_notes
 from nextcloud_mcp_server.nextcloud import paths
@@ -101,8 +103,20 @@ def _found(hit: Hit) -> FoundItem:
     )
 
 
+def limits_of(settings: Settings) -> Limits:
+    """How far one file is read, from the settings (docs/ADR/0075)."""
+    return Limits(
+        max_bytes=settings.find_max_bytes_per_item,
+        max_file_bytes=settings.find_max_document_bytes,
+        max_pages=settings.find_max_pages,
+        memory=settings.find_extract_memory_mb * 1024 * 1024,
+        cpu_seconds=settings.find_extract_seconds,
+        seconds=float(settings.find_extract_seconds),
+    )
+
+
 async def _sync(
-    index: FindIndex, user: str, nc: NextcloudClient, kinds: set[str], seconds: float, max_bytes: int
+    index: FindIndex, user: str, nc: NextcloudClient, kinds: set[str], seconds: float, limits: Limits
 ) -> Round:
     """Read what changed, within `seconds`; errors are reported, never fatal, but a refused
     credential is (the caller must sign in again)."""
@@ -128,7 +142,7 @@ async def _sync(
             work.complete = False
     if "file" in kinds and not work.out_of_time():
         try:
-            await sync_files(index, user, files, work, skip=skip, max_bytes=max_bytes)
+            await sync_files(index, user, files, work, skip=skip, limits=limits)
         except Unauthorized:
             raise
         except NextcloudError as exc:
@@ -214,7 +228,7 @@ async def nc_find(
     index = await runtime.find.index()
     settings = runtime.settings
     wanted: set[str] = set(kinds or KINDS)
-    work = await _sync(index, user, nc, wanted, settings.find_sync_seconds, settings.find_max_bytes_per_item)
+    work = await _sync(index, user, nc, wanted, settings.find_sync_seconds, limits_of(settings))
     hits = await index.search(user, parsed, filters, limit=limit, offset=offset)
     kept, dropped = await confirmed(index, user, hits, nc)
     status = await index.status(user)
