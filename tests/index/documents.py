@@ -80,6 +80,7 @@ def _zip(parts: dict[str, str | bytes], *, stored_first: str | None = None) -> b
 W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
 RELS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
 PKG = "http://schemas.openxmlformats.org/package/2006"
+DOCX_MAIN = "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"
 
 
 def _content_types(overrides: dict[str, str]) -> str:
@@ -97,20 +98,20 @@ def _rels(targets: dict[str, tuple[str, str]]) -> str:
     return f"{head}{items}</Relationships>"
 
 
-def docx(paragraphs: list[str]) -> bytes:
-    body = "".join(f'<w:p><w:r><w:t xml:space="preserve">{escape(p)}</w:t></w:r></w:p>' for p in paragraphs)
+def _docx_package(document: str | bytes) -> bytes:
     return _zip(
         {
-            "[Content_Types].xml": _content_types(
-                {
-                    "word/document.xml": "application/vnd.openxmlformats-officedocument."
-                    "wordprocessingml.document.main+xml"
-                }
-            ),
+            "[Content_Types].xml": _content_types({"word/document.xml": DOCX_MAIN}),
             "_rels/.rels": _rels({"rId1": (f"{RELS}/officeDocument", "word/document.xml")}),
-            "word/document.xml": f'<?xml version="1.0" encoding="UTF-8"?><w:document {W}>'
-            f"<w:body>{body}</w:body></w:document>",
+            "word/document.xml": document,
         }
+    )
+
+
+def docx(paragraphs: list[str]) -> bytes:
+    body = "".join(f'<w:p><w:r><w:t xml:space="preserve">{escape(p)}</w:t></w:r></w:p>' for p in paragraphs)
+    return _docx_package(
+        f'<?xml version="1.0" encoding="UTF-8"?><w:document {W}><w:body>{body}</w:body></w:document>'
     )
 
 
@@ -223,13 +224,15 @@ def zip_bomb_docx(inflated: int = 256 * 1024 * 1024) -> bytes:
     out = io.BytesIO()
     with (
         zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive,
-        archive.open("word/document.xml", "w", force_zip64=True) as member,
     ):
-        member.write(f"<w:document {W}><w:body>".encode())
-        block = b" " * (1 << 20)
-        for _ in range(inflated >> 20):
-            member.write(block)
-        member.write(b"<w:p><w:r><w:t>end</w:t></w:r></w:p></w:body></w:document>")
+        archive.writestr("[Content_Types].xml", _content_types({"word/document.xml": DOCX_MAIN}))
+        archive.writestr("_rels/.rels", _rels({"rId1": (f"{RELS}/officeDocument", "word/document.xml")}))
+        with archive.open("word/document.xml", "w", force_zip64=True) as member:
+            member.write(f"<w:document {W}><w:body>".encode())
+            block = b" " * (1 << 20)
+            for _ in range(inflated >> 20):
+                member.write(block)
+            member.write(b"<w:p><w:r><w:t>end</w:t></w:r></w:p></w:body></w:document>")
     return out.getvalue()
 
 
@@ -242,10 +245,10 @@ def entity_bomb_docx() -> bytes:
         f'<?xml version="1.0"?><!DOCTYPE w:document [{entities}]>'
         f"<w:document {W}><w:body><w:p><w:r><w:t>&lol9;</w:t></w:r></w:p></w:body></w:document>"
     )
-    return _zip({"word/document.xml": document})
+    return _docx_package(document)
 
 
 def deep_docx(depth: int = 100_000) -> bytes:
     """A DOCX whose document.xml nests `depth` elements."""
     document = f"<w:document {W}><w:body>" + "<w:p>" * depth + "</w:p>" * depth + "</w:body></w:document>"
-    return _zip({"word/document.xml": document})
+    return _docx_package(document)

@@ -62,6 +62,7 @@ class AddressBook:
     href: str
     name: str
     writable: bool
+    ctag: str = ""  # changes whenever a card of the book changes
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,7 @@ class CardDAVClient(DavHomeClient):
                     href=path if path.endswith("/") else path + "/",
                     name=item.text(f"{{{DAV}}}displayname") or book_id,
                     writable=writable,
+                    ctag=item.text(f"{{{CS}}}getctag") or "",
                 )
             )
         return sorted(found, key=lambda b: (not b.writable, b.name.casefold()))
@@ -178,6 +180,19 @@ class CardDAVClient(DavHomeClient):
                 photo = item.text(f"{{{NC_COM}}}has-photo") if shown else None
                 has_photo = None if photo is None else photo in ("1", "true")
                 cards.append(Card(urlsplit(item.href).path, etag, data, has_photo))
+        return cards
+
+    async def all_cards(self, book: AddressBook) -> list[Card]:
+        """Every card of `book` with its ETag (one addressbook-query REPORT without a filter)."""
+        body = (
+            f'<?xml version="1.0"?><card:addressbook-query xmlns:d="{DAV}" xmlns:card="{CARDDAV}">'
+            "<d:prop><d:getetag/><card:address-data/></d:prop></card:addressbook-query>"
+        )
+        cards: list[Card] = []
+        async for item in self._multistatus("REPORT", book.href, "1", body):
+            data = item.text(f"{{{CARDDAV}}}address-data") or ""
+            if data:
+                cards.append(Card(urlsplit(item.href).path, plain_etag(item.text(f"{{{DAV}}}getetag")), data))
         return cards
 
     async def get(self, href: str) -> Card:
