@@ -41,6 +41,7 @@ __all__ = [
 ]
 
 _REV = re.compile(r"^REV[;:](?:[^:\r\n]*:)?([0-9TZ:+\-]{8,30})\s*$", re.MULTILINE)
+APP_GENERATED = "app-generated--deck--"
 SOURCE_KINDS = ("event", "task", "contact", "card", "page")
 PARALLEL = 4
 
@@ -135,7 +136,9 @@ async def _by_version(
 async def sync_calendars(index: FindIndex, user: str, nc: NextcloudClient, work: Round) -> None:
     """Events and tasks, calendar by calendar when its CTag moved (one PROPFIND when none did)."""
     work.requests += 1
-    calendars = {c.href: c for c in await nc.caldav.calendars(find_default=False)}
+    listed = await nc.caldav.calendars(find_default=False)
+    # Deck shows each board as a calendar of its cards: those are found as cards
+    calendars = {c.href: c for c in listed if not c.id.startswith(APP_GENERATED)}
 
     async def read(href: str) -> list[Item]:
         calendar = calendars[href]

@@ -11,20 +11,17 @@ from typing import Annotated, Any, Literal
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
-from nextcloud_mcp_server.auth.caller import caller_of
 from nextcloud_mcp_server.auth.scopes import require_scopes
-from nextcloud_mcp_server.config.settings import Settings
 from nextcloud_mcp_server.index.confirm import confirmed
 from nextcloud_mcp_server.index.engine import END_MARK, MAX_LIMIT, START_MARK, Filters, Hit
-from nextcloud_mcp_server.index.extract import Limits
 from nextcloud_mcp_server.index.query import MAX_QUERY_CHARS, QueryError, parse_query
 from nextcloud_mcp_server.index.rounds import sync_round
 from nextcloud_mcp_server.index.sources import collection_of
 from nextcloud_mcp_server.nextcloud import paths
-from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
 from nextcloud_mcp_server.resources._uris import contact_uri, file_uri, note_uri
 from nextcloud_mcp_server.tools._context import nextcloud_for, runtime_of
+from nextcloud_mcp_server.tools._find_index import limits_of, user_key
 from nextcloud_mcp_server.tools._registry import Toolset
 from nextcloud_mcp_server.toolsets.find import DECLARATION
 
@@ -77,12 +74,6 @@ def _iso(timestamp: float | None) -> str | None:
     return None if timestamp is None else datetime.fromtimestamp(timestamp, UTC).isoformat()
 
 
-def user_key(ctx: Context[Any, Any], nc: NextcloudClient) -> str:
-    """Whose index: the caller's subject (their grant's), or the one configured user."""
-    caller = caller_of(ctx)
-    return caller.subject if caller is not None and caller.subject else f"nextcloud:{nc.user_id}"
-
-
 def _opener(hit: Hit) -> tuple[str, OpenWith]:
     """The resource URI (or '') and the tool with arguments that open a hit."""
     if hit.kind == "note":
@@ -121,18 +112,6 @@ def _found(hit: Hit) -> FoundItem:
         excerpt=excerpt,
         uri=uri,
         open_with=opener,
-    )
-
-
-def limits_of(settings: Settings) -> Limits:
-    """How far one file is read, from the settings (docs/ADR/0075)."""
-    return Limits(
-        max_bytes=settings.find_max_bytes_per_item,
-        max_file_bytes=settings.find_max_document_bytes,
-        max_pages=settings.find_max_pages,
-        memory=settings.find_extract_memory_mb * 1024 * 1024,
-        cpu_seconds=settings.find_extract_seconds,
-        seconds=float(settings.find_extract_seconds),
     )
 
 
