@@ -18,7 +18,7 @@ from nextcloud_mcp_server.index.extract import Limits
 from nextcloud_mcp_server.index.sources import sync_boards, sync_books, sync_calendars, sync_pages
 from nextcloud_mcp_server.index.sync import Round, sync_files, sync_notes
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
-from nextcloud_mcp_server.nextcloud.errors import NextcloudError, Unauthorized
+from nextcloud_mcp_server.nextcloud.errors import NextcloudError, NotFound, Unauthorized
 from nextcloud_mcp_server.toolsets.collectives.client import CollectivesUnavailable
 from nextcloud_mcp_server.toolsets.deck.client import DeckAppMissing
 from nextcloud_mcp_server.toolsets.notes.client import NotesClient
@@ -29,7 +29,9 @@ ROUND = "round"  # the marks' source for the root's ETag at the start of the las
 ALL_KINDS = ("note", "file", "event", "task", "contact", "card", "page")
 
 
-async def _step(work: Round, what: str, step: Callable[[], Awaitable[object]]) -> None:
+async def _step(work: Round, what: str, step: Callable[[], Awaitable[object]], *, app: bool = False) -> None:
+    """Run one source's part of the round. For an app's source (`app`), a listing answered 404 means
+    the app is not there for this user: nothing of it to find, and no error."""
     if work.out_of_time():
         return
     try:
@@ -37,8 +39,10 @@ async def _step(work: Round, what: str, step: Callable[[], Awaitable[object]]) -
     except Unauthorized:
         raise
     except (DeckAppMissing, CollectivesUnavailable):
-        return  # the app is not there for this user: nothing of it to find
+        return
     except NextcloudError as exc:
+        if app and isinstance(exc, NotFound):
+            return
         work.errors.append(f"{what}: {exc.message}")
         work.complete = False
 
@@ -55,13 +59,13 @@ async def sync_round(
         async def pages() -> None:
             skip.extend(await sync_pages(index, user, nc, work, limits.max_bytes))
 
-        await _step(work, "collectives", pages)
+        await _step(work, "collectives", pages, app=True)
     if kinds & {"event", "task"}:
         await _step(work, "calendars", lambda: sync_calendars(index, user, nc, work))
     if "contact" in kinds:
         await _step(work, "contacts", lambda: sync_books(index, user, nc, work))
     if "card" in kinds:
-        await _step(work, "deck", lambda: sync_boards(index, user, nc, work))
+        await _step(work, "deck", lambda: sync_boards(index, user, nc, work), app=True)
     if kinds & {"note", "file"}:
         await _notes_and_files(index, user, nc, kinds & {"note", "file"}, work, skip, limits)
     await index.set_status(

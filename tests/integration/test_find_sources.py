@@ -3,7 +3,8 @@ one word inside a note, a Markdown file, a PDF, a DOCX, an ODT, an event, a cont
 and a Collectives page (34: Collectives 2.18 on 29 has no API), each found with an excerpt; after
 the owner deletes some, the next answer no longer shows them; a second user never sees the
 first's items; a Deck board shared with alice and unshared mid-way vanishes from her answers.
-The index is SQLite on 29 and PostgreSQL on 34: both engines run the flow."""
+Notes search and unified search then answer from the index. The index is SQLite on 29 and
+PostgreSQL on 34: both engines run the flow."""
 
 from __future__ import annotations
 
@@ -127,6 +128,12 @@ async def test_every_source_is_found_and_deletions_and_unsharing_vanish(
             "tool": "nc_calendar_get_event",
             "arguments": {"calendar": "personal", "uid": "find-event"},
         }
+        async with http_session(f"{base}/mcp") as session:  # other searches now answer from the index
+            notes = structured(await session.call_tool("nc_notes_search_notes", {"query": WORD}))
+            search = structured(await session.call_tool("nc_search", {"term": WORD, "providers": ["files"]}))
+        assert (notes["answered_from"], [h["title"] for h in notes["hits"]]) == ("find index", ["Zoo"])
+        assert search["from_find_index"] == ["files"]
+        assert "report.pdf" in {r["title"] for r in search["results"]}
         # the owner deletes the event, the card and the DOCX: gone from the next answer
         with nextcloud.http() as client:
             assert (
