@@ -113,6 +113,8 @@ async def test_every_source_is_found_and_deletions_and_unsharing_vanish(
     expected = {"note", "file", "event", "contact", "card"} | ({"page"} if nextcloud.major >= 34 else set())
     with running_app(_settings(nextcloud, store)) as base:
         found = await _find(base, WORD)
+        again = await _find(base, WORD)  # nothing changed: no source reads anything again
+        assert again["index"]["read_now"] == 0, again["index"]
         kinds = {hit["kind"] for hit in found["hits"]}
         files = sorted(hit["title"] for hit in found["hits"] if hit["kind"] == "file")
         assert kinds == expected, found["hits"]  # the card once, not also as Deck's task

@@ -51,7 +51,8 @@ WHOLE_BODY = 1024 * 1024  # aiohttp warns about (and copies) bodies above this s
 _CHUNK = 64 * 1024
 _BOOKS = (
     f'<?xml version="1.0"?><d:propfind xmlns:d="{DAV}" xmlns:cs="{CS}">'
-    "<d:prop><d:resourcetype/><d:displayname/><cs:getctag/><d:current-user-privilege-set/></d:prop>"
+    "<d:prop><d:resourcetype/><d:displayname/><cs:getctag/><d:sync-token/><d:current-user-privilege-set/>"
+    "</d:prop>"
     "</d:propfind>"
 )
 
@@ -62,7 +63,7 @@ class AddressBook:
     href: str
     name: str
     writable: bool
-    ctag: str = ""  # changes whenever a card of the book changes
+    ctag: str = ""  # changes whenever a card of the book changes (its CTag, else its sync token)
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,8 @@ class CardDAVClient(DavHomeClient):
                     href=path if path.endswith("/") else path + "/",
                     name=item.text(f"{{{DAV}}}displayname") or book_id,
                     writable=writable,
-                    ctag=item.text(f"{{{CS}}}getctag") or "",
+                    # Nextcloud (29, 34) gives address books no CTag, only their sync token
+                    ctag=item.text(f"{{{CS}}}getctag") or item.text(f"{{{DAV}}}sync-token") or "",
                 )
             )
         return sorted(found, key=lambda b: (not b.writable, b.name.casefold()))
