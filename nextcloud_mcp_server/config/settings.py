@@ -68,6 +68,12 @@ class Settings(ReplicaSettings, AuthServerSettings, NextcloudSettings):
     find_languages: str = Field(default="", pattern=r"^[a-z]{2,32}(,[a-z]{2,32}){0,7}$|^$")
     find_sync_seconds: float = Field(default=5.0, gt=0, le=120)
     find_max_bytes_per_item: int = Field(default=256 * 1024, ge=1024, le=256 * 1024)
+    # documents (PDF, OOXML, ODF) read for their text (docs/ADR/0075): the largest file read, the
+    # pages of a PDF, and the parsing process's wall/CPU seconds and address space
+    find_max_document_bytes: int = Field(default=32 * 1024 * 1024, ge=0, le=512 * 1024 * 1024)
+    find_max_pages: int = Field(default=500, ge=1, le=100_000)
+    find_extract_seconds: int = Field(default=10, ge=1, le=600)
+    find_extract_memory_mb: int = Field(default=512, ge=128, le=16_384)
 
     # --- HTTP transport
     mcp_host: str = "127.0.0.1"

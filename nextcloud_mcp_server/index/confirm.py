@@ -1,7 +1,9 @@
 """Never a stale or foreign hit: before hits are shown, Nextcloud confirms with the caller's own
 credential that each is still there for them (docs/ADR/0071). Batched: one notes listing for
-all the notes among the hits, one PROPFIND (Depth 1) per folder holding file hits. What Nextcloud
-no longer shows the caller is dropped from the answer and from the index."""
+all the notes among the hits, one PROPFIND (Depth 1) per folder holding file hits, and for the
+other kinds one listing per calendar, address book, board or collective holding hits
+(`sources.present`). What Nextcloud no longer shows the caller is dropped from the answer and from
+the index."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import asyncio
 from collections.abc import Sequence
 
 from nextcloud_mcp_server.index.engine import FindIndex, Hit
+from nextcloud_mcp_server.index.sources import present as present_of_kind
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 from nextcloud_mcp_server.nextcloud.errors import Forbidden, NotFound
 from nextcloud_mcp_server.toolsets.notes.client import NotesClient
@@ -64,6 +67,9 @@ async def confirmed(
         present |= {("note", key) for key in await _notes_present(nc, ids)}
     if files:
         present |= {("file", path) for path in await _files_present(nc, {h.location for h in files})}
+    for kind in sorted({h.kind for h in hits} - {"note", "file"}):
+        keys = {h.key for h in hits if h.kind == kind}
+        present |= {(kind, key) for key in await present_of_kind(nc, kind, keys)}
     kept = [h for h in hits if (h.kind, h.key) in present]
     gone = [h for h in hits if (h.kind, h.key) not in present]
     for kind in {h.kind for h in gone}:

@@ -8,7 +8,8 @@
   is recorded only once everything below it is indexed, so a round cut short by its deadline
   resumes where it stopped. Every file is found by name and path; plain text and Markdown files
   also by their content, at most `max_bytes` of it (a range request: a larger file is never read
-  whole).
+  whole); PDF, OOXML and ODF files up to `Limits.max_file_bytes` by the text a bounded process
+  extracts from them (`extract.py`, docs/ADR/0075).
 
 Everything runs with the caller's own credential, within a deadline.
 """
@@ -20,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from nextcloud_mcp_server.index.engine import MAX_BODY_BYTES, FindIndex, Item
+from nextcloud_mcp_server.index.extract import Limits, extract_text, format_of
 from nextcloud_mcp_server.nextcloud.dav.webdav import WebDAVClient
 from nextcloud_mcp_server.nextcloud.errors import NextcloudError
 from nextcloud_mcp_server.nextcloud.models import FileEntry, Note
@@ -99,11 +101,28 @@ def _is_text(entry: FileEntry) -> bool:
     return entry.name.lower().endswith(TEXT_SUFFIXES) or (entry.mime or "").split(";")[0] in TEXT_MIMES
 
 
-async def _file_item(entry: FileEntry, files: WebDAVClient, max_bytes: int, work: Round) -> Item:
+async def _document_text(entry: FileEntry, fmt: str, files: WebDAVClient, limits: Limits, work: Round) -> str:
+    size = entry.size or 0
+    if size <= 0 or size > limits.max_file_bytes:
+        return ""  # empty, or larger than we read: found by name only
+    work.requests += 1
+    page = await files.read(entry.path, length=limits.max_file_bytes)
+    if page.total is not None and page.total > limits.max_file_bytes:
+        return ""
+    found = await extract_text(fmt, page.data, limits)
+    if found.error:
+        work.errors.append(f"{entry.path}: {found.error}; found by its name only")
+    return found.text
+
+
+async def _file_item(entry: FileEntry, files: WebDAVClient, limits: Limits, work: Round) -> Item:
     body = ""
-    if _is_text(entry) and (entry.size or 0) > 0:
+    fmt = format_of(entry.name, entry.mime)
+    if fmt is not None:
+        body = await _document_text(entry, fmt, files, limits, work)
+    elif _is_text(entry) and (entry.size or 0) > 0:
         work.requests += 1
-        page = await files.read(entry.path, length=max_bytes)
+        page = await files.read(entry.path, length=limits.max_bytes)
         try:
             body = page.data.decode(page.charset or "utf-8", "replace")
         except LookupError:  # a charset Python does not know
@@ -120,12 +139,12 @@ async def sync_files(
     work: Round,
     *,
     skip: Iterable[str] = (),
-    max_bytes: int = MAX_BODY_BYTES,
+    limits: Limits | None = None,
 ) -> None:
     """Bring the user's files in the index up to date, descending only where ETags changed."""
     marks = await index.marks(user, FOLDER)
     skipped = {s.strip("/") for s in skip if s.strip("/")}
-    await _folder(index, user, files, work, "", None, marks, skipped, max_bytes, 0)
+    await _folder(index, user, files, work, "", None, marks, skipped, limits or Limits(MAX_BODY_BYTES), 0)
 
 
 async def _folder(
@@ -137,7 +156,7 @@ async def _folder(
     known_etag: str | None,
     marks: dict[str, str],
     skipped: set[str],
-    max_bytes: int,
+    limits: Limits,
     depth: int,
 ) -> bool:
     """Index the folder at `path` and below; True when all of it is indexed (its ETag recorded)."""
@@ -161,7 +180,7 @@ async def _folder(
             if work.out_of_time():
                 return False
             try:
-                await index.put(user, [await _file_item(entry, files, max_bytes, work)])
+                await index.put(user, [await _file_item(entry, files, limits, work)])
                 work.read += 1
             except NextcloudError as exc:
                 work.errors.append(f"{entry.path}: {exc}")
@@ -181,7 +200,7 @@ async def _folder(
             continue
         try:
             finished = await _folder(
-                index, user, files, work, folder, folder_etag, marks, skipped, max_bytes, depth + 1
+                index, user, files, work, folder, folder_etag, marks, skipped, limits, depth + 1
             )
         except NextcloudError as exc:
             work.errors.append(f"{folder}: {exc}")

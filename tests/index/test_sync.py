@@ -12,6 +12,7 @@ import pytest
 
 from nextcloud_mcp_server.index.confirm import confirmed
 from nextcloud_mcp_server.index.engine import Filters, Hit, Item
+from nextcloud_mcp_server.index.extract import Limits
 from nextcloud_mcp_server.index.query import parse_query
 from nextcloud_mcp_server.index.sqlite import SQLiteIndex
 from nextcloud_mcp_server.index.sync import Round, sync_files, sync_notes
@@ -110,7 +111,7 @@ async def test_large_text_files_are_read_only_up_to_the_bound(
 ) -> None:
     """A word past the per-item bound is not indexed; the file is still found by name."""
     nextcloud.put_file(nextcloud.admin, "big.txt", b"early " + b"x " * 4000 + b"lateword")
-    await sync_files(index, USER, await client.files(), _round(), max_bytes=1024)
+    await sync_files(index, USER, await client.files(), _round(), limits=Limits(max_bytes=1024))
     assert await _keys(index, "early") == {"big.txt"}
     assert await _keys(index, "lateword") == set()
     assert await _keys(index, "big") == {"big.txt"}

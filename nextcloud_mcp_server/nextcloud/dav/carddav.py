@@ -51,7 +51,8 @@ WHOLE_BODY = 1024 * 1024  # aiohttp warns about (and copies) bodies above this s
 _CHUNK = 64 * 1024
 _BOOKS = (
     f'<?xml version="1.0"?><d:propfind xmlns:d="{DAV}" xmlns:cs="{CS}">'
-    "<d:prop><d:resourcetype/><d:displayname/><cs:getctag/><d:current-user-privilege-set/></d:prop>"
+    "<d:prop><d:resourcetype/><d:displayname/><cs:getctag/><d:sync-token/><d:current-user-privilege-set/>"
+    "</d:prop>"
     "</d:propfind>"
 )
 
@@ -62,6 +63,7 @@ class AddressBook:
     href: str
     name: str
     writable: bool
+    ctag: str = ""  # changes whenever a card of the book changes (its CTag, else its sync token)
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,8 @@ class CardDAVClient(DavHomeClient):
                     href=path if path.endswith("/") else path + "/",
                     name=item.text(f"{{{DAV}}}displayname") or book_id,
                     writable=writable,
+                    # Nextcloud (29, 34) gives address books no CTag, only their sync token
+                    ctag=item.text(f"{{{CS}}}getctag") or item.text(f"{{{DAV}}}sync-token") or "",
                 )
             )
         return sorted(found, key=lambda b: (not b.writable, b.name.casefold()))
@@ -178,6 +182,19 @@ class CardDAVClient(DavHomeClient):
                 photo = item.text(f"{{{NC_COM}}}has-photo") if shown else None
                 has_photo = None if photo is None else photo in ("1", "true")
                 cards.append(Card(urlsplit(item.href).path, etag, data, has_photo))
+        return cards
+
+    async def all_cards(self, book: AddressBook) -> list[Card]:
+        """Every card of `book` with its ETag (one addressbook-query REPORT without a filter)."""
+        body = (
+            f'<?xml version="1.0"?><card:addressbook-query xmlns:d="{DAV}" xmlns:card="{CARDDAV}">'
+            "<d:prop><d:getetag/><card:address-data/></d:prop></card:addressbook-query>"
+        )
+        cards: list[Card] = []
+        async for item in self._multistatus("REPORT", book.href, "1", body):
+            data = item.text(f"{{{CARDDAV}}}address-data") or ""
+            if data:
+                cards.append(Card(urlsplit(item.href).path, plain_etag(item.text(f"{{{DAV}}}getetag")), data))
         return cards
 
     async def get(self, href: str) -> Card:

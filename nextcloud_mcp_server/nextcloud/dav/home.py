@@ -19,6 +19,7 @@ XML_HEADERS = {"Content-Type": "application/xml; charset=utf-8"}
 WRITE_PRIVILEGES = frozenset(
     {f"{{{DAV}}}write", f"{{{DAV}}}write-content", f"{{{DAV}}}all", f"{{{DAV}}}bind"}
 )
+_ETAGS = f'<?xml version="1.0"?><d:propfind xmlns:d="{DAV}"><d:prop><d:getetag/></d:prop></d:propfind>'
 _PRINCIPAL = (
     f'<?xml version="1.0"?><d:propfind xmlns:d="{DAV}">'
     "<d:prop><d:current-user-principal/></d:prop></d:propfind>"
@@ -65,6 +66,18 @@ class DavHomeClient:
         ) as response:
             async for item in parse_multistatus(response, self.host):
                 yield item
+
+    async def member_etags(self, collection: str) -> dict[str, str]:
+        """href -> ETag of the objects directly inside `collection` (one PROPFIND, Depth 1): what
+        is there now, without the objects' data."""
+        parent = urlsplit(collection).path.rstrip("/") + "/"
+        found: dict[str, str] = {}
+        async for item in self._multistatus("PROPFIND", collection, "1", _ETAGS):
+            path = urlsplit(item.href).path
+            name = path[len(parent) :] if path.startswith(parent) else ""
+            if name and "/" not in name.rstrip("/") and not path.endswith("/"):
+                found[path] = (item.text(f"{{{DAV}}}getetag") or "").strip('"')
+        return found
 
     async def _first_href(self, href: str, body: str, prop: str) -> str:
         async for item in self._multistatus("PROPFIND", href, "0", body):

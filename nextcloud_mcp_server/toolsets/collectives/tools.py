@@ -16,6 +16,7 @@ from nextcloud_mcp_server.auth.scopes import COLLECTIVES_READ, COLLECTIVES_WRITE
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NotFound, PreconditionFailed
 from nextcloud_mcp_server.tools._approval import shrinks
 from nextcloud_mcp_server.tools._context import nextcloud_for
+from nextcloud_mcp_server.tools._find_index import ANSWERED_FROM_INDEX as INDEX
 from nextcloud_mcp_server.tools._registry import Toolset
 from nextcloud_mcp_server.tools._results import answer, stale_version
 from nextcloud_mcp_server.tools._shown import bound_version
@@ -27,6 +28,7 @@ from nextcloud_mcp_server.toolsets.collectives.client import (
     check_page_title,
     fold,
 )
+from nextcloud_mcp_server.toolsets.collectives.tools_indexed import indexed_pages
 
 __all__ = ["toolset"]
 
@@ -94,6 +96,9 @@ class PageSearchResult(BaseModel):
     searched_pages: int
     read_pages: int = Field(description="Pages whose text was read; the others were matched by title only")
     complete: bool = Field(description="False when some pages were matched by title only")
+    answered_from: str = Field(
+        default="nextcloud", description="'nextcloud', or 'find index' (your find index)"
+    )
 
 
 def _iso(timestamp: int) -> str:
@@ -320,6 +325,10 @@ async def nc_collectives_search_pages(
     words = fold(query).split()
     if not words:
         raise InvalidInput("query must contain a word")
+    indexed = await indexed_pages(ctx, query, collective_id, limit)
+    if indexed is not None:
+        hits, n = [PageHit(**found) for found in indexed], len(indexed)
+        return PageSearchResult(hits=hits, searched_pages=n, read_pages=n, complete=True, answered_from=INDEX)
     client = await _client(ctx)
     ids = [collective_id] if collective_id else [c.id for c in await client.collectives()][:MAX_COLLECTIVES]
     pages = [(cid, page) for cid in ids for page in await client.pages(cid)]

@@ -9,12 +9,14 @@ __all__ = ["DECLARATION"]
 DECLARATION = Declaration(
     name="find",
     title="Find",
-    summary="Find notes and files by the words in them, from an index of their text this server keeps",
+    summary="Find notes, files, events, contacts, cards and pages by their words, from an index this "
+    "server keeps",
     scopes=(
         Scope(
             "find:read",
-            "Find your notes and files by their words (an index of their text is kept until you remove it)",
+            "Find your notes, files, events, contacts, cards and pages by their words (an index of their "
+            "text is kept until you remove it)",
         ),
-        Scope("find:write", "Delete the index of your notes and files this server keeps"),
+        Scope("find:write", "Delete the index of your items this server keeps"),
     ),
 )

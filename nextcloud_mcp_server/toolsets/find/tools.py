@@ -5,35 +5,32 @@ and every hit is confirmed with the caller's credential before it is shown."""
 from __future__ import annotations
 
 import hashlib
-import time
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
-from nextcloud_mcp_server.auth.caller import caller_of
 from nextcloud_mcp_server.auth.scopes import require_scopes
 from nextcloud_mcp_server.index.confirm import confirmed
-from nextcloud_mcp_server.index.engine import END_MARK, MAX_LIMIT, START_MARK, Filters, FindIndex, Hit
+from nextcloud_mcp_server.index.engine import END_MARK, MAX_LIMIT, START_MARK, Filters, Hit
 from nextcloud_mcp_server.index.query import MAX_QUERY_CHARS, QueryError, parse_query
-from nextcloud_mcp_server.index.sync import Round, sync_files, sync_notes
+from nextcloud_mcp_server.index.rounds import sync_round
+from nextcloud_mcp_server.index.sources import collection_of
 from nextcloud_mcp_server.nextcloud import paths
-from nextcloud_mcp_server.nextcloud.client import NextcloudClient
-from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NextcloudError, Unauthorized
-from nextcloud_mcp_server.resources._uris import file_uri, note_uri
+from nextcloud_mcp_server.nextcloud.errors import InvalidInput
+from nextcloud_mcp_server.resources._uris import contact_uri, file_uri, note_uri
 from nextcloud_mcp_server.tools._context import nextcloud_for, runtime_of
+from nextcloud_mcp_server.tools._find_index import limits_of, user_key
 from nextcloud_mcp_server.tools._registry import Toolset
 from nextcloud_mcp_server.toolsets.find import DECLARATION
-from nextcloud_mcp_server.toolsets.notes.client import NotesClient
 
 __all__ = ["toolset"]
 
 toolset = Toolset("find")
 
-ROUND = "round"  # the marks' source for the root's ETag at the start of the last complete round
-Kind = Literal["note", "file"]
-KINDS: tuple[Kind, ...] = ("note", "file")
+Kind = Literal["note", "file", "event", "task", "contact", "card", "page"]
+KINDS: tuple[Kind, ...] = ("note", "file", "event", "task", "contact", "card", "page")
 
 
 class OpenWith(BaseModel):
@@ -44,10 +41,13 @@ class OpenWith(BaseModel):
 class FoundItem(BaseModel):
     kind: Kind
     title: str
-    where: str = Field(description="A file's folder ('' = the root), a note's category")
+    where: str = Field(
+        description="A file's folder ('' = the root), a note's category, an event's or task's calendar, "
+        "a contact's address book, a card's board / list, a page's collective"
+    )
     modified: str = Field(description="When it last changed (ISO 8601, UTC)")
     excerpt: str = Field(description="Text around the matches, each match between « and »")
-    uri: str = Field(description="The nextcloud:// resource to read it")
+    uri: str = Field(description="The nextcloud:// resource to read it ('' when there is none)")
     open_with: OpenWith = Field(description="The tool and arguments that open it")
 
 
@@ -74,24 +74,38 @@ def _iso(timestamp: float | None) -> str | None:
     return None if timestamp is None else datetime.fromtimestamp(timestamp, UTC).isoformat()
 
 
-def user_key(ctx: Context[Any, Any], nc: NextcloudClient) -> str:
-    """Whose index: the caller's subject (their grant's), or the one configured user."""
-    caller = caller_of(ctx)
-    return caller.subject if caller is not None and caller.subject else f"nextcloud:{nc.user_id}"
+def _opener(hit: Hit) -> tuple[str, OpenWith]:
+    """The resource URI (or '') and the tool with arguments that open a hit."""
+    if hit.kind == "note":
+        return note_uri(int(hit.key)), OpenWith(tool="nc_notes_get_note", arguments={"note_id": int(hit.key)})
+    if hit.kind in ("event", "task", "contact"):
+        href, _, uid = hit.key.partition("|")
+        collection = collection_of(href).rstrip("/").rpartition("/")[2]
+        if hit.kind == "contact":
+            arguments = {"uid": uid, "address_book": collection}
+            return contact_uri(collection, uid), OpenWith(tool="nc_contacts_get_contact", arguments=arguments)
+        if hit.kind == "event":
+            return "", OpenWith(tool="nc_calendar_get_event", arguments={"calendar": collection, "uid": uid})
+        return "", OpenWith(tool="nc_calendar_list_todos", arguments={"calendar": collection})
+    if hit.kind == "card":
+        board, stack, card = (int(x) for x in hit.key.split("/"))
+        ids: dict[str, Any] = {"board_id": board, "stack_id": stack, "card_id": card}
+        return "", OpenWith(tool="nc_deck_get_card", arguments=ids)
+    if hit.kind == "page":
+        collective, page = (int(x) for x in hit.key.split("/"))
+        opened: dict[str, Any] = {"collective_id": collective, "page_id": page}
+        return "", OpenWith(tool="nc_collectives_get_page", arguments=opened)
+    return file_uri(hit.key), OpenWith(tool="nc_webdav_read_file", arguments={"path": hit.key})
+
+
+_KIND_OF: dict[str, Kind] = {kind: kind for kind in KINDS}
 
 
 def _found(hit: Hit) -> FoundItem:
     excerpt = hit.excerpt.replace(START_MARK, "«").replace(END_MARK, "»")
-    if hit.kind == "note":
-        uri, opener = (
-            note_uri(int(hit.key)),
-            OpenWith(tool="nc_notes_get_note", arguments={"note_id": int(hit.key)}),
-        )
-    else:
-        uri, opener = file_uri(hit.key), OpenWith(tool="nc_webdav_read_file", arguments={"path": hit.key})
-    kind: Kind = "note" if hit.kind == "note" else "file"
+    uri, opener = _opener(hit)
     return FoundItem(
-        kind=kind,
+        kind=_KIND_OF.get(hit.kind, "file"),
         title=hit.title,
         where=hit.location,
         modified=_iso(hit.modified) or "",
@@ -99,46 +113,6 @@ def _found(hit: Hit) -> FoundItem:
         uri=uri,
         open_with=opener,
     )
-
-
-async def _sync(
-    index: FindIndex, user: str, nc: NextcloudClient, kinds: set[str], seconds: float, max_bytes: int
-) -> Round:
-    """Read what changed, within `seconds`; errors are reported, never fatal, but a refused
-    credential is (the caller must sign in again)."""
-    work = Round(deadline=time.monotonic() + seconds)
-    # The notes live in the user's files: the root's ETag changes with any note or file. Read
-    # before the round (a change during it shows at the next call); equal to the one of the last
-    # complete round of these kinds, nothing changed: one request in all.
-    files = await nc.files()
-    gate = ",".join(sorted(kinds))
-    root_etag = await files.current_etag("")
-    work.requests += 1
-    if root_etag and (await index.marks(user, ROUND)).get(gate) == root_etag:
-        return work
-    skip: list[str] = []
-    if "note" in kinds:
-        try:
-            skip.append((await nc.api(NotesClient).settings()).notes_path)  # the notes are found as notes
-            await sync_notes(index, user, nc.api(NotesClient), work)
-        except Unauthorized:
-            raise
-        except NextcloudError as exc:
-            work.errors.append(f"notes: {exc.message}")
-            work.complete = False
-    if "file" in kinds and not work.out_of_time():
-        try:
-            await sync_files(index, user, files, work, skip=skip, max_bytes=max_bytes)
-        except Unauthorized:
-            raise
-        except NextcloudError as exc:
-            work.errors.append(f"files: {exc.message}")
-            work.complete = False
-    await index.set_status(
-        user, synced_at=time.time(), complete=work.complete, error="; ".join(work.errors)[:1000]
-    )
-    await index.set_marks(user, ROUND, {gate: root_etag if work.complete else None})
-    return work
 
 
 def _cursor_tag(query: str, filters: Filters) -> str:
@@ -191,8 +165,9 @@ async def nc_find(
         str | None, Field(max_length=64, description="next_cursor of the previous answer")
     ] = None,
 ) -> FindAnswer:
-    """Find the user's notes and files by the words in them (a file's name, path, and the text of
-    plain-text and Markdown files), case and accents ignored, best first. Each hit has an excerpt
+    """Find anything of the user's by the words in it, case and accents ignored, best first: notes;
+    files by name, path and the text of plain-text, Markdown, PDF, Word/Excel/PowerPoint and
+    OpenDocument files; events and tasks; contacts; Deck cards; Collectives pages. Each hit has an excerpt
     with the matches marked «like this», where it is, when it changed, and how to open it. The
     index is brought up to date within a few seconds first; if `index.complete` is false, parts of
     Nextcloud were not read yet: asking again goes on."""
@@ -214,7 +189,7 @@ async def nc_find(
     index = await runtime.find.index()
     settings = runtime.settings
     wanted: set[str] = set(kinds or KINDS)
-    work = await _sync(index, user, nc, wanted, settings.find_sync_seconds, settings.find_max_bytes_per_item)
+    work = await sync_round(index, user, nc, wanted, settings.find_sync_seconds, limits_of(settings))
     hits = await index.search(user, parsed, filters, limit=limit, offset=offset)
     kept, dropped = await confirmed(index, user, hits, nc)
     status = await index.status(user)

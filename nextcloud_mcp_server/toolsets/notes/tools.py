@@ -12,10 +12,13 @@ from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import NOTES_READ, NOTES_WRITE, require_scopes
+from nextcloud_mcp_server.index.engine import END_MARK, START_MARK, Hit
+from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 from nextcloud_mcp_server.nextcloud.errors import PreconditionFailed
 from nextcloud_mcp_server.nextcloud.models import Note
 from nextcloud_mcp_server.tools._approval import refuse_changed, require_approval, shrinks
 from nextcloud_mcp_server.tools._context import nextcloud_for, runtime_of
+from nextcloud_mcp_server.tools._find_index import ANSWERED_FROM_INDEX, from_index
 from nextcloud_mcp_server.tools._registry import Toolset
 from nextcloud_mcp_server.tools._results import answer, stale_version
 from nextcloud_mcp_server.tools._versions import approve_update, given_etag
@@ -68,6 +71,11 @@ class NoteHit(NoteSummary):
 class NoteSearchResult(BaseModel):
     query: str
     hits: list[NoteHit]
+    answered_from: str = Field(
+        default="nextcloud",
+        description="'nextcloud' (the Notes app searched), or 'find index' (your up-to-date find index "
+        "answered: words match their beginnings too, every hit confirmed by Nextcloud)",
+    )
 
 
 class DeletedNote(BaseModel):
@@ -231,6 +239,27 @@ async def nc_notes_append_content(
     return _detail(await nc.api(NotesClient).append(note_id, content, max_bytes=limit))
 
 
+async def _indexed_result(nc: NextcloudClient, query: str, hits: list[Hit]) -> NoteSearchResult:
+    """The find index's hits as a notes search answer (one listing for the notes' summaries)."""
+    listed = (
+        {str(n.id): n async for n in nc.api(NotesClient).iter_notes(exclude=("content",))} if hits else {}
+    )
+    found = []
+    for rank, hit in enumerate(h for h in hits if h.key in listed):
+        snippet = hit.excerpt.replace(START_MARK, "").replace(END_MARK, "")
+        in_title = any(word.casefold() in hit.title.casefold() for word in query.split() if word.isalnum())
+        found.append(
+            NoteHit(
+                **_summary(listed[hit.key]),
+                matched_in="title" if in_title else "content",
+                snippet=snippet,
+                score=round(1.0 / (rank + 1), 3),
+            )
+        )
+    echoed = query if len(query) <= ECHO else query[:ECHO] + "…"
+    return NoteSearchResult(query=echoed, hits=found, answered_from=ANSWERED_FROM_INDEX)
+
+
 @toolset.tool(title="Search notes", read_only=True)
 @require_scopes(NOTES_READ)
 async def nc_notes_search_notes(
@@ -247,6 +276,9 @@ async def nc_notes_search_notes(
         raise InvalidNoteInput("query must contain a word")
     nc = await nextcloud_for(ctx)
     wanted = check_category(category) if category else None
+    indexed = None if wanted else await from_index(ctx, nc, query, {"note"}, limit=limit)
+    if indexed is not None:
+        return await _indexed_result(nc, query, indexed)
     hits = await nc.api(NotesClient).search(
         query, category=wanted, limit=limit, progress=_progress(ctx, "notes searched")
     )

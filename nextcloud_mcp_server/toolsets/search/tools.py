@@ -19,6 +19,7 @@ from nextcloud_mcp_server.toolsets.search.client import (
     UnifiedSearchClient,
     valid_provider_id,
 )
+from nextcloud_mcp_server.toolsets.search.tools_indexed import indexed_results
 
 __all__ = ["toolset"]
 
@@ -60,6 +61,10 @@ class SearchResults(BaseModel):
         description="Providers with more results: pass as `cursors` (same term) for the next page"
     )
     errors: list[ProviderError] = Field(default_factory=list)
+    from_find_index: list[str] = Field(
+        default_factory=list,
+        description="Providers answered from your find index (words inside contents too), not by Nextcloud",
+    )
 
 
 async def _refuse_unknown(search: UnifiedSearchClient, wanted: list[str]) -> None:
@@ -102,7 +107,8 @@ async def nc_search(
     subline and URL (files carry their path in attributes), so you can follow up with the files,
     notes or calendar tools. Names are matched, not file contents, unless the server has a
     full-text search app. For the next page, call again with the same term and `cursors`."""
-    search = (await nextcloud_for(ctx)).api(UnifiedSearchClient)
+    nc = await nextcloud_for(ctx)
+    search = nc.api(UnifiedSearchClient)
     if cursors:
         wanted = list(cursors)
     elif providers:
@@ -113,6 +119,9 @@ async def nc_search(
         raise InvalidInput(f"ask at most {MAX_PROVIDERS} providers at a time")
     if any(not valid_provider_id(p) for p in wanted):
         await _refuse_unknown(search, wanted)
+    indexed = None if cursors else await indexed_results(ctx, nc, term, wanted, limit)
+    if indexed is not None:
+        wanted = [p for p in wanted if p not in indexed[1]]
 
     async def one(provider: str) -> SearchPage | ProviderError:
         try:
@@ -125,7 +134,7 @@ async def nc_search(
         # Named providers are asked without listing them first (one request less); an unknown id
         # is refused by Nextcloud, and only then is the list read to say which ids exist.
         await _refuse_unknown(search, wanted)
-    results: list[SearchResult] = []
+    results = [SearchResult(**found) for found in indexed[0]] if indexed else []
     next_cursors: dict[str, str] = {}
     errors: list[ProviderError] = []
     for page in pages:
@@ -140,6 +149,9 @@ async def nc_search(
         ]
         if page.cursor is not None:
             next_cursors[page.provider] = page.cursor
-    if errors and len(errors) == len(pages):
+    if errors and len(errors) == len(pages) and not indexed:
         raise NextcloudError(search.host, "; ".join(f"{e.provider}: {e.error}" for e in errors))
-    return SearchResults(term=term, results=results, next_cursors=next_cursors, errors=errors)
+    covered = indexed[1] if indexed else []
+    return SearchResults(
+        term=term, results=results, next_cursors=next_cursors, errors=errors, from_find_index=covered
+    )

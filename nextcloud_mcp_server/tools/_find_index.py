@@ -1,0 +1,78 @@
+"""The find index as other tools' answer (docs/ADR/0076): `nc_notes_search_notes` and `nc_search`
+answer from the caller's find index when it covers what they ask, and say so; otherwise they ask
+Nextcloud as before.
+
+The index covers a caller when the `find` toolset is chosen on this server, the caller may use it
+(an OAuth caller holds `find:read`), they already have an index (made by their own `nc_find`: no
+other tool makes one), and this call's sync round read everything that changed (a round cut short
+by its time budget leaves the answer to Nextcloud).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp.server.mcpserver import Context
+
+from nextcloud_mcp_server.auth.caller import caller_of
+from nextcloud_mcp_server.auth.scopes import missing_scopes
+from nextcloud_mcp_server.config.settings import Settings
+from nextcloud_mcp_server.config.validity import chosen_toolsets
+from nextcloud_mcp_server.index.confirm import confirmed
+from nextcloud_mcp_server.index.engine import Filters, Hit
+from nextcloud_mcp_server.index.extract import Limits
+from nextcloud_mcp_server.index.query import QueryError, parse_query
+from nextcloud_mcp_server.index.rounds import sync_round
+from nextcloud_mcp_server.nextcloud.client import NextcloudClient
+from nextcloud_mcp_server.tools._context import runtime_of
+from nextcloud_mcp_server.toolsets.find import DECLARATION
+
+__all__ = ["ANSWERED_FROM_INDEX", "from_index", "limits_of", "user_key"]
+
+ANSWERED_FROM_INDEX = "find index"
+
+
+def user_key(ctx: Context[Any, Any], nc: NextcloudClient) -> str:
+    """Whose index: the caller's subject (their grant's), or the one configured user."""
+    caller = caller_of(ctx)
+    return caller.subject if caller is not None and caller.subject else f"nextcloud:{nc.user_id}"
+
+
+def limits_of(settings: Settings) -> Limits:
+    """How far one file is read, from the settings (docs/ADR/0075)."""
+    return Limits(
+        max_bytes=settings.find_max_bytes_per_item,
+        max_file_bytes=settings.find_max_document_bytes,
+        max_pages=settings.find_max_pages,
+        memory=settings.find_extract_memory_mb * 1024 * 1024,
+        cpu_seconds=settings.find_extract_seconds,
+        seconds=float(settings.find_extract_seconds),
+    )
+
+
+async def from_index(
+    ctx: Context[Any, Any], nc: NextcloudClient, query: str, kinds: set[str], *, limit: int
+) -> list[Hit] | None:
+    """The caller's confirmed hits of `kinds` for `query` from their find index, best first; None
+    when the index does not cover this caller now (the tool then asks Nextcloud)."""
+    runtime = runtime_of(ctx)
+    settings = runtime.settings
+    if "find" not in chosen_toolsets(settings):
+        return None
+    caller = caller_of(ctx)
+    if caller is not None and missing_scopes((DECLARATION.read,), caller.scopes):
+        return None
+    try:
+        parsed = parse_query(query)
+    except QueryError:
+        return None
+    index = await runtime.find.index()
+    user = user_key(ctx, nc)
+    if (await index.status(user)).synced_at is None:
+        return None  # no index for this person: nothing changes for them
+    work = await sync_round(index, user, nc, kinds, settings.find_sync_seconds, limits_of(settings))
+    if not work.complete:
+        return None
+    hits = await index.search(user, parsed, Filters(kinds=frozenset(kinds)), limit=limit)
+    kept, _ = await confirmed(index, user, hits, nc)
+    return kept

@@ -1,0 +1,134 @@
+"""Documents, events and contacts into the index on the double (docs/ADR/0075, 0076): a PDF's
+and an ODT's words found, a zip bomb and an oversized document found by name only (the bomb's
+reason reported, the large file never downloaded); events, tasks and contacts read when their
+calendar's or book's CTag moves, one request each when none did, gone when deleted, and confirmed
+per container. The real 29 and 34 run the whole flow in tests/integration/test_find_sources.py."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from nextcloud_mcp_server.index.confirm import confirmed
+from nextcloud_mcp_server.index.engine import Filters
+from nextcloud_mcp_server.index.extract import Limits
+from nextcloud_mcp_server.index.query import parse_query
+from nextcloud_mcp_server.index.sources import sync_books, sync_calendars
+from nextcloud_mcp_server.index.sqlite import SQLiteIndex
+from nextcloud_mcp_server.index.sync import Round, sync_files
+from nextcloud_mcp_server.nextcloud.auth import BasicCredential
+from nextcloud_mcp_server.nextcloud.client import NextcloudClient
+from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
+from tests.backends import Login, Nextcloud
+from tests.conftest import ADMIN_APP_PASSWORD, ADMIN_PASSWORD
+from tests.index import documents
+from tests.nextcloud_double import NextcloudDouble
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
+USER = "nextcloud:admin"
+
+
+@pytest.fixture
+def on_double(double: NextcloudDouble, double_url: str) -> Nextcloud:
+    admin = Login("admin", ADMIN_PASSWORD, ADMIN_APP_PASSWORD, display_name="Admin")
+    return Nextcloud("double", double_url, admin, admin, double=double)
+
+
+@pytest.fixture
+async def client(on_double: Nextcloud) -> AsyncIterator[NextcloudClient]:
+    http = NextcloudHTTP(on_double.url)
+    try:
+        yield NextcloudClient(http, BasicCredential(on_double.admin.user, on_double.admin.app_password))
+    finally:
+        await http.aclose()
+
+
+@pytest.fixture
+async def index(tmp_path: Path) -> AsyncIterator[SQLiteIndex]:
+    opened = SQLiteIndex(tmp_path / "find-index.sqlite3")
+    await opened.open()
+    yield opened
+    await opened.close()
+
+
+def _round() -> Round:
+    return Round(deadline=time.monotonic() + 120)
+
+
+async def _keys(index: SQLiteIndex, query: str) -> set[str]:
+    return {h.key for h in await index.search(USER, parse_query(query), Filters(), limit=50)}
+
+
+async def test_documents_are_found_by_their_words_and_hostile_ones_by_name(
+    on_double: Nextcloud, client: NextcloudClient, index: SQLiteIndex
+) -> None:
+    admin = on_double.admin
+    on_double.put_file(admin, "Docs/lease.pdf", documents.pdf(["the lease terms", "clause about pelicans"]))
+    on_double.put_file(admin, "Docs/essay.odt", documents.odt(["a pelican essay"]))
+    on_double.put_file(admin, "Docs/bomb.docx", documents.entity_bomb_docx())
+    on_double.put_file(admin, "Docs/huge.pdf", documents.pdf(["pelican"] * 40))
+    size = len(documents.pdf(["pelican"] * 40))
+    work = _round()
+    limits = Limits(max_file_bytes=size - 1)
+    await sync_files(index, USER, await client.files(), work, limits=limits)
+    assert await _keys(index, "pelican") == {"Docs/lease.pdf", "Docs/essay.odt"}
+    assert await _keys(index, "bomb") == {"Docs/bomb.docx"}
+    assert await _keys(index, "huge") == {"Docs/huge.pdf"}
+    assert any("bomb.docx" in e and "DOCTYPE" in e for e in work.errors), work.errors
+    assert work.requests == 2 + 3  # two listings; lease, essay and bomb read, huge.pdf never
+
+
+EVENT = (
+    "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//EN\r\nBEGIN:{kind}\r\nUID:{uid}\r\n"
+    "DTSTAMP:20261101T090000Z\r\nDTSTART:20261201T090000Z\r\nSUMMARY:{summary}\r\n"
+    "DESCRIPTION:{text}\r\nEND:{kind}\r\nEND:VCALENDAR\r\n"
+)
+
+
+async def test_events_tasks_and_contacts_follow_their_collections_versions(
+    on_double: Nextcloud, client: NextcloudClient, index: SQLiteIndex
+) -> None:
+    admin = on_double.admin
+    on_double.put_calendar_object(
+        admin, "e1", EVENT.format(kind="VEVENT", uid="e1", summary="Dentist", text="bring the x-ray")
+    )
+    tasks = (
+        '<c:mkcalendar xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:set><d:prop>'
+        "<d:displayname>Tasks</d:displayname><c:supported-calendar-component-set>"
+        '<c:comp name="VTODO"/></c:supported-calendar-component-set></d:prop></d:set></c:mkcalendar>'
+    )
+    with on_double.http() as http:
+        made = http.request("MKCALENDAR", on_double.calendar_path(admin, "tasks"), content=tasks)
+        assert made.status_code == 201
+    task = EVENT.format(kind="VTODO", uid="t1", summary="Buy seed", text="marigold seeds")
+    on_double.put_calendar_object(admin, "t1", task, calendar="tasks")
+    on_double.put_card(
+        admin,
+        "c1.vcf",
+        "BEGIN:VCARD\r\nVERSION:3.0\r\nUID:c1\r\nFN:Olga Plumber\r\nNOTE:fixes the boiler\r\nEND:VCARD\r\n",
+    )
+    first = _round()
+    await sync_calendars(index, USER, client, first)
+    await sync_books(index, USER, client, first)
+    assert {k.rpartition("|")[2] for k in await _keys(index, "x-ray marigold boiler")} == set()  # all words
+    assert {k.rpartition("|")[2] for k in await _keys(index, "marigold")} == {"t1"}
+    assert {k.rpartition("|")[2] for k in await _keys(index, "boiler")} == {"c1"}
+    dentist = await index.search(USER, parse_query("dentist"), Filters(), limit=5)
+    assert [(h.kind, h.title) for h in dentist] == [("event", "Dentist")]
+    unchanged = _round()
+    await sync_calendars(index, USER, client, unchanged)
+    await sync_books(index, USER, client, unchanged)
+    assert (unchanged.requests, unchanged.read) == (2, 0)
+    with on_double.http() as http:
+        assert http.delete(on_double.calendar_path(admin) + "e1.ics").status_code == 204
+    kept, dropped = await confirmed(
+        index, USER, await index.search(USER, parse_query("dentist"), Filters(), limit=5), client
+    )
+    assert (kept, dropped) == ([], 1)  # confirmed gone before any round
+    after = _round()
+    await sync_calendars(index, USER, client, after)
+    assert await _keys(index, "dentist") == set()
+    assert {k.rpartition("|")[2] for k in await _keys(index, "marigold")} == {"t1"}
