@@ -15,8 +15,11 @@ from pydantic import BaseModel, Field
 from nextcloud_mcp_server.auth.caller import caller_of
 from nextcloud_mcp_server.auth.scopes import require_scopes
 from nextcloud_mcp_server.index.confirm import confirmed
+from nextcloud_mcp_server.index.embedding import EmbeddingError
 from nextcloud_mcp_server.index.engine import END_MARK, MAX_LIMIT, START_MARK, Filters, FindIndex, Hit
-from nextcloud_mcp_server.index.query import MAX_QUERY_CHARS, QueryError, parse_query
+from nextcloud_mcp_server.index.fusion import fuse
+from nextcloud_mcp_server.index.meaning import Meaning
+from nextcloud_mcp_server.index.query import MAX_QUERY_CHARS, Query, QueryError, parse_query
 from nextcloud_mcp_server.index.sync import Round, sync_files, sync_notes
 from nextcloud_mcp_server.nextcloud import paths
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
@@ -34,6 +37,8 @@ toolset = Toolset("find")
 ROUND = "round"  # the marks' source for the root's ETag at the start of the last complete round
 Kind = Literal["note", "file"]
 KINDS: tuple[Kind, ...] = ("note", "file")
+Mode = Literal["words", "meaning", "both"]
+MAX_DEPTH = 200  # how deep each ranking is read when both are fused
 
 
 class OpenWith(BaseModel):
@@ -49,6 +54,9 @@ class FoundItem(BaseModel):
     excerpt: str = Field(description="Text around the matches, each match between « and »")
     uri: str = Field(description="The nextcloud:// resource to read it")
     open_with: OpenWith = Field(description="The tool and arguments that open it")
+    by: Literal["words", "meaning"] = Field(
+        default="words", description="meaning: found for what it says, not for the words asked (less certain)"
+    )
 
 
 class IndexState(BaseModel):
@@ -56,6 +64,9 @@ class IndexState(BaseModel):
     items: dict[str, int] = Field(description="Items indexed per kind")
     synced_at: str | None = Field(description="When the index last read Nextcloud (ISO 8601, UTC)")
     read_now: int = Field(default=0, description="Items this call (re)indexed")
+    by_meaning: int | None = Field(
+        default=None, description="Items findable by meaning so far (None: finding by meaning is off)"
+    )
     errors: list[str] = Field(default_factory=list)
 
 
@@ -80,7 +91,7 @@ def user_key(ctx: Context[Any, Any], nc: NextcloudClient) -> str:
     return caller.subject if caller is not None and caller.subject else f"nextcloud:{nc.user_id}"
 
 
-def _found(hit: Hit) -> FoundItem:
+def _found(hit: Hit, worded: set[tuple[str, str]] | None = None) -> FoundItem:
     excerpt = hit.excerpt.replace(START_MARK, "«").replace(END_MARK, "»")
     if hit.kind == "note":
         uri, opener = (
@@ -98,6 +109,7 @@ def _found(hit: Hit) -> FoundItem:
         excerpt=excerpt,
         uri=uri,
         open_with=opener,
+        by="words" if worded is None or (hit.kind, hit.key) in worded else "meaning",
     )
 
 
@@ -141,10 +153,12 @@ async def _sync(
     return work
 
 
-def _cursor_tag(query: str, filters: Filters) -> str:
+def _cursor_tag(query: str, filters: Filters, mode: Mode = "words") -> str:
     """What a cursor belongs to, the same in every process (no set's iteration order in it)."""
     kinds = sorted(filters.kinds) if filters.kinds is not None else None
-    parts = (query, kinds, filters.folder, filters.changed_after, filters.changed_before)
+    parts: tuple[object, ...] = (query, kinds, filters.folder, filters.changed_after, filters.changed_before)
+    if mode != "words":
+        parts = (*parts, mode)
     return hashlib.sha256(repr(parts).encode()).hexdigest()[:12]
 
 
@@ -162,6 +176,47 @@ def _offset(cursor: str | None, tag: str) -> int:
     if found != tag or not offset.isdigit() or len(offset) > 4:
         raise InvalidInput("this cursor belongs to another query or filters; start without a cursor")
     return int(offset)
+
+
+async def _ranked(
+    index: FindIndex,
+    meaning: Meaning | None,
+    mode: Mode,
+    user: str,
+    words: Query | None,
+    question: str,
+    filters: Filters,
+    *,
+    limit: int,
+    offset: int,
+) -> tuple[list[Hit], set[tuple[str, str]] | None]:
+    """One page of hits: by words, by meaning, or both rankings fused (docs/ADR/0078); and which
+    of them have the words (None: all)."""
+    if mode == "words" or meaning is None:
+        return [] if words is None else await index.search(
+            user, words, filters, limit=limit, offset=offset
+        ), None
+    if mode == "meaning" or words is None:
+        return await meaning.nearest(user, question, filters, limit=limit, offset=offset), set()
+    depth = min(offset + limit, MAX_DEPTH)
+    by_words: list[Hit] = []
+    while len(by_words) < depth:
+        page = await index.search(user, words, filters, limit=MAX_LIMIT, offset=len(by_words))
+        by_words += page
+        if len(page) < MAX_LIMIT:
+            break
+    by_meaning: list[Hit] = []
+    while len(by_meaning) < depth:
+        page = await meaning.nearest(user, question, filters, limit=MAX_LIMIT, offset=len(by_meaning))
+        by_meaning += page
+        if len(page) < MAX_LIMIT:
+            break
+    shown = {(h.kind, h.key): h for h in reversed(by_meaning)} | {(h.kind, h.key): h for h in by_words}
+    worded = {(h.kind, h.key) for h in by_words}
+    fused = fuse([[(h.kind, h.key) for h in by_words[:depth]], [(h.kind, h.key) for h in by_meaning[:depth]]])
+    # What has the words comes first, ordered by both rankings; what only means the same follows.
+    order = [k for k in fused if k in worded] + [k for k in fused if k not in worded]
+    return [shown[k] for k in order[offset : offset + limit]], worded
 
 
 @toolset.tool(title="Find by words", read_only=True)
@@ -190,37 +245,65 @@ async def nc_find(
     cursor: Annotated[
         str | None, Field(max_length=64, description="next_cursor of the previous answer")
     ] = None,
+    mode: Annotated[
+        Mode | None,
+        Field(
+            description="words: as written; meaning: what is meant, even in other words; both "
+            "(the default when the server finds by meaning)"
+        ),
+    ] = None,
 ) -> FindAnswer:
     """Find the user's notes and files by the words in them (a file's name, path, and the text of
     plain-text and Markdown files), case and accents ignored, best first. Each hit has an excerpt
     with the matches marked «like this», where it is, when it changed, and how to open it. The
     index is brought up to date within a few seconds first; if `index.complete` is false, parts of
-    Nextcloud were not read yet: asking again goes on."""
+    Nextcloud were not read yet: asking again goes on. By meaning, "the heating repair" finds a
+    note titled "Boiler service", and the excerpt is the passage that matched."""
+    runtime = runtime_of(ctx)
+    meaning = await runtime.find.meaning()
+    chosen: Mode = mode or ("both" if meaning is not None else "words")
+    if chosen != "words" and meaning is None:
+        raise InvalidInput("this server does not find by meaning (FIND_MEANING=off): use mode='words'")
+    parsed: Query | None
     try:
         parsed = parse_query(query)
     except QueryError as exc:
-        raise InvalidInput(str(exc)) from None
+        if chosen == "words":
+            raise InvalidInput(str(exc)) from None
+        parsed = None  # a question of no searchable words is still asked by meaning
     filters = Filters(
         kinds=frozenset(kinds) if kinds else None,
         folder=paths.clean(folder) if folder else None,
         changed_after=_timestamp(changed_after),
         changed_before=_timestamp(changed_before),
     )
-    tag = _cursor_tag(query, filters)
+    tag = _cursor_tag(query, filters, chosen)
     offset = _offset(cursor, tag)
-    runtime = runtime_of(ctx)
     nc = await nextcloud_for(ctx)
     user = user_key(ctx, nc)
     index = await runtime.find.index()
     settings = runtime.settings
     wanted: set[str] = set(kinds or KINDS)
     work = await _sync(index, user, nc, wanted, settings.find_sync_seconds, settings.find_max_bytes_per_item)
-    hits = await index.search(user, parsed, filters, limit=limit, offset=offset)
+    by_meaning: int | None = None
+    if meaning is not None:
+        try:
+            # what is left of the call's budget; the rest goes on in the background
+            await meaning.catch_up(user, seconds=max(0.5, work.deadline - time.monotonic()))
+        except EmbeddingError as exc:
+            if chosen != "words":
+                raise InvalidInput(f"finding by meaning failed: {exc}") from None
+            work.errors.append(f"meaning: {exc}")
+        by_meaning = (await meaning.progress(user)).embedded
+        runtime.find.continue_in_background(user)
+    hits, worded = await _ranked(
+        index, meaning, chosen, user, parsed, query, filters, limit=limit, offset=offset
+    )
     kept, dropped = await confirmed(index, user, hits, nc)
     status = await index.status(user)
     more = len(hits) == limit
     return FindAnswer(
-        hits=[_found(h) for h in kept],
+        hits=[_found(h, worded) for h in kept],
         next_cursor=f"{offset + limit - dropped}.{tag}" if more else None,
         dropped=dropped,
         index=IndexState(
@@ -229,6 +312,7 @@ async def nc_find(
             synced_at=_iso(status.synced_at),
             read_now=work.read,
             errors=work.errors[:20],
+            by_meaning=by_meaning,
         ),
     )
 
