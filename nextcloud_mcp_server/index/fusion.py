@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import TypeVar
 
-__all__ = ["K", "fuse"]
+from nextcloud_mcp_server.index.engine import Hit
+
+__all__ = ["K", "fuse", "hybrid"]
 
 K = 60
 T = TypeVar("T", bound=Hashable)
@@ -29,3 +31,14 @@ def fuse(rankings: Sequence[Sequence[T]], *, k: int = K) -> list[T]:
             scores[item] = scores.get(item, 0.0) + 1.0 / (k + rank)
     order = {item: i for i, item in enumerate(scores)}
     return sorted(scores, key=lambda item: (-scores[item], order[item]))
+
+
+def hybrid(by_words: Sequence[Hit], by_meaning: Sequence[Hit]) -> tuple[list[Hit], set[tuple[str, str]]]:
+    """Both rankings as one: the items that have the words first, ordered by both rankings; then
+    those found by meaning only. Also which items have the words. A word hit keeps its excerpt
+    (its matches marked); an item found by meaning only shows its nearest passage."""
+    shown = {(h.kind, h.key): h for h in reversed(by_meaning)} | {(h.kind, h.key): h for h in by_words}
+    worded = {(h.kind, h.key) for h in by_words}
+    fused = fuse([[(h.kind, h.key) for h in by_words], [(h.kind, h.key) for h in by_meaning]])
+    order = [k for k in fused if k in worded] + [k for k in fused if k not in worded]
+    return [shown[k] for k in order], worded

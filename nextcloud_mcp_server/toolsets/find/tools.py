@@ -17,7 +17,7 @@ from nextcloud_mcp_server.auth.scopes import require_scopes
 from nextcloud_mcp_server.index.confirm import confirmed
 from nextcloud_mcp_server.index.embedding import EmbeddingError
 from nextcloud_mcp_server.index.engine import END_MARK, MAX_LIMIT, START_MARK, Filters, FindIndex, Hit
-from nextcloud_mcp_server.index.fusion import fuse
+from nextcloud_mcp_server.index.fusion import hybrid
 from nextcloud_mcp_server.index.meaning import Meaning
 from nextcloud_mcp_server.index.query import MAX_QUERY_CHARS, Query, QueryError, parse_query
 from nextcloud_mcp_server.index.sync import Round, sync_files, sync_notes
@@ -211,12 +211,8 @@ async def _ranked(
         by_meaning += page
         if len(page) < MAX_LIMIT:
             break
-    shown = {(h.kind, h.key): h for h in reversed(by_meaning)} | {(h.kind, h.key): h for h in by_words}
-    worded = {(h.kind, h.key) for h in by_words}
-    fused = fuse([[(h.kind, h.key) for h in by_words[:depth]], [(h.kind, h.key) for h in by_meaning[:depth]]])
-    # What has the words comes first, ordered by both rankings; what only means the same follows.
-    order = [k for k in fused if k in worded] + [k for k in fused if k not in worded]
-    return [shown[k] for k in order[offset : offset + limit]], worded
+    ranked, worded = hybrid(by_words[:depth], by_meaning[:depth])
+    return ranked[offset : offset + limit], worded
 
 
 @toolset.tool(title="Find by words", read_only=True)
