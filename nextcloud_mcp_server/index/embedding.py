@@ -23,6 +23,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from nextcloud_mcp_server.index.engine import EmbeddingError
 from nextcloud_mcp_server.outbound.client import BoundedClient, Bounds
 from nextcloud_mcp_server.outbound.errors import OutboundError
 
@@ -48,10 +49,6 @@ MAX_DIMENSIONS = 4_096
 SHIPPED_CONFIG = "l2_supercat"
 SHIPPED_DIMENSIONS = 256
 _RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
-
-
-class EmbeddingError(Exception):
-    """The model cannot turn text into vectors (said in words a person can act on)."""
 
 
 class Embedder(Protocol):

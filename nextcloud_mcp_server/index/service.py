@@ -6,12 +6,15 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nextcloud_mcp_server.config import Settings
-from nextcloud_mcp_server.index.embedding import Embedder, EndpointModel, ShippedModel
 from nextcloud_mcp_server.index.engine import FindIndex
-from nextcloud_mcp_server.index.meaning import Meaning
-from nextcloud_mcp_server.index.vectors import VectorStore
+
+if TYPE_CHECKING:  # numpy and the model only once the index is used (start-up cost)
+    from nextcloud_mcp_server.index.embedding import Embedder
+    from nextcloud_mcp_server.index.meaning import Meaning
+    from nextcloud_mcp_server.index.vectors import VectorStore
 
 __all__ = ["FindService", "embedder_of", "index_path"]
 
@@ -27,6 +30,9 @@ def embedder_of(settings: Settings) -> Embedder | None:
     """The model FIND_MEANING names (docs/ADR/0078), or None when finding by meaning is off."""
     if settings.find_meaning == "off":
         return None
+    # imported here for start-up cost: numpy comes with them
+    from nextcloud_mcp_server.index.embedding import EndpointModel, ShippedModel
+
     if (
         settings.find_meaning == "endpoint"
         and settings.find_embeddings_url
@@ -48,7 +54,7 @@ class FindService:
         self._index: FindIndex | None = None
         self._vectors: VectorStore | None = None
         self._meaning: Meaning | None = None
-        self._embedder = embedder_of(settings)
+        self._embedder: Embedder | None = None
         self._lock = asyncio.Lock()
         self._background: dict[str, asyncio.Task[int]] = {}
 
@@ -75,7 +81,10 @@ class FindService:
                 await made.open()
                 await vectors.open()  # the passages' table exists even with meaning off: forget empties it
                 self._index, self._vectors = made, vectors
+                self._embedder = embedder_of(self.settings)
                 if self._embedder is not None:
+                    from nextcloud_mcp_server.index.meaning import Meaning  # start-up cost: numpy
+
                     self._meaning = Meaning(self._embedder, vectors)
             return self._index
 
@@ -124,5 +133,6 @@ class FindService:
                 index, self._index = self._index, None
                 self._vectors = self._meaning = None
                 await index.close()
-            if isinstance(self._embedder, EndpointModel):
-                await self._embedder.aclose()
+            closing = getattr(self._embedder, "aclose", None)
+            if closing is not None:
+                await closing()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import time
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
@@ -15,10 +15,16 @@ from pydantic import BaseModel, Field
 from nextcloud_mcp_server.auth.caller import caller_of
 from nextcloud_mcp_server.auth.scopes import require_scopes
 from nextcloud_mcp_server.index.confirm import confirmed
-from nextcloud_mcp_server.index.embedding import EmbeddingError
-from nextcloud_mcp_server.index.engine import END_MARK, MAX_LIMIT, START_MARK, Filters, FindIndex, Hit
+from nextcloud_mcp_server.index.engine import (
+    END_MARK,
+    MAX_LIMIT,
+    START_MARK,
+    EmbeddingError,
+    Filters,
+    FindIndex,
+    Hit,
+)
 from nextcloud_mcp_server.index.fusion import hybrid
-from nextcloud_mcp_server.index.meaning import Meaning
 from nextcloud_mcp_server.index.query import MAX_QUERY_CHARS, Query, QueryError, parse_query
 from nextcloud_mcp_server.index.sync import Round, sync_files, sync_notes
 from nextcloud_mcp_server.nextcloud import paths
@@ -29,6 +35,9 @@ from nextcloud_mcp_server.tools._context import nextcloud_for, runtime_of
 from nextcloud_mcp_server.tools._registry import Toolset
 from nextcloud_mcp_server.toolsets.find import DECLARATION
 from nextcloud_mcp_server.toolsets.notes.client import NotesClient
+
+if TYPE_CHECKING:  # numpy and the model only once meaning is asked (start-up cost)
+    from nextcloud_mcp_server.index.meaning import Meaning
 
 __all__ = ["toolset"]
 
