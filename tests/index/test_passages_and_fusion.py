@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -49,3 +52,15 @@ def test_fusion_rewards_agreement_and_keeps_everything_once() -> None:
     assert fuse([["a", "b", "c"], ["c", "a", "d"]]) == ["a", "c", "b", "d"]
     assert fuse([["x", "x", "y"], []]) == ["x", "y"]
     assert fuse([]) == []
+
+
+def test_a_server_start_imports_neither_numpy_nor_the_model() -> None:
+    """The find toolset and the runtime load without numpy or WordLlama; they come at first use."""
+    code = (
+        "import sys, nextcloud_mcp_server.runtime, nextcloud_mcp_server.toolsets.find.tools;"
+        "print(sorted(m for m in ('numpy', 'wordllama', 'tokenizers') if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout.strip() == "[]"
