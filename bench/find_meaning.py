@@ -113,10 +113,9 @@ async def measure(embedder: Embedder, label: str) -> dict[str, Any]:
 
 
 def show(result: dict[str, Any]) -> None:
-    print(
-        f"\n{result['model']}: {result['documents']} documents embedded in {result['embed_seconds']} s, "
-        f"+{result['rss_added_mb']} MB resident"
-    )
+    memory = "" if result["rss_added_mb"] is None else f", +{result['rss_added_mb']} MB resident"
+    embedded = f"{result['documents']} documents embedded in {result['embed_seconds']} s"
+    print(f"\n{result['model']}: {embedded}{memory}")
     print(f"{'queries':<12}{'mode':<9}{'n':>5}{'recall@10':>11}{'MRR':>8}{'p50 ms':>9}{'p95 ms':>9}")
     for kind in ("paraphrase", "exact"):
         for mode in ("words", "meaning", "both"):
