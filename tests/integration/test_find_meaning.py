@@ -13,6 +13,7 @@ import pytest
 from tests.backends import Nextcloud
 from tests.embeddings_endpoint import serve_embeddings
 from tests.mcp_clients import http_session, running_app, structured
+from tests.postgres import PostgresCluster
 
 pytestmark = pytest.mark.integration
 
@@ -107,3 +108,21 @@ async def test_an_openai_compatible_endpoint_is_used_and_its_failure_is_said(
     assert "127.0.0.1:9/v1/embeddings did not answer" in refused.content[0].text  # type: ignore[union-attr]
     assert [h["title"] for h in by_words["hits"]] == ["LH 1234 FRA LIS"]
     assert any(e.startswith("meaning:") for e in by_words["index"]["errors"])
+
+
+async def test_by_meaning_with_the_index_in_postgresql(
+    real_nextcloud_34: Nextcloud, postgres: PostgresCluster, tmp_path: Path
+) -> None:
+    """The same question, the index in PostgreSQL (STORE_URL): found by meaning, gone once deleted."""
+    nextcloud = real_nextcloud_34
+    created = nextcloud.add_note(
+        title="Flat agreement",
+        content="Monthly rent 950, deposit of three months, notice period ninety days.",
+    )
+    with postgres.database() as url, running_app(_settings(nextcloud, tmp_path, store_url=url)) as base:
+        found = await _find(base, "rental contract", mode="meaning")
+        with nextcloud.http() as client:
+            assert client.delete(f"/index.php/apps/notes/api/v1/notes/{created['id']}").status_code == 200
+        after = await _find(base, "rental contract", mode="meaning")
+    assert found["hits"][0]["title"] == "Flat agreement"
+    assert "Flat agreement" not in [h["title"] for h in after["hits"]]
