@@ -74,6 +74,13 @@ class Settings(ReplicaSettings, AuthServerSettings, NextcloudSettings):
     find_max_pages: int = Field(default=500, ge=1, le=100_000)
     find_extract_seconds: int = Field(default=10, ge=1, le=600)
     find_extract_memory_mb: int = Field(default=512, ge=128, le=16_384)
+    # finding by meaning (docs/ADR/0078): the model inside the wheel, an OpenAI-compatible
+    # endpoint (FIND_EMBEDDINGS_URL ending before /embeddings, and its model's name), or off
+    find_meaning: Literal["shipped", "endpoint", "off"] = "shipped"
+    find_embeddings_url: str | None = None
+    find_embeddings_model: str | None = Field(default=None, min_length=1, max_length=200)
+    find_embeddings_api_key: SecretStr | None = None
+    find_embeddings_timeout_seconds: float = Field(default=30.0, gt=0, le=600)
 
     # --- HTTP transport
     mcp_host: str = "127.0.0.1"
@@ -133,6 +140,7 @@ class Settings(ReplicaSettings, AuthServerSettings, NextcloudSettings):
         "oidc_introspection_endpoint",
         "mcp_public_url",
         "nextcloud_public_url",
+        "find_embeddings_url",
     )
     @classmethod
     def _optional_urls(cls, value: str | None) -> str | None:
@@ -142,6 +150,15 @@ class Settings(ReplicaSettings, AuthServerSettings, NextcloudSettings):
         if parts.scheme not in ("http", "https") or not parts.hostname or parts.fragment:
             raise ValueError("must be an http(s) URL")
         return value.strip()
+
+    @model_validator(mode="after")
+    def _endpoint_is_named(self) -> Settings:
+        if self.find_meaning == "endpoint" and not (self.find_embeddings_url and self.find_embeddings_model):
+            raise ValueError(
+                "FIND_MEANING=endpoint needs FIND_EMBEDDINGS_URL (e.g. http://localhost:11434/v1) "
+                "and FIND_EMBEDDINGS_MODEL (e.g. nomic-embed-text)"
+            )
+        return self
 
     @model_validator(mode="after")
     def _auth_server_means_offline(self) -> Settings:

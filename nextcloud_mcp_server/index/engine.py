@@ -20,6 +20,7 @@ __all__ = [
     "END_MARK",
     "MAX_BODY_BYTES",
     "START_MARK",
+    "EmbeddingError",
     "Filters",
     "FindIndex",
     "Hit",
@@ -42,6 +43,10 @@ _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 class IndexError_(Exception):  # named apart from Python's own IndexError
     """The index cannot be used (its file or database is unreachable or refused)."""
+
+
+class EmbeddingError(Exception):
+    """The model cannot turn text into vectors (said in words a person can act on)."""
 
 
 def clean_text(text: str, max_bytes: int = MAX_BODY_BYTES) -> str:

@@ -6,11 +6,17 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.index.engine import FindIndex
 
-__all__ = ["FindService", "index_path"]
+if TYPE_CHECKING:  # numpy and the model only once the index is used (start-up cost)
+    from nextcloud_mcp_server.index.embedding import Embedder
+    from nextcloud_mcp_server.index.meaning import Meaning
+    from nextcloud_mcp_server.index.vectors import VectorStore
+
+__all__ = ["FindService", "embedder_of", "index_path"]
 
 logger = logging.getLogger(__name__)
 
@@ -20,44 +26,113 @@ def index_path(settings: Settings) -> Path:
     return settings.find_index_path or settings.store_path.parent / "find-index.sqlite3"
 
 
+def embedder_of(settings: Settings) -> Embedder | None:
+    """The model FIND_MEANING names (docs/ADR/0078), or None when finding by meaning is off."""
+    if settings.find_meaning == "off":
+        return None
+    # imported here for start-up cost: numpy comes with them
+    from nextcloud_mcp_server.index.embedding import EndpointModel, ShippedModel
+
+    if (
+        settings.find_meaning == "endpoint"
+        and settings.find_embeddings_url
+        and settings.find_embeddings_model
+    ):
+        key = settings.find_embeddings_api_key
+        return EndpointModel(
+            settings.find_embeddings_url,
+            settings.find_embeddings_model,
+            api_key=key.get_secret_value() if key is not None else None,
+            timeout=settings.find_embeddings_timeout_seconds,
+        )
+    return ShippedModel()
+
+
 class FindService:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._index: FindIndex | None = None
+        self._vectors: VectorStore | None = None
+        self._meaning: Meaning | None = None
+        self._embedder: Embedder | None = None
         self._lock = asyncio.Lock()
+        self._background: dict[str, asyncio.Task[int]] = {}
 
-    def _make(self) -> FindIndex:
+    def _make(self) -> tuple[FindIndex, VectorStore]:
         if self.settings.store_url is not None:
             # imported here for start-up cost: psycopg only where PostgreSQL is used
             from nextcloud_mcp_server.index.postgres import PostgresIndex
+            from nextcloud_mcp_server.index.postgres_vectors import PostgresVectors
 
             languages = [x for x in self.settings.find_languages.split(",") if x]
-            return PostgresIndex(self.settings.store_url.get_secret_value(), languages=languages)
+            index = PostgresIndex(self.settings.store_url.get_secret_value(), languages=languages)
+            return index, PostgresVectors(index)
         from nextcloud_mcp_server.index.sqlite import SQLiteIndex
+        from nextcloud_mcp_server.index.sqlite_vectors import SQLiteVectors
 
-        return SQLiteIndex(index_path(self.settings))
+        found = SQLiteIndex(index_path(self.settings))
+        return found, SQLiteVectors(found)
 
     async def index(self) -> FindIndex:
         """The index, opened (once) on first use."""
         async with self._lock:
             if self._index is None:
-                made = self._make()
+                made, vectors = self._make()
                 await made.open()
-                self._index = made
+                await vectors.open()  # the passages' table exists even with meaning off: forget empties it
+                self._index, self._vectors = made, vectors
+                self._embedder = embedder_of(self.settings)
+                if self._embedder is not None:
+                    from nextcloud_mcp_server.index.meaning import Meaning  # start-up cost: numpy
+
+                    self._meaning = Meaning(self._embedder, vectors)
             return self._index
+
+    async def meaning(self) -> Meaning | None:
+        """Finding by meaning over the opened index, or None when FIND_MEANING=off."""
+        await self.index()
+        return self._meaning
+
+    def continue_in_background(self, user: str) -> None:
+        """Go on embedding the user's items after the answer (from the index's own text: no
+        credential is needed), one task per user, each bounded in items and time."""
+        if self._meaning is None or (user in self._background and not self._background[user].done()):
+            return
+        task = asyncio.create_task(self._meaning.catch_up(user, max_items=2_000, seconds=120.0))
+        self._background[user] = task
+        task.add_done_callback(self._settled)
+
+    def _settled(self, task: asyncio.Task[int]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            logger.warning("embedding in the background failed: %s", task.exception())
 
     async def forget(self, user: str) -> int:
         """Delete everything kept for `user` (a revoked grant, or the person asked); an SQLite
         index that was never made is not made for this."""
         if self._index is None and self.settings.store_url is None and not index_path(self.settings).exists():
             return 0
+        task = self._background.pop(user, None)
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
         removed = await (await self.index()).forget(user)
+        if self._vectors is not None:
+            await self._vectors.forget(user)
         if removed:
             logger.info("the find index of a user was deleted (%d items)", removed)
         return removed
 
     async def close(self) -> None:
+        tasks = list(self._background.values())
+        self._background.clear()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
         async with self._lock:
             if self._index is not None:
                 index, self._index = self._index, None
+                self._vectors = self._meaning = None
                 await index.close()
+            closing = getattr(self._embedder, "aclose", None)
+            if closing is not None:
+                await closing()

@@ -30,7 +30,7 @@ from nextcloud_mcp_server.index.engine import (
 )
 from nextcloud_mcp_server.index.query import Query, Term
 
-__all__ = ["SQLiteIndex", "match_expression"]
+__all__ = ["SQLiteIndex", "below", "match_expression"]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS find_entries (
@@ -98,7 +98,7 @@ def match_expression(user: str, query: Query) -> str:
     return expression
 
 
-def _below(folder: str) -> tuple[str, str]:
+def below(folder: str) -> tuple[str, str]:
     """A folder and the LIKE pattern of what is below it (with `\\` escaping)."""
     folder = folder.strip("/")
     escaped = folder.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
@@ -173,7 +173,7 @@ class SQLiteIndex:
         return removed
 
     async def remove_below(self, user: str, kind: str, folder: str) -> int:
-        folder, pattern = _below(folder)
+        folder, pattern = below(folder)
         cursor = await self.db.execute(
             "DELETE FROM find_entries WHERE user = ? AND kind = ? "
             "AND (location = ? OR location LIKE ? ESCAPE '\\')",
@@ -219,7 +219,7 @@ class SQLiteIndex:
             where.append(f"e.kind IN ({','.join('?' * len(filters.kinds))})")
             args += sorted(filters.kinds)
         if filters.folder is not None and filters.folder.strip("/"):
-            folder, pattern = _below(filters.folder)
+            folder, pattern = below(filters.folder)
             where.append("(e.location = ? OR e.location LIKE ? ESCAPE '\\')")
             args += [folder, pattern]
         if filters.changed_after is not None:

@@ -1,5 +1,6 @@
-"""The find index goes with the grant: deleting a user's grant deletes their index (and only
-theirs), even when another hook fails; an index never made is not made for that."""
+"""The find index goes with the grant: deleting a user's grant deletes their index and its
+passages' vectors (and only theirs), even when another hook fails; an index never made is not
+made for that."""
 
 from __future__ import annotations
 
@@ -45,10 +46,21 @@ async def test_deleting_a_grant_deletes_that_users_index_only(
         for user in ("alice", "bob"):
             await store.save_grant(Grant(user, user, "oidc", "refresh_token", "rt"))
             await index.put(user, [Item("note", "1", "t", "", 0.0, "e", "heron")])
+            meaning = await find.meaning()
+            assert meaning is not None
+            assert await meaning.catch_up(user) == 1
         assert await store.delete_grant("alice")
         query = parse_query("heron")
         assert await index.search("alice", query, Filters(), limit=5) == []
         assert len(await index.search("bob", query, Filters(), limit=5)) == 1
+        # the passages' vectors go too: nothing of alice's text is left in the file
+        assert meaning is not None
+        assert (await meaning.progress("alice")).embedded == 0
+        assert len(await meaning.nearest("bob", "herons", Filters(), limit=5)) == 1
+        rows = await (
+            await index.db.execute("SELECT count(*) FROM find_passages WHERE user = 'alice'")
+        ).fetchall()  # type: ignore[attr-defined]
+        assert rows == [(0,)]
         assert await store.get_grant("alice") is None
         assert "a broken hook" in caplog.text
     finally:

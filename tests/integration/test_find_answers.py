@@ -39,6 +39,7 @@ async def test_searches_answer_from_the_index_once_the_person_has_one(
         nextcloud_mcp_toolsets="default,find",
         find_index_path=tmp_path / "find-index.sqlite3",
         store_path=tmp_path / "store.sqlite3",
+        find_meaning="off",
     )
     notes = ("nc_notes_search_notes", {"query": "marigold"})
     search = ("nc_search", {"term": "marigold", "providers": ["notes", "files"]})

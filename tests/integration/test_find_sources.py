@@ -41,7 +41,9 @@ def store(
 
 
 def _settings(nextcloud: Nextcloud, store: dict[str, Any], login: Login | None = None) -> Any:
-    return nextcloud.settings(login, nextcloud_mcp_toolsets="default,find", find_sync_seconds=30, **store)
+    return nextcloud.settings(
+        login, nextcloud_mcp_toolsets="default,find", find_sync_seconds=30, find_meaning="off", **store
+    )
 
 
 async def _find(base: str, query: str) -> dict[str, Any]:

@@ -21,6 +21,7 @@ def _settings(nextcloud: Nextcloud, tmp_path: Path, login: Login | None = None) 
         nextcloud_mcp_toolsets="default,find",
         find_index_path=tmp_path / "index" / "find-index.sqlite3",
         store_path=tmp_path / "store.sqlite3",
+        find_meaning="off",  # by words only here; by meaning: test_find_meaning.py
     )
 
 

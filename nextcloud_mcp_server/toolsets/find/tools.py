@@ -5,16 +5,26 @@ and every hit is confirmed with the caller's credential before it is shown."""
 from __future__ import annotations
 
 import hashlib
+import time
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import require_scopes
 from nextcloud_mcp_server.index.confirm import confirmed
-from nextcloud_mcp_server.index.engine import END_MARK, MAX_LIMIT, START_MARK, Filters, Hit
-from nextcloud_mcp_server.index.query import MAX_QUERY_CHARS, QueryError, parse_query
+from nextcloud_mcp_server.index.engine import (
+    END_MARK,
+    MAX_LIMIT,
+    START_MARK,
+    EmbeddingError,
+    Filters,
+    FindIndex,
+    Hit,
+)
+from nextcloud_mcp_server.index.fusion import hybrid
+from nextcloud_mcp_server.index.query import MAX_QUERY_CHARS, Query, QueryError, parse_query
 from nextcloud_mcp_server.index.rounds import sync_round
 from nextcloud_mcp_server.index.sources import collection_of
 from nextcloud_mcp_server.nextcloud import paths
@@ -25,12 +35,17 @@ from nextcloud_mcp_server.tools._find_index import limits_of, user_key
 from nextcloud_mcp_server.tools._registry import Toolset
 from nextcloud_mcp_server.toolsets.find import DECLARATION
 
+if TYPE_CHECKING:  # numpy and the model only once meaning is asked (start-up cost)
+    from nextcloud_mcp_server.index.meaning import Meaning
+
 __all__ = ["toolset"]
 
 toolset = Toolset("find")
 
 Kind = Literal["note", "file", "event", "task", "contact", "card", "page"]
 KINDS: tuple[Kind, ...] = ("note", "file", "event", "task", "contact", "card", "page")
+Mode = Literal["words", "meaning", "both"]
+MAX_DEPTH = 200  # how deep each ranking is read when both are fused
 
 
 class OpenWith(BaseModel):
@@ -49,6 +64,9 @@ class FoundItem(BaseModel):
     excerpt: str = Field(description="Text around the matches, each match between « and »")
     uri: str = Field(description="The nextcloud:// resource to read it ('' when there is none)")
     open_with: OpenWith = Field(description="The tool and arguments that open it")
+    by: Literal["words", "meaning"] = Field(
+        default="words", description="meaning: found for what it says, not for the words asked (less certain)"
+    )
 
 
 class IndexState(BaseModel):
@@ -56,6 +74,9 @@ class IndexState(BaseModel):
     items: dict[str, int] = Field(description="Items indexed per kind")
     synced_at: str | None = Field(description="When the index last read Nextcloud (ISO 8601, UTC)")
     read_now: int = Field(default=0, description="Items this call (re)indexed")
+    by_meaning: int | None = Field(
+        default=None, description="Items findable by meaning so far (None: finding by meaning is off)"
+    )
     errors: list[str] = Field(default_factory=list)
 
 
@@ -101,7 +122,7 @@ def _opener(hit: Hit) -> tuple[str, OpenWith]:
 _KIND_OF: dict[str, Kind] = {kind: kind for kind in KINDS}
 
 
-def _found(hit: Hit) -> FoundItem:
+def _found(hit: Hit, worded: set[tuple[str, str]] | None = None) -> FoundItem:
     excerpt = hit.excerpt.replace(START_MARK, "«").replace(END_MARK, "»")
     uri, opener = _opener(hit)
     return FoundItem(
@@ -112,13 +133,16 @@ def _found(hit: Hit) -> FoundItem:
         excerpt=excerpt,
         uri=uri,
         open_with=opener,
+        by="words" if worded is None or (hit.kind, hit.key) in worded else "meaning",
     )
 
 
-def _cursor_tag(query: str, filters: Filters) -> str:
+def _cursor_tag(query: str, filters: Filters, mode: Mode = "words") -> str:
     """What a cursor belongs to, the same in every process (no set's iteration order in it)."""
     kinds = sorted(filters.kinds) if filters.kinds is not None else None
-    parts = (query, kinds, filters.folder, filters.changed_after, filters.changed_before)
+    parts: tuple[object, ...] = (query, kinds, filters.folder, filters.changed_after, filters.changed_before)
+    if mode != "words":
+        parts = (*parts, mode)
     return hashlib.sha256(repr(parts).encode()).hexdigest()[:12]
 
 
@@ -138,7 +162,44 @@ def _offset(cursor: str | None, tag: str) -> int:
     return int(offset)
 
 
-@toolset.tool(title="Find by words", read_only=True)
+async def _ranked(
+    index: FindIndex,
+    meaning: Meaning | None,
+    mode: Mode,
+    user: str,
+    words: Query | None,
+    question: str,
+    filters: Filters,
+    *,
+    limit: int,
+    offset: int,
+) -> tuple[list[Hit], set[tuple[str, str]] | None]:
+    """One page of hits: by words, by meaning, or both rankings fused (docs/ADR/0078); and which
+    of them have the words (None: all)."""
+    if mode == "words" or meaning is None:
+        return [] if words is None else await index.search(
+            user, words, filters, limit=limit, offset=offset
+        ), None
+    if mode == "meaning" or words is None:
+        return await meaning.nearest(user, question, filters, limit=limit, offset=offset), set()
+    depth = min(offset + limit, MAX_DEPTH)
+    by_words: list[Hit] = []
+    while len(by_words) < depth:
+        page = await index.search(user, words, filters, limit=MAX_LIMIT, offset=len(by_words))
+        by_words += page
+        if len(page) < MAX_LIMIT:
+            break
+    by_meaning: list[Hit] = []
+    while len(by_meaning) < depth:
+        page = await meaning.nearest(user, question, filters, limit=MAX_LIMIT, offset=len(by_meaning))
+        by_meaning += page
+        if len(page) < MAX_LIMIT:
+            break
+    ranked, worded = hybrid(by_words[:depth], by_meaning[:depth])
+    return ranked[offset : offset + limit], worded
+
+
+@toolset.tool(title="Find by words or meaning", read_only=True)
 @require_scopes(DECLARATION.read)
 async def nc_find(
     query: Annotated[
@@ -164,38 +225,66 @@ async def nc_find(
     cursor: Annotated[
         str | None, Field(max_length=64, description="next_cursor of the previous answer")
     ] = None,
+    mode: Annotated[
+        Mode | None,
+        Field(
+            description="words: as written; meaning: what is meant, even in other words; both "
+            "(the default when the server finds by meaning)"
+        ),
+    ] = None,
 ) -> FindAnswer:
     """Find anything of the user's by the words in it, case and accents ignored, best first: notes;
     files by name, path and the text of plain-text, Markdown, PDF, Word/Excel/PowerPoint and
     OpenDocument files; events and tasks; contacts; Deck cards; Collectives pages. Each hit has an excerpt
     with the matches marked «like this», where it is, when it changed, and how to open it. The
     index is brought up to date within a few seconds first; if `index.complete` is false, parts of
-    Nextcloud were not read yet: asking again goes on."""
+    Nextcloud were not read yet: asking again goes on. By meaning, "the heating repair" finds a
+    note titled "Boiler service", and the excerpt is the passage that matched."""
+    runtime = runtime_of(ctx)
+    meaning = await runtime.find.meaning()
+    chosen: Mode = mode or ("both" if meaning is not None else "words")
+    if chosen != "words" and meaning is None:
+        raise InvalidInput("this server does not find by meaning (FIND_MEANING=off): use mode='words'")
+    parsed: Query | None
     try:
         parsed = parse_query(query)
     except QueryError as exc:
-        raise InvalidInput(str(exc)) from None
+        if chosen == "words":
+            raise InvalidInput(str(exc)) from None
+        parsed = None  # a question of no searchable words is still asked by meaning
     filters = Filters(
         kinds=frozenset(kinds) if kinds else None,
         folder=paths.clean(folder) if folder else None,
         changed_after=_timestamp(changed_after),
         changed_before=_timestamp(changed_before),
     )
-    tag = _cursor_tag(query, filters)
+    tag = _cursor_tag(query, filters, chosen)
     offset = _offset(cursor, tag)
-    runtime = runtime_of(ctx)
     nc = await nextcloud_for(ctx)
     user = user_key(ctx, nc)
     index = await runtime.find.index()
     settings = runtime.settings
     wanted: set[str] = set(kinds or KINDS)
     work = await sync_round(index, user, nc, wanted, settings.find_sync_seconds, limits_of(settings))
-    hits = await index.search(user, parsed, filters, limit=limit, offset=offset)
+    by_meaning: int | None = None
+    if meaning is not None:
+        try:
+            # what is left of the call's budget; the rest goes on in the background
+            await meaning.catch_up(user, seconds=max(0.5, work.deadline - time.monotonic()))
+        except EmbeddingError as exc:
+            if chosen != "words":
+                raise InvalidInput(f"finding by meaning failed: {exc}") from None
+            work.errors.append(f"meaning: {exc}")
+        by_meaning = (await meaning.progress(user)).embedded
+        runtime.find.continue_in_background(user)
+    hits, worded = await _ranked(
+        index, meaning, chosen, user, parsed, query, filters, limit=limit, offset=offset
+    )
     kept, dropped = await confirmed(index, user, hits, nc)
     status = await index.status(user)
     more = len(hits) == limit
     return FindAnswer(
-        hits=[_found(h) for h in kept],
+        hits=[_found(h, worded) for h in kept],
         next_cursor=f"{offset + limit - dropped}.{tag}" if more else None,
         dropped=dropped,
         index=IndexState(
@@ -204,6 +293,7 @@ async def nc_find(
             synced_at=_iso(status.synced_at),
             read_now=work.read,
             errors=work.errors[:20],
+            by_meaning=by_meaning,
         ),
     )
 

@@ -1,0 +1,83 @@
+"""Finding by meaning: a user's items embedded passage by passage, and the nearest passages to a
+question (docs/ADR/0078). Knows the index's engines only through `VectorStore`."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from nextcloud_mcp_server.index.embedding import MAX_BATCH, Embedder
+from nextcloud_mcp_server.index.engine import Filters, Hit
+from nextcloud_mcp_server.index.passages import passages
+from nextcloud_mcp_server.index.vectors import Pending, Span, VectorStore, best_per_item
+
+__all__ = ["MIN_SIMILARITY", "Meaning", "Progress"]
+
+# Below this cosine a passage is taken as unrelated (the shipped model's unrelated pairs score
+# -0.10 to 0.13, its paraphrases 0.13 to 0.40: docs/ADR/0078).
+MIN_SIMILARITY = 0.10
+
+
+@dataclass(frozen=True)
+class Progress:
+    embedded: int  # items with vectors of the current model
+    items: int
+
+
+class Meaning:
+    def __init__(self, embedder: Embedder, store: VectorStore) -> None:
+        self.embedder = embedder
+        self.store = store
+        self._users: dict[str, asyncio.Lock] = {}
+
+    @property
+    def model(self) -> str:
+        return self.embedder.identity
+
+    async def catch_up(self, user: str, *, max_items: int = 200, seconds: float = 10.0) -> int:
+        """Embed up to `max_items` of the user's items that have no vectors of this model at their
+        current version, for at most about `seconds`; how many were embedded. One run per user
+        at a time; vectors of other models and of changed or deleted items are dropped first."""
+        lock = self._users.setdefault(user, asyncio.Lock())
+        if lock.locked():
+            return 0
+        async with lock:
+            await self.store.prune(user, self.model)
+            stop = time.monotonic() + seconds
+            done = 0
+            while done < max_items and time.monotonic() < stop:
+                batch = await self.store.pending(user, self.model, min(16, max_items - done))
+                if not batch:
+                    break
+                for item in batch:
+                    await self._embed_item(user, item)
+                    done += 1
+            return done
+
+    async def _embed_item(self, user: str, item: Pending) -> None:
+        parts = passages(item.title, item.body)
+        spans = [Span(p.seq, p.start, p.end - p.start) for p in parts]
+        texts = [p.text for p in parts]
+        rows = [await self.embedder.embed(texts[i : i + MAX_BATCH]) for i in range(0, len(texts), MAX_BATCH)]
+        if rows:
+            await self.store.put(user, self.model, item, spans, np.vstack(rows))
+
+    async def nearest(
+        self, user: str, question: str, filters: Filters, *, limit: int, offset: int = 0
+    ) -> list[Hit]:
+        query = await self.embedder.embed([question])
+        candidates = await self.store.candidates(user, self.model, filters)
+        return await asyncio.to_thread(
+            best_per_item, candidates, query, limit=limit, offset=offset, floor=MIN_SIMILARITY
+        )
+
+    async def progress(self, user: str) -> Progress:
+        embedded, items = await self.store.counts(user, self.model)
+        return Progress(embedded, items)
+
+    async def forget(self, user: str) -> int:
+        self._users.pop(user, None)
+        return await self.store.forget(user)

@@ -1,0 +1,134 @@
+"""Finding by meaning on both engines (a real SQLite file, the suite's real PostgreSQL) with the
+shipped model: paraphrases find their item, old vectors never answer, users stay apart."""
+
+from __future__ import annotations
+
+import pytest
+
+from nextcloud_mcp_server.index.embedding import ShippedModel
+from nextcloud_mcp_server.index.engine import Filters, FindIndex, Item
+from nextcloud_mcp_server.index.meaning import Meaning
+from nextcloud_mcp_server.index.postgres import PostgresIndex
+from nextcloud_mcp_server.index.postgres_vectors import PostgresVectors
+from nextcloud_mcp_server.index.sqlite import SQLiteIndex
+from nextcloud_mcp_server.index.sqlite_vectors import SQLiteVectors
+from nextcloud_mcp_server.index.vectors import VectorStore
+from tests.index.test_engines import ALICE, BOB, file, index, location, note
+
+__all__ = ["index", "location"]  # the engines' fixtures, shared with test_engines
+
+MODEL = ShippedModel()  # loaded once per worker (about a second)
+
+NOTES = [
+    note(
+        "boiler", "Boiler service 2024", "The technician replaced the pressure valve and bled the radiators."
+    ),
+    note("flight", "LH 1234 FRA LIS", "Departure 07:10 from Frankfurt, arrival in Lisbon 09:05, seat 14C."),
+    note("lease", "Flat agreement", "Monthly rent 950, deposit of three months, notice period ninety days."),
+    note("shop", "Groceries", "Milk, eggs, bread, apples, coffee beans."),
+]
+
+
+def _store(index: FindIndex) -> VectorStore:
+    if isinstance(index, PostgresIndex):
+        return PostgresVectors(index)
+    assert isinstance(index, SQLiteIndex)
+    return SQLiteVectors(index)
+
+
+@pytest.fixture
+async def meaning(index: FindIndex) -> Meaning:
+    store = _store(index)
+    await store.open()
+    return Meaning(MODEL, store)
+
+
+async def _top(meaning: Meaning, user: str, question: str, filters: Filters | None = None) -> list[str]:
+    return [h.key for h in await meaning.nearest(user, question, filters or Filters(), limit=3)]
+
+
+async def test_a_question_sharing_no_word_finds_its_note(index: FindIndex, meaning: Meaning) -> None:
+    await index.put(ALICE, NOTES)
+    assert await meaning.catch_up(ALICE) == len(NOTES)
+    assert (await _top(meaning, ALICE, "when was the heating repaired"))[0] == "boiler"
+    assert (await _top(meaning, ALICE, "my plane to Portugal"))[0] == "flight"
+    assert (await _top(meaning, ALICE, "rental contract"))[0] == "lease"
+    assert (await meaning.progress(ALICE)).embedded == len(NOTES)
+    assert await meaning.catch_up(ALICE) == 0  # nothing left: no item embedded twice
+
+
+async def test_a_hit_points_at_its_passage(index: FindIndex, meaning: Meaning) -> None:
+    body = (
+        "# Kitchen\nNew tiles and a tap.\n\n"
+        + "Filler words about nothing much. " * 40
+        + ("\n\n# Garden\nThe apple tree was pruned and the hedge cut back.")
+    )
+    await index.put(ALICE, [file("House/works.md", body)])
+    await meaning.catch_up(ALICE)
+    [hit] = await meaning.nearest(ALICE, "trimming fruit trees outside", Filters(), limit=1)
+    assert hit.key == "House/works.md"
+    assert "apple tree" in hit.excerpt
+    assert "Kitchen" not in hit.excerpt
+
+
+async def test_an_edited_item_never_answers_from_its_old_vectors(index: FindIndex, meaning: Meaning) -> None:
+    await index.put(ALICE, NOTES)
+    await meaning.catch_up(ALICE)
+    await index.put(ALICE, [note("boiler", "Boiler service 2024", "Replaced", modified=1_800_000_000.0)])
+    edited = Item(
+        "note", "boiler", "Cat food", "", 1_800_000_000.0, "etag-boiler-2", "Salmon pouches for the cat."
+    )
+    await index.put(ALICE, [edited])
+    assert "boiler" not in await _top(meaning, ALICE, "when was the heating repaired")
+    assert await meaning.catch_up(ALICE) == 1
+    assert (await _top(meaning, ALICE, "what does the pet eat"))[0] == "boiler"
+
+
+async def test_deleted_items_and_other_users_are_never_answered(index: FindIndex, meaning: Meaning) -> None:
+    await index.put(ALICE, NOTES)
+    await index.put(BOB, [note("bob-boiler", "Heater", "The heating engineer fixed the boiler.")])
+    await meaning.catch_up(ALICE)
+    await meaning.catch_up(BOB)
+    assert "bob-boiler" not in await _top(meaning, ALICE, "heating repaired")
+    assert await _top(meaning, BOB, "heating repaired") == ["bob-boiler"]
+    await index.remove(ALICE, "note", ["boiler"])
+    assert "boiler" not in await _top(meaning, ALICE, "heating repaired")
+    assert await meaning.forget(ALICE) > 0
+    assert await _top(meaning, ALICE, "heating repaired") == []
+    assert await _top(meaning, BOB, "heating repaired") == ["bob-boiler"]
+
+
+async def test_filters_hold_as_for_words(index: FindIndex, meaning: Meaning) -> None:
+    await index.put(
+        ALICE, [*NOTES, file("Travel/plans.md", "Flight to Lisbon in spring, hotel near the river.")]
+    )
+    await meaning.catch_up(ALICE)
+    assert await _top(meaning, ALICE, "trip to Portugal", Filters(kinds=frozenset({"file"}))) == [
+        "Travel/plans.md"
+    ]
+    assert await _top(meaning, ALICE, "trip to Portugal", Filters(folder="Elsewhere")) == []
+    assert "flight" not in await _top(
+        meaning, ALICE, "trip to Portugal", Filters(changed_after=1_800_000_000.0)
+    )
+
+
+async def test_a_new_model_never_mixes_with_the_old_ones_vectors(index: FindIndex, meaning: Meaning) -> None:
+    await index.put(ALICE, NOTES)
+    await meaning.catch_up(ALICE)
+
+    class Renamed(ShippedModel):
+        @property
+        def identity(self) -> str:
+            return "another-model-256"
+
+    other = Meaning(Renamed(), meaning.store)
+    assert await _top(other, ALICE, "heating repaired") == []  # nothing of the old model answers
+    assert (await other.progress(ALICE)).embedded == 0
+    assert await other.catch_up(ALICE, max_items=2) == 2  # the old model's vectors are pruned first
+    assert (await meaning.progress(ALICE)).embedded == 0
+
+
+async def test_catching_up_is_bounded_per_call(index: FindIndex, meaning: Meaning) -> None:
+    await index.put(ALICE, [note(str(i), f"Note {i}", "Words " * 5) for i in range(30)])
+    assert await meaning.catch_up(ALICE, max_items=7) == 7
+    assert (await meaning.progress(ALICE)).embedded == 7
