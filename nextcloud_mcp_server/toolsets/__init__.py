@@ -32,6 +32,10 @@ NAMES = (
     "deck",
     "tables",
     "mail",
+    "activity",
+    "notifications",
+    "status",
+    "reminders",
     "account",
 )
 

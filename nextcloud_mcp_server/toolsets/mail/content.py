@@ -19,7 +19,7 @@ from email.message import Message
 from email.parser import BytesParser
 from html.parser import HTMLParser
 
-from nextcloud_mcp_server.nextcloud.names import HIDDEN
+from nextcloud_mcp_server.nextcloud.names import named_hidden as visible
 
 __all__ = [
     "MAX_DEPTH",
@@ -39,10 +39,6 @@ MAX_ATTACHMENTS = 50  # listed
 # time), so a source with more is read as headers and a note, never parsed as MIME
 MAX_MULTIPARTS = 64
 _MULTIPART = re.compile(rb"multipart/", re.IGNORECASE)
-_INVISIBLE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180e\u2061-\u2064"
-    "\u206a-\u206f\u3164\uffa0\ufff9-\ufffb\U000e0000-\U000e007f]"
-)
 _BLANKS = re.compile(r"\n[ \t]*(?:\n[ \t]*){2,}")
 _SPACES = re.compile(r"[ \t\r\f\v]+")
 _BLOCKS = frozenset(
@@ -53,15 +49,6 @@ _BLOCKS = frozenset(
     }
 )
 _DROPPED = frozenset({"script", "style", "head", "title", "template", "noscript", "svg", "math"})
-
-
-def visible(text: str) -> str:
-    """`text` with every character that hides or reorders text named (`⟦U+202E⟧`)."""
-    return HIDDEN.sub(_named, _INVISIBLE.sub(_named, text))
-
-
-def _named(match: re.Match[str]) -> str:
-    return f"⟦U+{ord(match.group()):04X}⟧"
 
 
 class _Text(HTMLParser):

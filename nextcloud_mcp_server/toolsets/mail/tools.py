@@ -20,13 +20,14 @@ from pydantic import BaseModel, Field
 from nextcloud_mcp_server.auth.scopes import require_scopes
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NotFound
 from nextcloud_mcp_server.nextcloud.names import check_visible
+from nextcloud_mcp_server.nextcloud.names import named_hidden as visible
 from nextcloud_mcp_server.tools._approval import refuse_changed, require_approval
 from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._registry import Toolset
 from nextcloud_mcp_server.tools._shown import digest, shown_text
 from nextcloud_mcp_server.toolsets.mail import DECLARATION
 from nextcloud_mcp_server.toolsets.mail.client import Account, Address, MailClient, MessageHead, Outgoing
-from nextcloud_mcp_server.toolsets.mail.content import read_source, visible
+from nextcloud_mcp_server.toolsets.mail.content import read_source
 from nextcloud_mcp_server.views import APPROVAL
 
 __all__ = ["toolset"]
