@@ -1,7 +1,8 @@
 """The activity, notifications, user status and file reminders toolsets through the SDK's client
-against the real Nextclouds with the kit's apps (`apps_nextcloud`, shared with the app toolsets), every step checked through the apps' own APIs. 34 ships all four apps
-enabled; 29 has user status and file reminders but neither Activity nor Notifications, whose tools
-are then not offered at all."""
+against the real Nextclouds with the kit's apps (`apps_nextcloud`, the instances the app
+toolsets share), every step checked through the apps' own APIs. 34 ships all four apps enabled;
+29 has user status and file reminders but neither Activity nor Notifications, whose tools are
+then not offered at all."""
 
 from __future__ import annotations
 
