@@ -35,6 +35,7 @@ MAX_SOURCE_BYTES = 1024 * 1024  # parsed of one message's source
 MAX_DEPTH = 12  # MIME levels followed
 MAX_PARTS = 200  # MIME parts looked at
 MAX_ATTACHMENTS = 50  # listed
+MAX_HTML = 400_000  # characters of HTML read (markup included); beyond, the text is cut
 # multipart declarations in one source: the parser's cost grows with nesting (recursion, quadratic
 # time), so a source with more is read as headers and a note, never parsed as MIME
 MAX_MULTIPARTS = 64
@@ -58,6 +59,7 @@ class _Text(HTMLParser):
         self.size = 0
         self.limit = limit
         self.dropped = 0  # depth inside elements whose text is not shown
+        self.newlines = 0  # line breaks in a row at the end
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in _DROPPED:
@@ -80,6 +82,12 @@ class _Text(HTMLParser):
             self._add(_SPACES.sub(" ", data.replace("\n", " ")))
 
     def _add(self, text: str) -> None:
+        if text == "\n":  # at most one blank line in a row, so empty blocks cost nothing
+            if self.newlines >= 2:
+                return
+            self.newlines += 1
+        elif text.strip():
+            self.newlines = 0
         if self.size < self.limit:
             self.parts.append(text)
             self.size += len(text)
@@ -88,8 +96,11 @@ class _Text(HTMLParser):
 def html_text(html: str, limit: int = 200_000) -> str:
     """The text a reader sees of `html` (at most about `limit` characters), without markup."""
     parser = _Text(limit)
-    parser.feed(html[: limit * 4])
-    parser.close()
+    for start in range(0, min(len(html), MAX_HTML), 65_536):
+        parser.feed(html[start : min(start + 65_536, MAX_HTML)])
+        if parser.size >= limit:
+            break
+    # not close(): it would answer a tag cut at the bound as text
     lines = (line.strip() for line in "".join(parser.parts).split("\n"))
     return _BLANKS.sub("\n\n", "\n".join(lines)).strip()
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from email.utils import parseaddr
 from typing import Annotated, Any
 from urllib.parse import quote
 
@@ -146,8 +145,8 @@ def _addresses(values: list[str], what: str) -> list[str]:
     found: list[str] = []
     for value in values:
         check_visible(value, what)
-        _, email = parseaddr(value.strip())
-        if not _EMAIL.match(email):
+        email = value.strip()
+        if not _EMAIL.fullmatch(email):
             raise InvalidInput(f"{value[:100]!r} is not an email address ({what})")
         if email.lower() not in (f.lower() for f in found):
             found.append(email)

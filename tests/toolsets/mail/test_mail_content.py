@@ -1,0 +1,124 @@
+"""A message's source read as hostile input: bounds on size, nesting and parts, HTML turned into
+text without its scripts, attachments listed and not read, hidden characters named; recipients
+and subjects that could add headers are refused before any request."""
+
+from __future__ import annotations
+
+import time
+from email.message import EmailMessage
+
+import pytest
+
+from nextcloud_mcp_server.nextcloud.errors import InvalidInput
+from nextcloud_mcp_server.toolsets.mail import tools
+from nextcloud_mcp_server.toolsets.mail.content import (
+    MAX_DEPTH,
+    MAX_MULTIPARTS,
+    MAX_SOURCE_BYTES,
+    html_text,
+    read_source,
+)
+
+
+def _nested(levels: int) -> bytes:
+    source = 'Subject: deep\nContent-Type: multipart/mixed; boundary="b0"\n\n'
+    for level in range(levels):
+        source += f'--b{level}\nContent-Type: multipart/mixed; boundary="b{level + 1}"\n\n'
+    return (source + f"--b{levels}\nContent-Type: text/plain\n\nthe core\n").encode()
+
+
+def test_a_plain_body_is_answered_within_max_chars_with_hidden_characters_named() -> None:
+    """The body is cut at max_chars, says so, and shows a right-to-left override by name."""
+    message = EmailMessage()
+    message["Subject"] = "hi"
+    message.set_content("Pay to \u202eevil\u200b account\r\n" + "x" * 5_000)
+    read = read_source(message.as_bytes(), 300)
+    assert read.body.startswith("Pay to ⟦U+202E⟧evil⟦U+200B⟧ account\n")
+    assert len(read.body) == 300
+    assert read.truncated is True
+    assert read.body_format == "plain"
+
+
+def test_html_becomes_text_without_scripts_styles_or_comments() -> None:
+    """Only what a reader sees of the HTML is kept; entities are decoded, blocks become lines."""
+    html = (
+        "<html><head><title>T</title><style>.x{}</style></head><body><!-- hidden note -->"
+        "<p>One &lt;two&gt;</p><script>steal()</script><ul><li>a</li><li>b</li></ul>"
+        '<img src="x" alt="logo"></body></html>'
+    )
+    assert html_text(html) == "One <two>\n\na\n\nb\n\n[image: logo]"
+
+
+def test_deeply_nested_html_costs_one_flat_pass() -> None:
+    """Tens of thousands of nested tags cost one flat pass; markup past MAX_HTML is not read."""
+    started = time.monotonic()
+    assert html_text("<div>" * 50_000 + "deep" + "</div>" * 50_000, limit=1_000) == "deep"
+    assert html_text("<div>" * 100_000 + "deep" + "</div>" * 100_000, limit=1_000) == ""
+    assert time.monotonic() - started < 30  # a bound on runaway work, not a timing test
+
+
+def test_nesting_deeper_than_the_bound_is_not_followed() -> None:
+    """A message nested past MAX_DEPTH levels answers the parts above and says what was left."""
+    read = read_source(_nested(MAX_DEPTH + 5), 1_000)
+    assert read.body == ""
+    assert f"parts nested deeper than {MAX_DEPTH} levels were not read" in read.notes
+    assert read_source(_nested(3), 1_000).body == "the core"
+
+
+def test_thousands_of_multipart_sections_are_not_parsed() -> None:
+    """A source declaring more multipart sections than the bound is answered without parsing."""
+    read = read_source(_nested(3_000), 1_000)
+    assert read.body_format == "none"
+    assert read.notes == [
+        f"the message has more than {MAX_MULTIPARTS} multipart sections; its body was not read"
+    ]
+
+
+def test_a_huge_source_is_read_only_up_to_the_bound() -> None:
+    """Only MAX_SOURCE_BYTES are parsed, and the answer says the message was larger."""
+    source = b"Subject: big\nContent-Type: text/plain\n\n" + b"line\n" * (MAX_SOURCE_BYTES // 4)
+    read = read_source(source, 100)
+    assert read.truncated is True
+    assert any("only its start was read" in note for note in read.notes)
+
+
+def test_attachments_are_listed_by_name_type_and_size_and_never_decoded() -> None:
+    """An attachment's name is shown with hidden characters named; its bytes are not read."""
+    message = EmailMessage()
+    message.set_content("see attached")
+    message.add_attachment(
+        b"\x00" * 30, maintype="application", subtype="octet-stream", filename="a\u202etxt.exe"
+    )
+    read = read_source(message.as_bytes(), 1_000)
+    assert read.body == "see attached"
+    [attachment] = read.attachments
+    assert attachment.name == "a⟦U+202E⟧txt.exe"
+    assert attachment.content_type == "application/octet-stream"
+    assert attachment.size > 30  # as sent: base64
+
+
+def test_an_unknown_charset_is_read_as_utf8() -> None:
+    """A part naming a charset Python does not know is decoded as UTF-8 with replacements."""
+    source = b"Content-Type: text/plain; charset=x-klingon\n\nQapla\xc3\xa9"
+    assert read_source(source, 100).body == "Qaplaé"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "bob@example.com\r\nBcc: eve@example.com",
+        "bob@example.com, eve@example.com",
+        "bob\u202e@example.com",
+        "bob",
+    ],
+)
+def test_a_recipient_that_is_not_one_plain_address_is_refused(value: str) -> None:
+    """Header injection, lists in one value, hidden characters and bare names are refused."""
+    with pytest.raises(InvalidInput):
+        tools._addresses([value], "to")
+
+
+def test_a_subject_on_two_lines_is_refused() -> None:
+    """A line break in the subject could start a header: refused."""
+    with pytest.raises(InvalidInput):
+        tools._subject("Hello\r\nBcc: eve@example.com")
