@@ -18,9 +18,13 @@ if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.client import NextcloudClient
     from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 
-__all__ = ["RemindersClient"]
+__all__ = ["REMINDERS_MISSING", "RemindersClient"]
 
 API = "apps/files_reminders/api/v1"
+REMINDERS_MISSING = (
+    "file reminders are not enabled on this Nextcloud; an administrator enables the app "
+    "(occ app:enable files_reminders)"
+)
 
 
 class RemindersClient:
@@ -33,7 +37,10 @@ class RemindersClient:
         return cls(nextcloud.http, nextcloud.credential)
 
     async def due(self, file_id: int) -> datetime | None:
-        found = await self._ocs.request("GET", f"{API}/{file_id}")
+        try:
+            found = await self._ocs.request("GET", f"{API}/{file_id}")
+        except NotFound:  # the route is there for any file id while the app is enabled
+            raise NotFound(self._host, REMINDERS_MISSING, status=404) from None
         value = found.get("dueDate") if isinstance(found, dict) else None
         if value is None:
             return None
@@ -45,10 +52,5 @@ class RemindersClient:
     async def set(self, file_id: int, due: datetime) -> None:
         await self._ocs.request("PUT", f"{API}/{file_id}", data={"dueDate": due.astimezone(UTC).isoformat()})
 
-    async def remove(self, file_id: int) -> bool:
-        """Remove the reminder; False when there was none."""
-        try:
-            await self._ocs.request("DELETE", f"{API}/{file_id}")
-        except NotFound:
-            return False
-        return True
+    async def remove(self, file_id: int) -> None:
+        await self._ocs.request("DELETE", f"{API}/{file_id}")

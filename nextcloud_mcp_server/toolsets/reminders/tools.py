@@ -52,7 +52,8 @@ async def nc_reminders_set(
     _, entry, file_id = await resolve(ctx, path)
     reminders = (await nextcloud_for(ctx)).api(RemindersClient)
     if when is None:
-        await reminders.remove(file_id)
+        if await reminders.due(file_id) is not None:  # DELETE answers 404 when there is none
+            await reminders.remove(file_id)
     else:
         await reminders.set(file_id, when)
     found = await reminders.due(file_id)

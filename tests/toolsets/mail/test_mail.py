@@ -119,7 +119,7 @@ async def _draft_and_send(
     declined = await session.call_tool("nc_mail_send", letter)
     assert declined.is_error
     assert servers.received == []
-    assert _mail_api(nextcloud, "GET", "outbox") == []  # nothing left waiting to be sent
+    assert _mail_api(nextcloud, "GET", "outbox")["messages"] == []  # nothing left waiting to be sent
     human.action = "accept"
     sent = await _call(session, "nc_mail_send", **letter, draft_id=draft["draft_id"])
     assert sent["sent"] is True
@@ -135,4 +135,4 @@ async def _draft_and_send(
     assert received["From"].addresses[0].addr_spec == "alice@example.com"
     assert received.get_content().strip() == "Noon on Friday?\nA."
     assert sorted(servers.keeper.envelopes[0]) == ["bob@example.com", "carol@example.com"]
-    assert _mail_api(nextcloud, "GET", "outbox") == []
+    assert _mail_api(nextcloud, "GET", "outbox")["messages"] == []
