@@ -37,6 +37,7 @@ class Activity(BaseModel):
     subject: str = ""
     object_type: str = ""
     object_name: str = ""
+    objects: dict[str, str] | list[str] = Field(default_factory=dict)  # file id -> path; [] when none
     link: str = ""
     when: datetime = Field(alias="datetime")
 

@@ -38,13 +38,20 @@ class ActivityItem(BaseModel):
     type: str
     by: str | None = Field(description="The user who did it")
     text: str = Field(description="What happened, as Nextcloud words it")
-    object: str | None = Field(default=None, description="The file or thing it concerns")
+    objects: list[str] = Field(description="The files or things it concerns (at most 20)")
     link: str | None = None
 
 
 class ActivityList(BaseModel):
     activities: list[ActivityItem] = Field(description="Newest first")
     complete: bool = Field(description="False: there is more in the period; narrow it or raise limit")
+
+
+def _objects(found: Activity) -> list[str]:
+    names = list(found.objects.values()) if isinstance(found.objects, dict) else []
+    if not names and found.object_name:
+        names = [found.object_name]
+    return [visible(str(name))[:500] for name in names[:20]]
 
 
 def _item(found: Activity) -> ActivityItem:
@@ -55,7 +62,7 @@ def _item(found: Activity) -> ActivityItem:
         type=found.type[:50],
         by=visible(found.user)[:100] if found.user else None,
         text=visible(found.subject)[:500],
-        object=visible(found.object_name)[:500] or None,
+        objects=_objects(found),
         link=found.link[:1000] or None,
     )
 

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Self
 
 from nextcloud_mcp_server.nextcloud.errors import InvalidResponse, NotFound
-from nextcloud_mcp_server.nextcloud.ocs import OCSClient
+from nextcloud_mcp_server.nextcloud.ocs import OCS_HEADERS, OCSClient
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.auth import Credential
@@ -30,7 +30,7 @@ REMINDERS_MISSING = (
 class RemindersClient:
     def __init__(self, http: NextcloudHTTP, credential: Credential | None) -> None:
         self._ocs = OCSClient(http, credential)
-        self._host = http.host
+        self._http, self._credential, self._host = http, credential, http.host
 
     @classmethod
     def of(cls, nextcloud: NextcloudClient) -> Self:
@@ -50,7 +50,15 @@ class RemindersClient:
             raise InvalidResponse(self._host, "the file reminder's date is not ISO 8601") from None
 
     async def set(self, file_id: int, due: datetime) -> None:
-        await self._ocs.request("PUT", f"{API}/{file_id}", data={"dueDate": due.astimezone(UTC).isoformat()})
+        """Set the reminder (files_reminders answers 201 with OCS status 201 for a new one)."""
+        await self._http.request(
+            "PUT",
+            f"/ocs/v2.php/{API}/{file_id}",
+            credential=self._credential,
+            params={"format": "json"},
+            headers=OCS_HEADERS,
+            json={"dueDate": due.astimezone(UTC).isoformat()},
+        )
 
     async def remove(self, file_id: int) -> None:
         await self._ocs.request("DELETE", f"{API}/{file_id}")

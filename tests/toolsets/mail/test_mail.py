@@ -133,6 +133,6 @@ async def _draft_and_send(
     assert received["Cc"] == "carol@example.com"
     assert received["Subject"] == "Lunch"
     assert received["From"].addresses[0].addr_spec == "alice@example.com"
-    assert received.get_content().strip() == "Noon on Friday?\nA."
+    assert received.get_content().replace("\r\n", "\n").strip() == "Noon on Friday?\nA."
     assert sorted(servers.keeper.envelopes[0]) == ["bob@example.com", "carol@example.com"]
     assert _mail_api(nextcloud, "GET", "outbox")["messages"] == []
