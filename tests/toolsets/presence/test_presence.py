@@ -63,6 +63,7 @@ async def _activity(session: ClientSession) -> None:
 
 
 async def _notifications(nextcloud: Nextcloud, session: ClientSession, human: Human) -> None:
+    _ocs(nextcloud, "DELETE", "notifications/api/v2/notifications")  # the kit's "new app password"
     for subject in ("Backup finished", "Disk almost full", "New device signed in"):
         _ocs(
             nextcloud,
