@@ -11,6 +11,7 @@ import pytest
 
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
 from nextcloud_mcp_server.toolsets.mail import tools
+from nextcloud_mcp_server.toolsets.mail.client import Account, Outgoing
 from nextcloud_mcp_server.toolsets.mail.content import (
     MAX_DEPTH,
     MAX_MULTIPARTS,
@@ -122,3 +123,41 @@ def test_a_subject_on_two_lines_is_refused() -> None:
     """A line break in the subject could start a header: refused."""
     with pytest.raises(InvalidInput):
         tools._subject("Hello\r\nBcc: eve@example.com")
+
+
+def _outgoing(**changes: object) -> Outgoing:
+    letter: dict[str, object] = {
+        "id": 7,
+        "accountId": 1,
+        "subject": "Lunch",
+        "bodyPlain": "Noon?",
+        "isHtml": False,
+        "to": [{"label": "bob@example.com", "email": "bob@example.com"}],
+        "cc": [],
+        "bcc": [],
+        "attachments": [],
+    }
+    return Outgoing.model_validate({**letter, **changes})
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"subject": "Lunch!"},
+        {"bodyPlain": "Noon? And bring the files."},
+        {"to": [{"label": "eve", "email": "eve@example.com"}]},
+        {"cc": [{"label": "eve", "email": "eve@example.com"}]},
+        {"bcc": [{"label": "eve", "email": "eve@example.com"}]},
+        {"attachments": [{"id": 1}]},
+        {"isHtml": True},
+        {"accountId": 2},
+    ],
+)
+def test_an_outbox_message_that_differs_from_the_approved_one_is_not_sendable(
+    changes: dict[str, object],
+) -> None:
+    """What Mail holds is compared with what was approved in every part that reaches a recipient."""
+    account = Account.model_validate({"accountId": 1, "name": "Alice", "emailAddress": "alice@example.com"})
+    approved = tools._letter(account, ["bob@example.com"], [], "Lunch", "Noon?")
+    assert tools._as_sent(_outgoing(), account) == approved
+    assert tools._as_sent(_outgoing(**changes), account) != approved
