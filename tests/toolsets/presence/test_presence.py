@@ -89,9 +89,22 @@ async def _notifications(nextcloud: Nextcloud, session: ClientSession, human: Hu
     assert "Dismiss all 2 of your notifications?" in human.questions[-1]
     assert "Disk almost full" in human.questions[-1]
     human.action = "accept"
+
+    async def arrives() -> None:  # while the human reads the question
+        _ocs(
+            nextcloud,
+            "POST",
+            "notifications/api/v2/admin_notifications/alice",
+            admin=True,
+            shortMessage="Late",
+        )
+
+    human.while_asked = arrives
     dismissed = await _call(session, "nc_notifications_dismiss", all=True)
+    human.while_asked = None
     assert len(dismissed["dismissed"]) == 2
-    assert not _ocs(nextcloud, "GET", "notifications/api/v2/notifications")
+    left = _ocs(nextcloud, "GET", "notifications/api/v2/notifications")
+    assert [n["subject"] for n in left] == ["Late"]  # not shown, so not dismissed
 
 
 async def _status(nextcloud: Nextcloud, session: ClientSession, human: Human) -> None:
