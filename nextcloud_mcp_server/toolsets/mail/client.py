@@ -5,7 +5,8 @@ Routes under `/index.php/apps/mail/api/`, called with the user's credential and
 all Mail 3 on Nextcloud 29 accepts: there the toolset says so and does nothing):
 - `accounts` lists the user's mail accounts; `mailboxes?accountId=` their mailboxes;
 - `messages?mailboxId=&filter=&limit=&cursor=` lists a mailbox newest first from Mail's cache,
-  which `POST mailboxes/{id}/sync` fills (Mail answers 409 "mailbox not cached" until then);
+  which `POST mailboxes/{id}/sync` fills (until then Mail answers "mailbox N is not cached"; the
+  sync itself answers 428 until it is asked once with `init`);
   `filter` is Mail's search string (`subject:word from:a%40b is:unread` and free words);
 - `messages/{id}/source` answers `{"source": "<the RFC 5322 source>"}`;
 - `drafts` (POST) saves a draft; `outbox` (POST) creates a message to send, `outbox/{id}` (GET)
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.auth import Credential
     from nextcloud_mcp_server.nextcloud.client import NextcloudClient
     from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
+    from nextcloud_mcp_server.outbound.answers import Answer
 
 __all__ = [
     "MAIL_UNAVAILABLE",
@@ -118,23 +120,35 @@ class MailClient:
     def host(self) -> str:
         return self._http.host
 
-    async def _call(
-        self, method: str, path: str, *, params: dict[str, Any] | None = None, data: Any = None
-    ) -> Any:
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: dict[str, Any] | None = None,
+        data: Any = None,
+        accept: frozenset[int] = frozenset(),
+    ) -> Answer:
         try:
-            answer = await self._http.request(
+            return await self._http.request(
                 method,
                 f"{API}/{path}",
                 credential=self._credential,
                 params=params,
                 headers=_HEADERS,
                 json=data,
+                accept=accept,
             )
         except NextcloudHTTPError as exc:
             # 412 "CSRF check failed": a Mail before 4 wants its web page's session
             if exc.status == 412 or (exc.status == 404 and path == "accounts"):
                 raise NotFound(self.host, MAIL_UNAVAILABLE, status=exc.status) from None
             raise
+
+    async def _call(
+        self, method: str, path: str, *, params: dict[str, Any] | None = None, data: Any = None
+    ) -> Any:
+        answer = await self._send(method, path, params=params, data=data)
         found = json_body(answer, self.host)
         if (
             isinstance(found, dict)
@@ -166,8 +180,13 @@ class MailClient:
         return [self._parse(Mailbox, b, "a mailbox") for b in boxes]
 
     async def sync(self, mailbox_id: int) -> None:
-        """Bring Mail's cache of the mailbox up to date with the IMAP server."""
-        await self._call("POST", f"mailboxes/{mailbox_id}/sync", data={"init": True})
+        """Bring Mail's cache of the mailbox up to date with the IMAP server: what changed since
+        the last sync, or (428: never synced) the whole mailbox once. 202: Mail goes on in the
+        background, and lists what it has so far."""
+        path = f"mailboxes/{mailbox_id}/sync"
+        answer = await self._send("POST", path, data={"init": False}, accept=frozenset({202, 428}))
+        if answer.status_code == 428:
+            await self._send("POST", path, data={"init": True}, accept=frozenset({202}))
 
     async def messages(
         self, mailbox_id: int, *, filter: str, limit: int, cursor: int | None
