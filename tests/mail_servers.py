@@ -47,6 +47,11 @@ class MailServers:
     imap_port: int
     smtp_port: int
     keeper: _Keeper
+    smtp: Controller
+
+    def stop_smtp(self) -> None:
+        """The SMTP server goes away (its port then refuses connections)."""
+        self.smtp.stop()
 
     @property
     def received(self) -> list[EmailMessage]:
@@ -103,9 +108,10 @@ def mail_servers() -> Iterator[MailServers]:
     try:
         _wait_for_port(imap_port, process)
         controller.start()
-        yield MailServers(imap_port, controller.port, keeper)
+        yield MailServers(imap_port, controller.port, keeper, controller)
     finally:
-        controller.stop()
+        if controller.loop.is_running():
+            controller.stop()
         process.terminate()
         try:
             process.wait(10)

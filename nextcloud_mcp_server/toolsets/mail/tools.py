@@ -17,7 +17,7 @@ from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import require_scopes
-from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NotFound
+from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NotFound, ServerError
 from nextcloud_mcp_server.nextcloud.names import check_visible
 from nextcloud_mcp_server.nextcloud.names import named_hidden as visible
 from nextcloud_mcp_server.tools._approval import refuse_changed, require_approval
@@ -322,5 +322,16 @@ async def nc_mail_send(
     if _as_sent(await mail.outgoing(created.id), account) != approved:
         await mail.delete_outgoing(created.id)
         await refuse_changed(ctx, tool="nc_mail_send", target=target)
-    await mail.send(created.id)
+    try:
+        await mail.send(created.id)
+    except ServerError as exc:
+        # Mail answers 500 also when only the copy to the Sent folder failed, after the SMTP server
+        # took the message: it may have gone out, so it is kept, never sent again from here
+        raise ServerError(
+            mail.host,
+            f"Mail reported that sending failed; the email may still have gone out (Mail says so also "
+            f"when only saving it to Sent failed). It is kept in Mail's outbox as message {created.id}; "
+            "check Sent and the outbox in Mail before sending it again",
+            status=exc.status,
+        ) from None
     return Sent(sent=True, sender=account.email, to=recipients, cc=copies, subject=clean)

@@ -136,3 +136,9 @@ async def _draft_and_send(
     assert received.get_content().replace("\r\n", "\n").strip() == "Noon on Friday?\nA."
     assert sorted(servers.keeper.envelopes[0]) == ["bob@example.com", "carol@example.com"]
     assert _mail_api(nextcloud, "GET", "outbox")["messages"] == []
+    servers.stop_smtp()
+    failed = await session.call_tool("nc_mail_send", {**letter, "subject": "Lunch moved"})
+    assert failed.is_error
+    assert "may still have gone out" in str(failed.content)
+    [kept] = _mail_api(nextcloud, "GET", "outbox")["messages"]
+    assert kept["subject"] == "Lunch moved"  # kept, for the person to check, never resent from here
