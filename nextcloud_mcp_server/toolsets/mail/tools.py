@@ -308,7 +308,8 @@ async def nc_mail_send(
         raise InvalidInput("give at least one recipient in to")
     mail = (await nextcloud_for(ctx)).api(MailClient)
     account = await _account(mail, account_id)
-    target = f'the email "{clean[:80]}" to {", ".join(recipients)[:200]}'
+    # what the audit trail keeps: who it went to, never its subject or text
+    target = f"an email to {', '.join([*recipients, *copies])[:300]}"
     question = (
         f"Send this email from {account.email}?\n\nTo: {', '.join(recipients)}\n"
         + (f"Cc: {', '.join(copies)}\n" if copies else "")
