@@ -194,12 +194,16 @@ async def nc_mail_list_mailboxes(ctx: Context[Any, Any]) -> AccountList:
     return AccountList(accounts=accounts)
 
 
-def _filter(text: str | None, sender: str | None, subject: str | None, unread_only: bool) -> str:
-    words = [quote(w, safe="") for w in (text or "").split()[:10]]
-    if sender:
+def _filter(text: str | None, sender: str | None, unread_only: bool) -> str:
+    """Mail's search string: `text` in the subject or the body (Mail searches the body on the IMAP
+    server), `from:` the sender; values are URL-encoded, as Mail decodes them. Mail ignores words
+    without a `key:`, so nothing is sent bare."""
+    words = []
+    if text and text.strip():
+        phrase = quote(" ".join(text.split()), safe="")
+        words += [f"subject:{phrase}", f"body:{phrase}"]
+    if sender and sender.strip():
         words.append(f"from:{quote(sender.strip(), safe='')}")
-    if subject:
-        words.append(f"subject:{quote(subject.strip(), safe='')}")
     if unread_only:
         words.append("is:unread")
     return " ".join(words)
@@ -210,9 +214,8 @@ def _filter(text: str | None, sender: str | None, subject: str | None, unread_on
 async def nc_mail_list_messages(
     mailbox_id: Annotated[int, Field(ge=1, description="From nc_mail_list_mailboxes")],
     ctx: Context[Any, Any],
-    text: Annotated[str | None, Field(max_length=200, description="Words to search for")] = None,
+    text: Annotated[str | None, Field(max_length=200, description="Text in the subject or the body")] = None,
     sender: Annotated[str | None, Field(max_length=254, description="Only from this sender")] = None,
-    subject: Annotated[str | None, Field(max_length=200, description="Only with this in the subject")] = None,
     unread_only: bool = False,
     limit: Annotated[int, Field(ge=1, le=50)] = 20,
     before: Annotated[int | None, Field(ge=0, description="next_cursor of the previous page")] = None,
@@ -222,7 +225,7 @@ async def nc_mail_list_messages(
     mail = (await nextcloud_for(ctx)).api(MailClient)
     await mail.sync(mailbox_id)
     found = await mail.messages(
-        mailbox_id, filter=_filter(text, sender, subject, unread_only), limit=limit, cursor=before
+        mailbox_id, filter=_filter(text, sender, unread_only), limit=limit, cursor=before
     )
     found = sorted(found, key=lambda m: m.date, reverse=True)[:limit]
     cursor = found[-1].date if len(found) == limit else None

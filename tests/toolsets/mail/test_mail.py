@@ -88,7 +88,9 @@ async def _read_and_search(session: ClientSession) -> None:
         session, "nc_mail_list_messages", mailbox_id=inbox["id"], limit=2, before=page["next_cursor"]
     )
     assert {m["id"] for m in page["messages"]}.isdisjoint(m["id"] for m in older["messages"])
-    found = await _call(session, "nc_mail_list_messages", mailbox_id=inbox["id"], subject="digest")
+    in_body = await _call(session, "nc_mail_list_messages", mailbox_id=inbox["id"], text="unladen swallow")
+    assert [m["subject"] for m in in_body["messages"]] == ["Random question"]  # pymap's demo mail
+    found = await _call(session, "nc_mail_list_messages", mailbox_id=inbox["id"], text="digest")
     assert [m["subject"] for m in found["messages"]] == ["Weekly digest"]
     read = await _call(session, "nc_mail_read_message", message_id=found["messages"][0]["id"])
     assert read["body_format"] == "html"

@@ -161,3 +161,15 @@ def test_an_outbox_message_that_differs_from_the_approved_one_is_not_sendable(
     approved = tools._letter(account, ["bob@example.com"], [], "Lunch", "Noon?")
     assert tools._as_sent(_outgoing(), account) == approved
     assert tools._as_sent(_outgoing(**changes), account) != approved
+
+
+def test_a_search_is_sent_as_mail_filters_with_values_encoded_as_mail_decodes_them() -> None:
+    """The text is looked for in subject and body as one phrase; `:` and spaces cannot add filters."""
+    built = tools._filter("is:read  café", "bob@example.com", unread_only=True)
+    assert built.split(" ") == [
+        "subject:is%3Aread%20caf%C3%A9",
+        "body:is%3Aread%20caf%C3%A9",
+        "from:bob%40example.com",
+        "is:unread",
+    ]
+    assert tools._filter("   ", None, unread_only=False) == ""
