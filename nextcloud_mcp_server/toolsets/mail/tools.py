@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import require_scopes
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NotFound, ServerError
-from nextcloud_mcp_server.nextcloud.names import check_visible
+from nextcloud_mcp_server.nextcloud.names import INVISIBLE, check_visible
 from nextcloud_mcp_server.nextcloud.names import named_hidden as visible
 from nextcloud_mcp_server.tools._approval import refuse_changed, require_approval
 from nextcloud_mcp_server.tools._context import nextcloud_for
@@ -157,6 +157,8 @@ def _subject(subject: str) -> str:
     if "\n" in subject or "\r" in subject:
         raise InvalidInput("a subject is one line")
     check_visible(subject, "the subject")
+    if INVISIBLE.search(subject):
+        raise InvalidInput("the subject contains a control or invisible character; remove it")
     return subject.strip()
 
 

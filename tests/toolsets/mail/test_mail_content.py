@@ -119,10 +119,11 @@ def test_a_recipient_that_is_not_one_plain_address_is_refused(value: str) -> Non
         tools._addresses([value], "to")
 
 
-def test_a_subject_on_two_lines_is_refused() -> None:
-    """A line break in the subject could start a header: refused."""
+@pytest.mark.parametrize("subject", ["Hello\r\nBcc: eve@example.com", "Invoice\u202efdp.exe", "Hi\x0bthere"])
+def test_a_subject_that_could_add_a_header_or_hide_text_is_refused(subject: str) -> None:
+    """Line breaks (a header could start), direction overrides and control characters: refused."""
     with pytest.raises(InvalidInput):
-        tools._subject("Hello\r\nBcc: eve@example.com")
+        tools._subject(subject)
 
 
 def _outgoing(**changes: object) -> Outgoing:
