@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import require_scopes
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
-from nextcloud_mcp_server.nextcloud.names import check_visible, named_hidden
+from nextcloud_mcp_server.nextcloud.names import INVISIBLE, check_visible, named_hidden
 from nextcloud_mcp_server.tools._audience import Audience, approve_publication
 from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._registry import Toolset
@@ -79,6 +79,8 @@ async def nc_status_set(
     text = " ".join((message or "").split())
     if text:
         check_visible(text, "the status message")
+        if INVISIBLE.search(text):
+            raise InvalidInput("the status message contains a control or invisible character; remove it")
         if icon is not None:
             check_visible(icon, "the icon")
     client = (await nextcloud_for(ctx)).api(UserStatusClient)
