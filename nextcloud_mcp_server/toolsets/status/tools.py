@@ -44,6 +44,15 @@ def _info(found: UserStatus) -> StatusInfo:
     )
 
 
+def _message(message: str | None) -> str:
+    """The status message as it will be shown: one line; hidden and control characters refused."""
+    text = " ".join((message or "").split())
+    check_visible(text, "the status message")
+    if INVISIBLE.search(text):
+        raise InvalidInput("the status message contains a control or invisible character; remove it")
+    return text
+
+
 @toolset.tool(title="Get your status", read_only=True)
 @require_scopes(DECLARATION.read)
 async def nc_status_get(ctx: Context[Any, Any]) -> StatusInfo:
@@ -76,13 +85,9 @@ async def nc_status_set(
         if when <= datetime.now(UTC):
             raise InvalidInput("clear_at must be in the future")
         moment = int(when.timestamp())
-    text = " ".join((message or "").split())
-    if text:
-        check_visible(text, "the status message")
-        if INVISIBLE.search(text):
-            raise InvalidInput("the status message contains a control or invisible character; remove it")
-        if icon is not None:
-            check_visible(icon, "the icon")
+    text = _message(message)
+    if text and icon is not None:
+        check_visible(icon, "the icon")
     client = (await nextcloud_for(ctx)).api(UserStatusClient)
     if text:
         shown = f"{icon} {text}" if icon else text
