@@ -229,9 +229,22 @@ async def nc_mail_list_messages(
     found = await mail.messages(
         mailbox_id, filter=_filter(text, sender, unread_only), limit=limit, cursor=before
     )
+    shown, cursor = _page(found, limit)
+    return MessageList(mailbox_id=mailbox_id, messages=[_summary(m) for m in shown], next_cursor=cursor)
+
+
+def _page(found: list[MessageHead], limit: int) -> tuple[list[MessageHead], int | None]:
+    """Newest first, and the cursor of the next page. Mail's cursor is a time (older than it, to
+    the second), so a full page leaves out the messages of its last second and the next page
+    starts at that second: none is skipped when several arrived in the same second."""
     found = sorted(found, key=lambda m: m.date, reverse=True)[:limit]
-    cursor = found[-1].date if len(found) == limit else None
-    return MessageList(mailbox_id=mailbox_id, messages=[_summary(m) for m in found], next_cursor=cursor)
+    if len(found) < limit:
+        return found, None
+    last = found[-1].date
+    newer = [m for m in found if m.date > last]
+    if not newer:  # a whole page within one second: go on after it
+        return found, last
+    return newer, last + 1
 
 
 @toolset.tool(title="Read a message", read_only=True)

@@ -11,7 +11,7 @@ import pytest
 
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
 from nextcloud_mcp_server.toolsets.mail import tools
-from nextcloud_mcp_server.toolsets.mail.client import Account, Outgoing
+from nextcloud_mcp_server.toolsets.mail.client import Account, MessageHead, Outgoing
 from nextcloud_mcp_server.toolsets.mail.content import (
     MAX_DEPTH,
     MAX_MULTIPARTS,
@@ -174,3 +174,18 @@ def test_a_search_is_sent_as_mail_filters_with_values_encoded_as_mail_decodes_th
         "is:unread",
     ]
     assert tools._filter("   ", None, unread_only=False) == ""
+
+
+def _head(message_id: int, date: int) -> MessageHead:
+    return MessageHead.model_validate({"databaseId": message_id, "mailboxId": 1, "dateInt": date})
+
+
+def test_a_page_ending_within_a_second_leaves_that_second_to_the_next_page() -> None:
+    """Mail pages by time to the second: messages sharing the last second move to the next page."""
+    found = [_head(1, 500), _head(2, 400), _head(3, 300), _head(4, 300)]
+    shown, cursor = tools._page(found, 4)
+    assert [m.id for m in shown] == [1, 2]
+    assert cursor == 301  # Mail answers what is older than 301: both messages of second 300
+    assert tools._page(found[:3], 4) == (found[:3], None)
+    same = [_head(5, 300), _head(6, 300)]
+    assert tools._page(same, 2) == (same, 300)
