@@ -20,7 +20,8 @@ from tests.backends import Nextcloud
 BASE = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "SYSTEMROOT")}
 UNKNOWN = (
     "NEXTCLOUD_MCP_TOOLSETS: unknown toolset 'cookbook'; known: default, all, notes, calendar, files, "
-    "contacts, sharing, search, find, collectives, talk, trash, versions, tags, comments, deck, tables"
+    "contacts, sharing, search, find, collectives, talk, trash, versions, tags, comments, deck, tables, "
+    "mail, activity, notifications, status, reminders"
 )
 NO_PASSWORD = "NEXTCLOUD_PASSWORD (or NEXTCLOUD_PASSWORD_FILE) is required"
 NO_USER = "NEXTCLOUD_USERNAME is required: your Nextcloud login name"

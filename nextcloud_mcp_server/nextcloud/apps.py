@@ -9,7 +9,9 @@ answers are combined (both checked on Nextcloud 29 and 34):
   for these apps the navigation alone decides.
 - `/ocs/v2.php/cloud/capabilities`: the apps without a page show there while enabled: the trash
   as `files.undelete`, versions as `files.versioning`, comments as `files.comments`, system tags
-  as `systemtags`.
+  as `systemtags`, notifications as `notifications`, user status as `user_status` (and Activity,
+  which also has a page, as `activity`). File reminders name no capability (their toolset is
+  offered as Nextcloud's own, ADR 0074).
 
 The capabilities also say Nextcloud's major version: an app whose API this server speaks only from
 some Nextcloud on (Collectives 3.0 needs Nextcloud 30) is not usable on an older one.
@@ -31,7 +33,12 @@ from nextcloud_mcp_server.nextcloud.ocs import OCSClient
 __all__ = ["AppsCache", "EnabledApps", "enabled_apps", "nextcloud_major"]
 
 # capability -> app, for apps without a page: a key of `capabilities`, or a flag of `files`
-_CAPABILITY_APPS = {"systemtags": "systemtags"}
+_CAPABILITY_APPS = {
+    "systemtags": "systemtags",
+    "activity": "activity",
+    "notifications": "notifications",
+    "user_status": "user_status",
+}
 _FILES_FLAGS = {"undelete": "files_trashbin", "versioning": "files_versions", "comments": "comments"}
 MAX_APPS = 1000  # what is kept of an answer: no Nextcloud has that many apps
 MAX_ID = 64  # Nextcloud's app ids are at most 64 characters (oc_appconfig)

@@ -13,9 +13,25 @@ import re
 
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
 
-__all__ = ["HIDDEN", "check_visible"]
+__all__ = ["HIDDEN", "INVISIBLE", "check_visible", "named_hidden"]
 
 HIDDEN = re.compile("[\u061c\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]")
+# Beyond the names rule: other characters that draw nothing or steer text (controls but tab and
+# line feed, soft hyphen, fillers, invisible operators, tag characters), named in text people read
+INVISIBLE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180e\u2061-\u2064"
+    "\u206a-\u206f\u3164\uffa0\ufff9-\ufffb\U000e0000-\U000e007f]"
+)
+
+
+def _named(match: re.Match[str]) -> str:
+    return f"⟦U+{ord(match.group()):04X}⟧"
+
+
+def named_hidden(text: str) -> str:
+    """`text` with every character that hides or reorders text shown by name (`⟦U+202E⟧`): for
+    text from elsewhere (mail, activity, notifications) answered to a model or shown to a human."""
+    return INVISIBLE.sub(_named, HIDDEN.sub(_named, text))
 
 
 def check_visible(value: str, what: str) -> None:

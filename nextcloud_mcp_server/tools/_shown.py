@@ -16,19 +16,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from nextcloud_mcp_server.nextcloud.names import HIDDEN
+from nextcloud_mcp_server.nextcloud.names import HIDDEN, INVISIBLE
 
 __all__ = ["QUOTE_CHARS", "bound_version", "digest", "hidden_characters", "shown_text"]
 
 QUOTE_CHARS = 4_000  # characters of a text quoted whole in a question; longer ones are summarised
 _HEAD = 3_000  # of a longer text: its start ...
 _TAIL = 600  # ... and its end, with what lies between counted
-# Beyond the names rule (nextcloud/names.py): other characters that draw nothing or steer text
-# (controls but tab and line feed, soft hyphen, fillers, invisible operators, tag characters).
-_INVISIBLE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180e\u2061-\u2064"
-    "\u206a-\u206f\u3164\uffa0\ufff9-\ufffb\U000e0000-\U000e007f]"
-)
 _BLANK_RUN = re.compile(r"(?:[ \t]*\n){4,}")
 
 
@@ -38,13 +32,13 @@ def _hidden(match: re.Match[str]) -> str:
 
 def hidden_characters(text: str) -> int:
     """How many characters of `text` hide or reorder what is drawn."""
-    return len(HIDDEN.findall(text)) + len(_INVISIBLE.findall(text))
+    return len(HIDDEN.findall(text)) + len(INVISIBLE.findall(text))
 
 
 def _visible(text: str) -> str:
     """Hidden characters shown as ⟦U+202E⟧; four or more line breaks in a row as one line saying
     how many (so nothing can be pushed out of sight below blank lines)."""
-    text = _INVISIBLE.sub(_hidden, HIDDEN.sub(_hidden, text))
+    text = INVISIBLE.sub(_hidden, HIDDEN.sub(_hidden, text))
     return _BLANK_RUN.sub(lambda m: f"\n⟦{m.group().count(chr(10)) - 1} empty lines⟧\n", text)
 
 

@@ -31,6 +31,11 @@ NAMES = (
     "comments",
     "deck",
     "tables",
+    "mail",
+    "activity",
+    "notifications",
+    "status",
+    "reminders",
     "account",
 )
 
