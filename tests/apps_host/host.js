@@ -23,6 +23,9 @@ let tools = [];
 const asked = []; // the approval questions the server asked (form elicitation)
 let answerWith = null; // resolves the pending question with the test's answer
 const pending = new Map(); // tool name -> the promise of its call
+// what the host tells the view about the person (ext-apps hostContext): locale and time zone
+let person = { locale: 'en-US', timeZone: 'UTC' };
+let frameWidth = null; // the iframe's width in CSS pixels (null: the page's default)
 
 function waitForAnswer() {
   return new Promise((resolve) => {
@@ -57,12 +60,13 @@ async function mount(tool) {
   frame.setAttribute('sandbox', 'allow-scripts');
   frame.setAttribute('title', tool.name);
   frame.id = 'view';
+  if (frameWidth) frame.style.width = `${frameWidth}px`;
   document.getElementById('views').replaceChildren(frame);
   const bridge = new AppBridge(
     client,
     HOST,
     { serverTools: {}, logging: {}, openLinks: {} },
-    { hostContext: { theme: 'light', locale: 'en-US', displayMode: 'inline', toolInfo: { tool } } },
+    { hostContext: { theme: 'light', ...person, displayMode: 'inline', toolInfo: { tool } } },
   );
   bridge.onsizechange = ({ height }) => {
     if (height) frame.style.height = `${Math.min(Math.ceil(height), 4000)}px`;
@@ -118,4 +122,10 @@ window.appsHost = {
   finished: (name) => pending.get(name),
   asked: () => [...asked],
   waiting: () => answerWith !== null,
+  /** The person's locale and time zone the next views are told, and the width they get. */
+  person: ({ locale, timeZone, width }) => {
+    person = { locale, timeZone };
+    frameWidth = width ?? null;
+    return true;
+  },
 };

@@ -27,6 +27,7 @@ from nextcloud_mcp_server.toolsets.collectives.client import (
     check_page_title,
     fold,
 )
+from nextcloud_mcp_server.views import APPROVAL
 
 __all__ = ["toolset"]
 
@@ -245,7 +246,7 @@ def _written(content: str, etag: str) -> PageText:
     return PageText(text=cut, etag=etag, size=len(raw), truncated=len(raw) > READ_BYTES)
 
 
-@toolset.tool(title="Edit a page", idempotent=True)
+@toolset.tool(title="Edit a page", idempotent=True, view=APPROVAL)
 @require_scopes(COLLECTIVES_WRITE)
 async def nc_collectives_edit_page(
     collective_id: CollectiveId,
