@@ -24,7 +24,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.browser]
 TOOLSETS = "notes,calendar,contacts,files,sharing,trash,versions,comments,tags,deck,talk,tables,collectives"
 WIDTH = 360  # a phone's width: the views must stay readable there
 
-# tool -> the heading its preview must show ({row} is the seeded row's id)
+# tool -> the heading its preview must show ({row}: the seeded row's id, {page_title}: the
+# collective's landing page, named by the app's version)
 CASES: dict[str, str] = {
     "nc_notes_delete_note": "Delete the note 'Trip'?",
     "nc_notes_update_note": "Change the note 'Trip'?",
@@ -51,7 +52,7 @@ CASES: dict[str, str] = {
     "nc_talk_post_message": "Post in 'Open'?",
     "nc_tables_delete_row": "Delete row {row} of the table 'Trip'?",
     "nc_tables_update_row": "Change row {row} of the table 'Trip'?",
-    "nc_collectives_edit_page": "Replace the text of the page 'Team Wiki'?",
+    "nc_collectives_edit_page": "Replace the text of the page '{page_title}'?",
 }
 
 EVENT = (
@@ -122,6 +123,7 @@ def _seed(nc: Nextcloud) -> dict[str, Any]:
         "table": ids["table"],
         "collective": wiki["id"],
         "page": wiki["landing"]["id"],
+        "page_title": wiki["landing"]["title"],
     }
 
 
@@ -208,11 +210,12 @@ def _arguments(tool: str, s: dict[str, Any], v: dict[str, Any]) -> dict[str, Any
 
 
 async def _wraps(host: AppsHost, selector: str) -> list[str]:
-    """The texts of `selector` in the view that take more than one line."""
+    """The texts of `selector` in the view that take more than one line (their line boxes)."""
 
     script = (
-        "nodes => nodes.filter(n => n.getBoundingClientRect().height > "
-        "1.5 * (parseFloat(getComputedStyle(n).lineHeight) || 20)).map(n => n.textContent)"
+        "nodes => nodes.filter(n => { const r = document.createRange(); r.selectNodeContents(n);"
+        " return new Set([...r.getClientRects()].map(b => Math.round(b.bottom))).size > 1; })"
+        ".map(n => n.textContent)"
     )
 
     def check() -> list[str]:
@@ -252,11 +255,13 @@ async def test_every_question_has_a_preview_that_names_the_thing(
             await host.screenshot("agenda at 360 px")
     assert wrapped == [], wrapped
     assert agenda.count("UTC") == 1, agenda
-    expected = {tool: heading.format(row=seeded["row"]) for tool, heading in CASES.items()}
+    expected = {tool: heading.format(**seeded) for tool, heading in CASES.items()}
     assert headings == expected
     # the person's time, in their format, the zone said once (09:00 UTC is 10:00 in Berlin)
     dentist = texts["nc_calendar_delete_event"]
-    assert "4 Dec 2026, 10:00 \u2013 4 Dec 2026, 10:30" in dentist, dentist
+    assert (
+        "4 Dec 2026, 10:00\u2009\u2013\u200910:30" in dentist or "4 Dec 2026, 10:00\u201310:30" in dentist
+    ), dentist
     assert dentist.count("Europe/Berlin") == 1, dentist
     assert dentist.rstrip().endswith("Times in Europe/Berlin"), dentist
     assert "Rue Lamarck 4" in dentist

@@ -106,6 +106,27 @@ export function localTime(value) {
   return short(text, 40);
 }
 
+/** "4 Dec 2026, 10:00–10:30": two times as one span in the person's zone and format (Intl's
+ * formatRange says the shared date once); other values as two `localTime`s. */
+export function localSpan(start, end) {
+  const a = DATE_TIME.exec(String(start ?? '').trim());
+  const b = DATE_TIME.exec(String(end ?? '').trim());
+  if (a?.[7] && b?.[7]) {
+    const from = new Date(String(start).trim().replace(' ', 'T'));
+    const until = new Date(String(end).trim().replace(' ', 'T'));
+    if (!Number.isNaN(from.getTime()) && !Number.isNaN(until.getTime()) && from <= until) {
+      try {
+        const format = new Intl.DateTimeFormat(personLocale(), { dateStyle: 'medium', timeStyle: 'short', timeZone: personZone() });
+        converted = true;
+        return format.formatRange(from, until);
+      } catch {
+        // as two times below
+      }
+    }
+  }
+  return `${localTime(start)} – ${localTime(end)}`;
+}
+
 let converted = false; // whether a time was converted to the person's zone since `timesConverted(true)`
 
 /** Whether a time shown since the last reset was converted to the person's zone (then the zone is

@@ -1,9 +1,9 @@
 // The pieces every approval preview is built from: a heading that names the thing, facts as
 // label/value rows, a text shown as text, a before/after table for changes, and reads through the
 // host that fall back to what the arguments say when the read tool is not there or fails.
-import { bounded, el, localTime, read, short } from '../common.js';
+import { bounded, el, localSpan, localTime, read, short } from '../common.js';
 
-export { el, localTime, short };
+export { el, localSpan, localTime, short };
 
 /** 'Projects' as a heading says it: quoted, cut to 80 characters. */
 export function named(text) {

@@ -1,7 +1,7 @@
 // Previews of the questions about notes, events, tasks and contacts: delete one, or change it
 // (what each changed field is now and becomes). The item is read with the toolsets' own read
 // tools (nc_notes_get_note, nc_calendar_get_event, nc_calendar_list_todos, nc_contacts_get_contact).
-import { changes, el, facts, heading, localTime, named, short, text, tryRead, unread } from './kit.js';
+import { changes, el, facts, heading, localSpan, localTime, named, short, text, tryRead, unread } from './kit.js';
 
 async function noteOf(app, args, missing) {
   return tryRead(app, 'nc_notes_get_note', { note_id: args.note_id }, missing);
@@ -39,7 +39,7 @@ function span(event) {
     const last = localTime(event.end);
     return first === last ? `${first}, all day` : `${first} – ${last}, all day`;
   }
-  return `${localTime(event.start)} – ${localTime(event.end)}`;
+  return localSpan(event.start, event.end);
 }
 
 async function eventOf(app, args, missing) {
