@@ -22,6 +22,7 @@ let client;
 let tools = [];
 const asked = []; // the approval questions the server asked (form elicitation)
 let answerWith = null; // resolves the pending question with the test's answer
+let onAsk = null; // told each question as it comes (the preview page shows it with buttons)
 const pending = new Map(); // tool name -> the promise of its call
 // what the host tells the view about the person (ext-apps hostContext): locale and time zone
 let person = { locale: 'en-US', timeZone: 'UTC' };
@@ -42,6 +43,7 @@ async function connect(url) {
   });
   client.setRequestHandler('elicitation/create', async (request) => {
     asked.push(request.params.message);
+    onAsk?.(request.params.message);
     const action = await waitForAnswer();
     return action === 'accept' ? { action, content: { approve: true } } : { action };
   });
@@ -120,8 +122,14 @@ window.appsHost = {
   answer,
   call,
   finished: (name) => pending.get(name),
+  /** The tools that link a view (what the preview page offers). */
+  linked: () => tools.filter((tool) => getToolUiResourceUri(tool)).map((tool) => tool.name),
   asked: () => [...asked],
   waiting: () => answerWith !== null,
+  onAsk: (fn) => {
+    onAsk = fn;
+    return true;
+  },
   /** The person's locale and time zone the next views are told, and the width they get. */
   person: ({ locale, timeZone, width }) => {
     person = { locale, timeZone };

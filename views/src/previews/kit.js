@@ -26,13 +26,13 @@ export function facts(rows) {
 }
 
 /** A text shown as text (never markup), at most 20,000 characters, said when cut. */
-export function text(label, value) {
+export function text(label, value, noun = 'text') {
   const whole = String(value ?? '');
   const [shown, cut] = bounded(whole);
   return [
     label ? el('p', { class: 'meta' }, label) : null,
     el('pre', { class: 'content' }, shown || '(empty)'),
-    cut ? el('p', { class: 'meta' }, `…it goes on (${whole.length} characters in all)`) : null,
+    cut ? el('p', { class: 'meta' }, `…the ${noun} goes on (${whole.length} characters in all)`) : null,
   ];
 }
 

@@ -14,7 +14,7 @@ async function noteDelete(app, args) {
   return [
     heading(`Delete the note ${named(note.title)}?`),
     facts([['Category', note.category], ['Last changed', localTime(note.modified)]]),
-    ...text('', note.content),
+    ...text('', note.content, 'note'),
   ];
 }
 
