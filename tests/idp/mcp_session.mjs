@@ -9,7 +9,10 @@
 //   {"id": 2, "op": "call", "name": "n", "tool": "t", "arguments": {...}}
 //       Answer: {"id": 2, "result": CallToolResult, "asked": [messages]}, or
 //       {"id": 2, "error": {"code": -32602, "message": "..."}, "asked": [...]} when callTool throws
-//   {"id": 3, "op": "close", "name": "n"}
+//   {"id": 3, "op": "prompts", "name": "n"}  -> {"id": 3, "prompts": [Prompt]}
+//   {"id": 4, "op": "prompt", "name": "n", "prompt": "p", "arguments": {...}}
+//       Answer: {"id": 4, "result": GetPromptResult}, or {"id": 4, "error": {...}} when it throws
+//   {"id": 5, "op": "close", "name": "n"}
 // Anything else going wrong answers {"id": ..., "failure": "..."}.
 import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -47,6 +50,20 @@ async function call({ name, tool, arguments: args }) {
   }
 }
 
+async function prompts({ name }) {
+  const { client } = clients.get(name);
+  return { prompts: (await client.listPrompts()).prompts, capabilities: client.getServerCapabilities() };
+}
+
+async function prompt({ name, prompt: wanted, arguments: args }) {
+  const { client } = clients.get(name);
+  try {
+    return { result: await client.getPrompt({ name: wanted, arguments: args ?? {} }) };
+  } catch (error) {
+    return { error: { code: error.code ?? null, message: String(error.message ?? error) } };
+  }
+}
+
 async function close({ name }) {
   const entry = clients.get(name);
   clients.delete(name);
@@ -54,7 +71,7 @@ async function close({ name }) {
   return { closed: name };
 }
 
-const ops = { open, call, close };
+const ops = { open, call, prompts, prompt, close };
 for await (const line of createInterface({ input: process.stdin })) {
   const { id, op, ...params } = JSON.parse(line);
   try {
