@@ -18,6 +18,7 @@ from tests.mcp_clients import http_session, running_app, structured
 from tests.security.test_publishing import DECK, ROOM, SHARES, ocs
 from tests.toolsets.collectives.test_collectives import _collective
 from tests.toolsets.tables.test_tables import _add, _trip
+from tests.views.test_views_browser import _event
 
 pytestmark = [pytest.mark.integration, pytest.mark.browser]
 
@@ -87,6 +88,8 @@ def _seed(nc: Nextcloud) -> dict[str, Any]:
     link = ocs(nc, alice, "POST", SHARES, data={"path": "/Shared", "shareType": 3})
     nc.make_calendar("tasks", "Tasks", alice)
     nc.put_calendar_object(alice, "dentist", EVENT)
+    review = _event("review", "Design review", "20261204T140000", "20261204T153000", "Room 4")  # Berlin
+    nc.put_calendar_object(alice, "review", review)
     nc.put_calendar_object(alice, "passport", TODO, calendar="tasks")
     nc.put_card(alice, "kim.vcf", CARD.replace("\n", "\r\n"))
     note = nc.add_note(alice, title="Trip", content="Passport\nTickets", category="Travel")
@@ -248,13 +251,16 @@ async def test_every_question_has_a_preview_that_names_the_thing(
                     await host.screenshot(tool)
                 await host.answer("decline")
                 await host.finished(tool)
-            # the agenda at the same width: one line per title, the zone named once in the header
+            # the agenda at the same width, events in two zones: one line per title, each zone
+            # named once (the other one on its own row, under the title)
             await host.show("nc_calendar_list_events", {"start": "2026-12-04", "end": "2026-12-05"})
             agenda = await host.view_text("section.day", containing="Dentist")
             wrapped = await _wraps(host, ".what, .when")
             await host.screenshot("agenda at 360 px")
     assert wrapped == [], wrapped
     assert agenda.count("UTC") == 1, agenda
+    assert agenda.count("Europe/Berlin") == 1, agenda
+    assert "Design review" in agenda, agenda
     expected = {tool: heading.format(**seeded) for tool, heading in CASES.items()}
     assert headings == expected
     # the person's time, in their format, the zone said once (09:00 UTC is 10:00 in Berlin)
