@@ -258,6 +258,7 @@ async def test_every_question_has_a_preview_that_names_the_thing(
             wrapped = await _wraps(host, ".what, .when")
             await host.screenshot("agenda at 360 px")
     assert wrapped == [], wrapped
+    assert "2 events \u00b7 times in " in agenda, agenda  # the header names one zone
     assert agenda.count("UTC") == 1, agenda
     assert agenda.count("Europe/Berlin") == 1, agenda
     assert "Design review" in agenda, agenda
