@@ -13,8 +13,10 @@ from tool_list_size import chars, measure, measured
 from tests.mcp_clients import http_session
 
 # Measured 87,184 characters (67,338 without the icons) for 40 tools; a little room for wording.
-DEFAULT_BUDGET = 88_000
-DEFAULT_BUDGET_WITHOUT_ICONS = 68_500
+# Every asking tool links the approval view (ADR 0077): 10 more default tools carry `_meta.ui`
+# (about 110 characters each), measured 88,544.
+DEFAULT_BUDGET = 89_300
+DEFAULT_BUDGET_WITHOUT_ICONS = 69_600
 # What one tool of any toolset costs on average, icons included (contacts, the largest: 2,699).
 PER_TOOL_BUDGET = 3_000
 
