@@ -11,7 +11,7 @@ VIEWS_STAMP := views/node_modules/.installed
 SYSTEM_STAMP := $(VENV)/.system-packages
 ARGS ?=
 
-.PHONY: install run check demo test test-fast kit test-loaded lint typecheck pytest bench bench-real docs dist mcpb views clean
+.PHONY: install run check demo test test-fast kit test-loaded lint typecheck pytest bench bench-real docs dist mcpb views views-preview clean
 
 # The server and its runtime dependencies only (`make install`, `make run`, `make check`).
 $(RUNTIME_STAMP): pyproject.toml constraints.txt
@@ -40,6 +40,10 @@ $(VIEWS_STAMP): views/package.json views/package-lock.json
 ## views: rebuild the MCP Apps views shipped in nextcloud_mcp_server/views/ from views/src (commit the result)
 views: $(VIEWS_STAMP)
 	cd views && node build.mjs
+
+## views-preview: the views in your browser, against the demo's stand-in Nextcloud (ARGS="--configured" for yours)
+views-preview: $(STAMP) $(VIEWS_STAMP) $(NODE_STAMP)
+	$(BIN)/python -m tests.views_preview $(ARGS)
 
 ## install: only the virtualenv (.venv/bin/nextcloud-mcp-bridge); no configuration needed
 install: $(RUNTIME_STAMP)

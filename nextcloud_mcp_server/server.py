@@ -23,6 +23,7 @@ from nextcloud_mcp_server.auth.request_state import request_state_security
 from nextcloud_mcp_server.completions import register as register_completions
 from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.icons import SERVER, icons_for
+from nextcloud_mcp_server.prompts import register_prompts
 from nextcloud_mcp_server.resources import resources_for
 from nextcloud_mcp_server.runtime import Runtime
 from nextcloud_mcp_server.tools import chosen_toolsets, offered_tools, on_demand_tools
@@ -149,6 +150,7 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
     )  # completion/complete (docs/ADR/0040-completions-and-icons.md)
     # MCP Apps: the `ui://` views the enabled tools link to (nextcloud_mcp_server/views)
     register_views(server, [spec.view for spec in served])
+    register_prompts(server, toolsets)  # slash commands of the chosen toolsets (docs/ADR/0077)
     _advertise_only_what_is_served(server)
     return server
 

@@ -101,10 +101,12 @@ def tools_page(text: str) -> str:
 
 # What each view shows; a view a tool links that is not here stops `make docs`.
 VIEW_WORDS = {
-    "ui://nextcloud/agenda.html": "The events by day at their own times (time zone named), and the free "
-    "slots highlighted among the busy events",
-    "ui://nextcloud/approval.html": "Beside the approval question: what it is about (a note's text, a "
-    "folder's entries, what a share or public link would expose); for a table row, no preview yet",
+    "ui://nextcloud/agenda.html": "The events by day at their own times (the time zone named once), "
+    "and the free slots highlighted among the busy events",
+    "ui://nextcloud/approval.html": "Beside every approval question: what it is about, under a heading "
+    "that names it (a note's or page's text, a folder's entries, an event, task or contact, a Deck "
+    "card or board, a table row, the trash, a version, what a share, comment or post would publish), "
+    "times in your locale and time zone",
 }
 
 

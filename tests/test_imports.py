@@ -23,7 +23,7 @@ ROOT = "nextcloud_mcp_server"
 ROOMS: list[tuple[str, ...]] = [
     ("__main__", "cli", "app", "server"),  # the composition
     ("web",),  # the HTTP front
-    ("tools", "completions", "resources", "views"),
+    ("tools", "completions", "resources", "views", "prompts"),
     ("icons",),  # the package's own icons (data only)
     ("runtime", "diagnostics"),  # process-wide resources, the check of Nextcloud
     ("authz",),  # our own authorization server

@@ -85,6 +85,14 @@ class TypeScriptClient:
         reply = self.request("list", name=name)
         return reply["tools"], reply["changed"]
 
+    def prompts(self, name: str) -> dict[str, Any]:
+        """prompts/list: {"prompts": [...], "capabilities": the server's}."""
+        return self.request("prompts", name=name)
+
+    def prompt(self, name: str, prompt: str, arguments: dict[str, str]) -> dict[str, Any]:
+        """prompts/get: {"result": GetPromptResult} or {"error": {...}}."""
+        return self.request("prompt", name=name, prompt=prompt, arguments=arguments)
+
     def close(self, name: str) -> None:
         self.request("close", name=name)
 

@@ -59,8 +59,8 @@ VIEWS = (
         APPROVAL,
         "approval.html",
         "Approval preview",
-        "What a delete or a new share is about to remove or publish: the note's text, the folder's "
-        "entries, the link's target.",
+        "Beside every approval question, what it is about: what a delete, an overwrite, a share, a "
+        "post or a restore would remove, replace or publish.",
         SERVER,
     ),
 )

@@ -103,6 +103,11 @@ class AppsHost:
         questions: list[str] = await self.evaluate("() => appsHost.asked()")
         return questions
 
+    async def as_person(self, locale: str, time_zone: str, width: int | None = None) -> None:
+        """The locale and time zone the next views are told, and the width of their frame."""
+        arg = {"locale": locale, "timeZone": time_zone, "width": width}
+        await self.evaluate("p => appsHost.person(p)", arg)
+
     async def answer(self, action: str) -> None:
         await self.evaluate("action => appsHost.answer(action)", action)
 

@@ -22,7 +22,11 @@ let client;
 let tools = [];
 const asked = []; // the approval questions the server asked (form elicitation)
 let answerWith = null; // resolves the pending question with the test's answer
+let onAsk = null; // told each question as it comes (the preview page shows it with buttons)
 const pending = new Map(); // tool name -> the promise of its call
+// what the host tells the view about the person (ext-apps hostContext): locale and time zone
+let person = { locale: 'en-US', timeZone: 'UTC' };
+let frameWidth = null; // the iframe's width in CSS pixels (null: the page's default)
 
 function waitForAnswer() {
   return new Promise((resolve) => {
@@ -39,6 +43,7 @@ async function connect(url) {
   });
   client.setRequestHandler('elicitation/create', async (request) => {
     asked.push(request.params.message);
+    onAsk?.(request.params.message);
     const action = await waitForAnswer();
     return action === 'accept' ? { action, content: { approve: true } } : { action };
   });
@@ -57,12 +62,13 @@ async function mount(tool) {
   frame.setAttribute('sandbox', 'allow-scripts');
   frame.setAttribute('title', tool.name);
   frame.id = 'view';
+  if (frameWidth) frame.style.width = `${frameWidth}px`;
   document.getElementById('views').replaceChildren(frame);
   const bridge = new AppBridge(
     client,
     HOST,
     { serverTools: {}, logging: {}, openLinks: {} },
-    { hostContext: { theme: 'light', locale: 'en-US', displayMode: 'inline', toolInfo: { tool } } },
+    { hostContext: { theme: 'light', ...person, displayMode: 'inline', toolInfo: { tool } } },
   );
   bridge.onsizechange = ({ height }) => {
     if (height) frame.style.height = `${Math.min(Math.ceil(height), 4000)}px`;
@@ -116,6 +122,18 @@ window.appsHost = {
   answer,
   call,
   finished: (name) => pending.get(name),
+  /** The tools that link a view (what the preview page offers). */
+  linked: () => tools.filter((tool) => getToolUiResourceUri(tool)).map((tool) => tool.name),
   asked: () => [...asked],
   waiting: () => answerWith !== null,
+  onAsk: (fn) => {
+    onAsk = fn;
+    return true;
+  },
+  /** The person's locale and time zone the next views are told, and the width they get. */
+  person: ({ locale, timeZone, width }) => {
+    person = { locale, timeZone };
+    frameWidth = width ?? null;
+    return true;
+  },
 };

@@ -12,7 +12,10 @@
 //   {"id": 3, "op": "list", "name": "n"}
 //       lists the tools again. Answer: {"id": 3, "tools": [names], "changed": n}, n being how many
 //       notifications/tools/list_changed the session has received
-//   {"id": 4, "op": "close", "name": "n"}
+//   {"id": 4, "op": "prompts", "name": "n"}  -> {"id": 4, "prompts": [Prompt]}
+//   {"id": 5, "op": "prompt", "name": "n", "prompt": "p", "arguments": {...}}
+//       Answer: {"id": 5, "result": GetPromptResult}, or {"id": 5, "error": {...}} when it throws
+//   {"id": 6, "op": "close", "name": "n"}
 // Anything else going wrong answers {"id": ..., "failure": "..."}.
 import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -60,6 +63,20 @@ async function list({ name }) {
   return { tools: tools.map((tool) => tool.name), changed: entry.changed };
 }
 
+async function prompts({ name }) {
+  const { client } = clients.get(name);
+  return { prompts: (await client.listPrompts()).prompts, capabilities: client.getServerCapabilities() };
+}
+
+async function prompt({ name, prompt: wanted, arguments: args }) {
+  const { client } = clients.get(name);
+  try {
+    return { result: await client.getPrompt({ name: wanted, arguments: args ?? {} }) };
+  } catch (error) {
+    return { error: { code: error.code ?? null, message: String(error.message ?? error) } };
+  }
+}
+
 async function close({ name }) {
   const entry = clients.get(name);
   clients.delete(name);
@@ -67,7 +84,7 @@ async function close({ name }) {
   return { closed: name };
 }
 
-const ops = { open, call, list, close };
+const ops = { open, call, list, prompts, prompt, close };
 for await (const line of createInterface({ input: process.stdin })) {
   const { id, op, ...params } = JSON.parse(line);
   try {

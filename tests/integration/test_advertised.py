@@ -19,8 +19,13 @@ from tests.oidc import IdP
 pytestmark = pytest.mark.integration
 
 
+def _no_prompts(settings: Settings) -> Settings:
+    """Toolsets that bring no prompt (the calendar's and Deck's do: test_slash_prompts.py)."""
+    return settings.model_copy(update={"nextcloud_mcp_toolsets": "notes,files"})
+
+
 async def test_the_handshake_era_advertises_no_prompts_and_no_subscriptions(settings: Settings) -> None:
-    with running_app(settings) as base:
+    with running_app(_no_prompts(settings)) as base:
         async with http_session(f"{base}/mcp") as session:
             capabilities = session.server_capabilities
     assert capabilities is not None
@@ -31,7 +36,7 @@ async def test_the_handshake_era_advertises_no_prompts_and_no_subscriptions(sett
 
 
 async def test_the_stateless_era_advertises_no_prompts_and_no_change_streams(settings: Settings) -> None:
-    with running_app(settings) as base:
+    with running_app(_no_prompts(settings)) as base:
         async with Client(f"{base}/mcp") as client:  # discovers the server's own capabilities
             capabilities = client.server_capabilities
             era = client.protocol_version

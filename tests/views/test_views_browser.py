@@ -186,11 +186,15 @@ async def test_the_approval_preview_shows_the_folder_about_to_be_deleted(
     assert question.startswith("Delete the folder /Project Apollo with 3 item(s) directly inside"), question
     lines = [" ".join(line.split()) for line in text.splitlines() if line.strip()]
     assert lines[:2] == [
-        "Delete the folder /Project Apollo?",
+        "Delete the folder 'Project Apollo'?",
         "The folder /Project Apollo with 3 items directly inside",
     ], lines
-    assert all(re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC$", line) for line in lines[2:]), lines
-    names = [line.split(" ")[0] for line in lines[2:]]
+    # the person's format (the host says en-US, UTC), the zone named once under the list
+    assert all(
+        re.search(r"[A-Z][a-z]{2} \d{1,2}, \d{4}, \d{1,2}:\d\d [AP]M$", line) for line in lines[2:5]
+    ), lines
+    assert lines[5:] == ["Times in UTC"], lines
+    names = [line.split(" ")[0] for line in lines[2:5]]
     assert names == ["drafts/", "budget.ods", "plan.md"], lines
     assert "2.0 KB" in text
     assert "7 bytes" in text
@@ -230,21 +234,22 @@ async def test_the_approval_preview_shows_a_notes_text_and_a_links_target(
             await _no_csp_violations(person)
     assert "Trip" in question
     lines = [line.strip() for line in shown_note.splitlines() if line.strip()]
-    assert lines[0] == "Delete this note?"
-    assert re.fullmatch(
-        r"\u201cTrip\u201d in Travel \u00b7 last changed \d{4}-\d\d-\d\d \d\d:\d\d UTC", lines[1]
-    ), lines
-    assert lines[2:4] == ["Passport", "Tickets <b>not bold</b>"]
+    assert lines[:2] == ["Delete the note 'Trip'?", "Category\tTravel"], lines
+    assert re.fullmatch(r"Last changed\t[A-Z][a-z]{2} \d{1,2}, \d{4}, \d{1,2}:\d\d [AP]M", lines[2]), lines
+    assert lines[3:] == ["Passport", "Tickets <b>not bold</b>", "Times in UTC"], lines
     assert "<b>" not in markup.split("<pre", 1)[1].split("</pre>", 1)[0]  # escaped, not markup
     shared = "Share the folder /Photos with anyone with the link and its password"
     assert questions[1].startswith(shared), questions
     rows = [" ".join(line.split()) for line in shown_link.splitlines() if line.strip()]
-    assert rows[:3] == [
-        "Publish a public link?",
-        "Anyone with the link can read \u00b7 protected by a password \u00b7 until 2027-01-31",
+    assert rows[:6] == [
+        "Share the folder 'Photos' with a public link?",
+        "Who Anyone with the link",
+        "Rights can read",
+        "Password set",
+        "Until Jan 31, 2027",
         "The folder /Photos with 2 items directly inside",
     ], rows
-    assert [row.split(" ")[0] for row in rows[3:5]] == ["2026/", "beach.jpg"]
+    assert [row.split(" ")[0] for row in rows[6:8]] == ["2026/", "beach.jpg"]
     assert "Sunny-Beach-2026!" not in link_markup
     assert [n["id"] for n in nextcloud.notes()] == [note["id"]]
     assert nextcloud.shares() == []

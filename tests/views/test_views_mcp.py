@@ -13,16 +13,16 @@ import pytest
 from nextcloud_mcp_server.views import AGENDA, APPROVAL, MIME_TYPE, VIEWS, html
 from tests.backends import Nextcloud
 from tests.mcp_clients import Human, http_session, running_app
+from tests.views.test_every_question import asking_tools
 
 pytestmark = pytest.mark.integration
 
 UI = {"io.modelcontextprotocol/ui": {"mimeTypes": [MIME_TYPE]}}
+# the tools offered by default that link a view: the agenda's two, and every one that asks
 LINKED = {
     "nc_calendar_list_events": AGENDA,
     "nc_calendar_find_availability": AGENDA,
-    "nc_notes_delete_note": APPROVAL,
-    "nc_webdav_delete_resource": APPROVAL,
-    "nc_share_create": APPROVAL,
+    **{name: APPROVAL for name in asking_tools()},
 }
 EVENT = (
     "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Phone//EN\r\nBEGIN:VEVENT\r\nUID:standup\r\n"

@@ -1,14 +1,13 @@
 // The agenda / free-slots view for nc_calendar_list_events and nc_calendar_find_availability.
 // Events are grouped by day; every time is the wall-clock time written in the event itself (its
-// own time zone, named beside it when the events do not share one), never converted to the
-// browser's zone. For find_availability the free slots are highlighted among the busy events of
-// the same range, which the view reads with nc_calendar_list_events through the host.
-import { bounded, el, problem, read, show, start, textOf } from './common.js';
+// own time zone, named once in the header, and beside an event only when its zone is another
+// one), never converted to the browser's zone; days are written in the person's locale. For
+// find_availability the free slots are highlighted among the busy events of the same range,
+// which the view reads with nc_calendar_list_events through the host.
+import { el, personLocale, problem, read, short, show, start, textOf } from './common.js';
 
 const MAX_DAYS_PER_EVENT = 62; // an all-day event is drawn on at most this many days
 const MAX_DAYS = 400; // days drawn at most (the tools allow two years)
-
-let locale = 'en-US';
 
 function dayKey(iso) {
   return /^\d{4}-\d{2}-\d{2}/.test(iso ?? '') ? iso.slice(0, 10) : null;
@@ -28,14 +27,10 @@ function dayTitle(key) {
   const [y, m, d] = key.split('-').map(Number);
   const day = new Date(Date.UTC(y, m - 1, d));
   try {
-    return day.toLocaleDateString(locale, { weekday: 'long', day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' });
+    return day.toLocaleDateString(personLocale(), { weekday: 'long', day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' });
   } catch {
     return key;
   }
-}
-
-function short(text, limit = 300) {
-  return bounded(String(text ?? ''), limit)[0];
 }
 
 /** Days (YYYY-MM-DD) an event is drawn on, inside the asked range when known. */
@@ -51,7 +46,8 @@ function daysOf(event, range) {
   return days.length ? days : [first];
 }
 
-function eventItem(event, showZone) {
+function eventItem(event, headerZone) {
+  const own = event.timezone ?? 'floating time';
   const start = clock(event.start);
   const end = clock(event.end);
   const endDay = dayKey(event.end);
@@ -63,7 +59,7 @@ function eventItem(event, showZone) {
     el('span', { class: 'when' }, when),
     el('span', { class: 'what' }, short(event.summary) || '(no title)'),
     event.location ? el('span', { class: 'where' }, short(event.location)) : null,
-    showZone && !event.all_day ? el('span', { class: 'zone' }, event.timezone ?? 'floating time') : null,
+    !event.all_day && own !== headerZone ? el('span', { class: 'zone' }, own) : null,
   );
 }
 
@@ -82,8 +78,15 @@ function render({ title, events, slots, zoneLine, notes, range }) {
     if (!days.has(key)) days.set(key, []);
     days.get(key).push([kind, item]);
   };
-  const zones = new Set(events.filter((e) => !e.all_day).map((e) => e.timezone ?? 'floating time'));
-  const showZone = zones.size > 1 || (slots && zones.size === 1 && !zones.has(zoneLine));
+  // the zone is named once, in the header: the one most events share (or the one asked about);
+  // a row names its zone only when it is another one
+  const counted = new Map();
+  for (const e of events.filter((e) => !e.all_day)) {
+    const zone = e.timezone ?? 'floating time';
+    counted.set(zone, (counted.get(zone) ?? 0) + 1);
+  }
+  const common = [...counted.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? null;
+  const zone = zoneLine ?? common;
   for (const event of events) for (const key of daysOf(event, range)) put(key, 'event', event);
   for (const slot of slots ?? []) {
     const key = dayKey(slot.start);
@@ -100,10 +103,9 @@ function render({ title, events, slots, zoneLine, notes, range }) {
       'section',
       { class: 'day', 'data-date': key },
       el('h2', {}, dayTitle(key)),
-      el('ul', {}, items.map(([kind, item]) => (kind === 'slot' ? slotItem(item) : eventItem(item, showZone)))),
+      el('ul', {}, items.map(([kind, item]) => (kind === 'slot' ? slotItem(item) : eventItem(item, zone)))),
     );
   });
-  const zone = zoneLine ?? (zones.size === 1 ? [...zones][0] : null);
   const counts = [`${events.length} event${events.length === 1 ? '' : 's'}`];
   if (slots) counts.unshift(`${slots.length} free slot${slots.length === 1 ? '' : 's'}`);
   show(
@@ -139,7 +141,6 @@ start('Nextcloud agenda', {
       problem(textOf(result) || 'The calendar gave no answer.');
       return;
     }
-    locale = app.getHostContext()?.locale || locale;
     const range = rangeOf(args);
     const notes = Array.isArray(data.notes) ? data.notes.map(String) : [];
     if (Array.isArray(data.slots)) {

@@ -33,6 +33,115 @@ export function textOf(result) {
     .join('\n');
 }
 
+/** Text cut to `limit` characters (no note that it was cut: for names and short values). */
+export function short(text, limit = 300) {
+  return bounded(String(text ?? ''), limit)[0];
+}
+
+// The person's locale and time zone: what the host says (hostContext.locale, .timeZone), else
+// what the browser says (Intl). Times are written in that zone and format, and the zone is named
+// once per view (`zoneNote`), never on every row.
+let context = {};
+
+export function useContext(hostContext) {
+  if (hostContext && typeof hostContext === 'object') context = { ...context, ...hostContext };
+}
+
+export function personLocale() {
+  const wanted = [context.locale, navigator.language, 'en-US'].filter((l) => typeof l === 'string' && l);
+  for (const locale of wanted) {
+    try {
+      return new Intl.DateTimeFormat(locale).resolvedOptions().locale;
+    } catch {
+      // not a locale the browser knows: the next one
+    }
+  }
+  return 'en-US';
+}
+
+export function personZone() {
+  const wanted = [context.timeZone, Intl.DateTimeFormat().resolvedOptions().timeZone, 'UTC'];
+  for (const zone of wanted.filter((z) => typeof z === 'string' && z)) {
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: zone });
+      return zone;
+    } catch {
+      // not a zone the browser knows: the next one
+    }
+  }
+  return 'UTC';
+}
+
+const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$/;
+
+/**
+ * An ISO 8601 date or time as the person writes it: "28 Nov 2026, 01:23" (en-GB, Europe/Berlin)
+ * for "2026-11-28T00:23:03Z". A time with an offset is converted to the person's zone; a floating
+ * time (no offset) and a date are written as they are. Anything else is shown as text, cut.
+ */
+export function localTime(value) {
+  const text = String(value ?? '').trim();
+  try {
+    const day = DATE_ONLY.exec(text);
+    if (day) {
+      const date = new Date(Date.UTC(Number(day[1]), Number(day[2]) - 1, Number(day[3])));
+      return new Intl.DateTimeFormat(personLocale(), { dateStyle: 'medium', timeZone: 'UTC' }).format(date);
+    }
+    const at = DATE_TIME.exec(text);
+    if (at) {
+      const floating = !at[7];
+      const date = floating
+        ? new Date(Date.UTC(Number(at[1]), Number(at[2]) - 1, Number(at[3]), Number(at[4]), Number(at[5])))
+        : new Date(text.replace(' ', 'T'));
+      if (!Number.isNaN(date.getTime())) {
+        const zone = floating ? 'UTC' : personZone();
+        if (!floating) converted = true;
+        return new Intl.DateTimeFormat(personLocale(), { dateStyle: 'medium', timeStyle: 'short', timeZone: zone }).format(date);
+      }
+    }
+  } catch {
+    // shown as text below
+  }
+  return short(text, 40);
+}
+
+/** "4 Dec 2026, 10:00–10:30": two times as one span in the person's zone and format (Intl's
+ * formatRange says the shared date once); other values as two `localTime`s. */
+export function localSpan(start, end) {
+  const a = DATE_TIME.exec(String(start ?? '').trim());
+  const b = DATE_TIME.exec(String(end ?? '').trim());
+  if (a?.[7] && b?.[7]) {
+    const from = new Date(String(start).trim().replace(' ', 'T'));
+    const until = new Date(String(end).trim().replace(' ', 'T'));
+    if (!Number.isNaN(from.getTime()) && !Number.isNaN(until.getTime()) && from <= until) {
+      try {
+        const format = new Intl.DateTimeFormat(personLocale(), { dateStyle: 'medium', timeStyle: 'short', timeZone: personZone() });
+        converted = true;
+        return format.formatRange(from, until);
+      } catch {
+        // as two times below
+      }
+    }
+  }
+  return `${localTime(start)} – ${localTime(end)}`;
+}
+
+let converted = false; // whether a time was converted to the person's zone since `timesConverted(true)`
+
+/** Whether a time shown since the last reset was converted to the person's zone (then the zone is
+ * named once, `zoneNote`); `reset` starts counting again. */
+export function timesConverted(reset = false) {
+  const was = converted;
+  if (reset) converted = false;
+  return was;
+}
+
+/** "Times in Europe/Berlin": said once under a view that shows converted times. */
+export function zoneNote() {
+  return el('p', { class: 'meta zone-note' }, `Times in ${personZone()}`);
+}
+
 export function show(...nodes) {
   const root = document.getElementById('root');
   root.replaceChildren(...nodes.flat().filter((node) => node !== null && node !== undefined && node !== false));
@@ -51,16 +160,24 @@ export function start(name, { onInput, onResult }) {
   const app = new App({ name, version: VERSION }, {}, { autoResize: true });
   let args = {};
   app.ontoolinput = (params) => {
+    useContext(app.getHostContext());
     args = params?.arguments ?? {};
     Promise.resolve(onInput?.(args, app)).catch((error) => problem(String(error?.message ?? error)));
   };
   app.ontoolresult = (result) => {
+    useContext(app.getHostContext());
     Promise.resolve(onResult(result, args, app)).catch((error) => problem(String(error?.message ?? error)));
   };
-  app.onhostcontextchanged = (context) => theme(context);
+  app.onhostcontextchanged = (changed) => {
+    useContext(changed);
+    theme(changed);
+  };
   app
     .connect()
-    .then(() => theme(app.getHostContext()))
+    .then(() => {
+      useContext(app.getHostContext());
+      theme(app.getHostContext());
+    })
     .catch((error) => problem(`Cannot reach the host: ${error?.message ?? error}`));
   return app;
 }

@@ -33,7 +33,7 @@ from nextcloud_mcp_server.toolsets.calendar.tools_common import (
     time_zone,
     toolset,
 )
-from nextcloud_mcp_server.views import AGENDA
+from nextcloud_mcp_server.views import AGENDA, APPROVAL
 
 if TYPE_CHECKING:
     pass
@@ -256,7 +256,7 @@ def _removals(view: dict[str, Any], changes: Any, cal_id: str) -> str | None:
     return removal_question(f'the event "{view["summary"]}"', removed, where)
 
 
-@toolset.tool(title="Update an event", idempotent=True)
+@toolset.tool(title="Update an event", idempotent=True, view=APPROVAL)
 @require_scopes(CALENDAR_WRITE)
 async def nc_calendar_update_event(
     calendar: CalendarId,
@@ -337,7 +337,7 @@ async def nc_calendar_update_event(
     return answer(info)
 
 
-@toolset.tool(title="Delete an event", destructive=True, idempotent=True)
+@toolset.tool(title="Delete an event", destructive=True, idempotent=True, view=APPROVAL)
 @require_scopes(CALENDAR_WRITE)
 async def nc_calendar_delete_event(
     calendar: CalendarId,

@@ -26,6 +26,7 @@ from nextcloud_mcp_server.toolsets.calendar.tools_common import (
     time_zone,
     toolset,
 )
+from nextcloud_mcp_server.views import APPROVAL
 
 __all__ = ["toolset"]
 
@@ -147,7 +148,7 @@ async def nc_calendar_create_todo(
     return _info(ics, cal.id, etag or "")
 
 
-@toolset.tool(title="Update a task", idempotent=True)
+@toolset.tool(title="Update a task", idempotent=True, view=APPROVAL)
 @require_scopes(CALENDAR_WRITE)
 async def nc_calendar_update_todo(
     calendar: CalendarId,
@@ -217,7 +218,7 @@ def _removals(shown: TodoInfo, changes: Any) -> list[str]:
     return removed
 
 
-@toolset.tool(title="Delete a task", destructive=True, idempotent=True)
+@toolset.tool(title="Delete a task", destructive=True, idempotent=True, view=APPROVAL)
 @require_scopes(CALENDAR_WRITE)
 async def nc_calendar_delete_todo(
     calendar: CalendarId,

@@ -29,6 +29,7 @@ from nextcloud_mcp_server.toolsets.collectives.client import (
     fold,
 )
 from nextcloud_mcp_server.toolsets.collectives.tools_indexed import indexed_pages
+from nextcloud_mcp_server.views import APPROVAL
 
 __all__ = ["toolset"]
 
@@ -250,7 +251,7 @@ def _written(content: str, etag: str) -> PageText:
     return PageText(text=cut, etag=etag, size=len(raw), truncated=len(raw) > READ_BYTES)
 
 
-@toolset.tool(title="Edit a page", idempotent=True)
+@toolset.tool(title="Edit a page", idempotent=True, view=APPROVAL)
 @require_scopes(COLLECTIVES_WRITE)
 async def nc_collectives_edit_page(
     collective_id: CollectiveId,

@@ -21,6 +21,7 @@ from nextcloud_mcp_server.toolsets.comments.client import (
     check_message,
 )
 from nextcloud_mcp_server.toolsets.comments.tools_audience import file_audience
+from nextcloud_mcp_server.views import APPROVAL
 
 __all__ = ["toolset"]
 
@@ -77,7 +78,7 @@ async def nc_comments_list(
     )
 
 
-@toolset.tool(title="Comment on a file")
+@toolset.tool(title="Comment on a file", view=APPROVAL)
 @require_scopes(FILES_WRITE)
 async def nc_comments_add(
     path: FilePath,

@@ -26,6 +26,7 @@ from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._registry import Toolset
 from nextcloud_mcp_server.tools._results import answer, stale_version
 from nextcloud_mcp_server.tools._versions import approve_update, given_etag, removal_question
+from nextcloud_mcp_server.views import APPROVAL
 
 __all__ = ["toolset"]
 
@@ -275,7 +276,7 @@ async def nc_contacts_create_contact(
     return _info(Card(href=href, etag=etag or "", vcard=text), book)
 
 
-@toolset.tool(title="Update a contact", idempotent=True)
+@toolset.tool(title="Update a contact", idempotent=True, view=APPROVAL)
 @require_scopes(CONTACTS_WRITE)
 async def nc_contacts_update_contact(
     uid: Uid,
@@ -354,7 +355,7 @@ def _removals(shown: vcard.ContactView, changes: vcard.ContactChanges) -> list[s
     return removed
 
 
-@toolset.tool(title="Delete a contact", destructive=True, idempotent=True)
+@toolset.tool(title="Delete a contact", destructive=True, idempotent=True, view=APPROVAL)
 @require_scopes(CONTACTS_WRITE)
 async def nc_contacts_delete_contact(
     uid: Uid,

@@ -46,6 +46,7 @@ from nextcloud_mcp_server.toolsets.deck.tools_answers import (
     upcoming_card,
 )
 from nextcloud_mcp_server.toolsets.deck.tools_audience import card_audience
+from nextcloud_mcp_server.views import APPROVAL
 
 __all__ = ["toolset"]
 
@@ -304,7 +305,7 @@ async def nc_deck_update_card(
     return card_detail(board_id, changed, [], DESCRIPTION_SHOWN)
 
 
-@toolset.tool(title="Comment on a Deck card")
+@toolset.tool(title="Comment on a Deck card", view=APPROVAL)
 @require_scopes(DECK_WRITE)
 async def nc_deck_add_comment(
     card_id: CardId,
@@ -345,7 +346,7 @@ async def nc_deck_upcoming_cards(
     return UpcomingCards(cards=found[:limit], total=len(found))
 
 
-@toolset.tool(title="Delete a Deck card", destructive=True, idempotent=True)
+@toolset.tool(title="Delete a Deck card", destructive=True, idempotent=True, view=APPROVAL)
 @require_scopes(DECK_WRITE)
 async def nc_deck_delete_card(
     board_id: BoardId, stack_id: StackId, card_id: CardId, ctx: Context[Any, Any]
@@ -365,7 +366,7 @@ async def nc_deck_delete_card(
     return DeletedItem(id=card.id, title=cut(card.title))
 
 
-@toolset.tool(title="Delete a Deck board", destructive=True, idempotent=True)
+@toolset.tool(title="Delete a Deck board", destructive=True, idempotent=True, view=APPROVAL)
 @require_scopes(DECK_WRITE)
 async def nc_deck_delete_board(board_id: BoardId, ctx: Context[Any, Any]) -> DeletedItem:
     """Delete a board with all its cards. The user is asked to approve first."""

@@ -199,7 +199,7 @@ async def nc_webdav_create_file(
     return WrittenFile(path=paths.display(cleaned), etag=result.etag, created=result.created, size=len(data))
 
 
-@toolset.tool(title="Write a file", destructive=True)
+@toolset.tool(title="Write a file", destructive=True, view=APPROVAL)
 @require_scopes(FILES_WRITE)
 @forgets_listings
 async def nc_webdav_write_file(
@@ -333,7 +333,7 @@ async def _transfer(
     return TransferResult(source=paths.display(src), destination=paths.display(dst), replaced=not created)
 
 
-@toolset.tool(title="Move or rename", destructive=True)
+@toolset.tool(title="Move or rename", destructive=True, view=APPROVAL)
 @require_scopes(FILES_WRITE)
 @forgets_listings
 async def nc_webdav_move_resource(
@@ -348,7 +348,7 @@ async def nc_webdav_move_resource(
     return result
 
 
-@toolset.tool(title="Copy", destructive=True)
+@toolset.tool(title="Copy", destructive=True, view=APPROVAL)
 @require_scopes(FILES_WRITE)
 @forgets_listings
 async def nc_webdav_copy_resource(

@@ -173,7 +173,7 @@ async def nc_notes_create_note(
     )
 
 
-@toolset.tool(title="Update a note", idempotent=True)
+@toolset.tool(title="Update a note", idempotent=True, view=APPROVAL)
 @require_scopes(NOTES_WRITE)
 async def nc_notes_update_note(
     note_id: NoteId,

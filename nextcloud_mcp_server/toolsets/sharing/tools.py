@@ -188,7 +188,7 @@ def _widens(share: Share, permissions: int | None, password: str | None, expires
     return wider
 
 
-@toolset.tool(title="Change a share", destructive=True, idempotent=True)
+@toolset.tool(title="Change a share", destructive=True, idempotent=True, view=APPROVAL)
 @require_scopes(SHARING_WRITE)
 async def nc_share_update(
     share_id: ShareId,
@@ -228,7 +228,7 @@ async def nc_share_update(
     return _info(updated)
 
 
-@toolset.tool(title="Remove a share", destructive=True, idempotent=True)
+@toolset.tool(title="Remove a share", destructive=True, idempotent=True, view=APPROVAL)
 @require_scopes(SHARING_WRITE)
 async def nc_share_delete(share_id: ShareId, ctx: Context[Any, Any]) -> RemovedShare:
     """Stop sharing: the user, group or everyone with the link loses access. The user is asked to

@@ -293,7 +293,7 @@ async def nc_tables_add_row(
     return _result(row, columns)
 
 
-@toolset.tool(title="Update a table row", idempotent=True)
+@toolset.tool(title="Update a table row", idempotent=True, view=APPROVAL)
 @require_scopes(TABLES_WRITE)
 async def nc_tables_update_row(
     row_id: RowId,

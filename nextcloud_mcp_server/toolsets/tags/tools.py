@@ -15,6 +15,7 @@ from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._file_target import FilePath, iso, resolve
 from nextcloud_mcp_server.tools._registry import Toolset
 from nextcloud_mcp_server.toolsets.tags.client import MAX_NAME, SystemTag, SystemTagsClient
+from nextcloud_mcp_server.views import APPROVAL
 
 __all__ = ["toolset"]
 
@@ -105,7 +106,7 @@ async def _everyone() -> Audience:
     return _EVERYONE
 
 
-@toolset.tool(title="Tag a file", idempotent=True)
+@toolset.tool(title="Tag a file", idempotent=True, view=APPROVAL)
 @require_scopes(FILES_WRITE)
 async def nc_tags_assign(
     path: FilePath,

@@ -18,6 +18,7 @@ from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._registry import Toolset
 from nextcloud_mcp_server.toolsets.talk.client import MAX_MESSAGE, TalkClient, check_message, check_name
 from nextcloud_mcp_server.toolsets.talk.models import Conversation, Message, Participant
+from nextcloud_mcp_server.views import APPROVAL
 
 __all__ = ["toolset"]
 
@@ -232,7 +233,7 @@ async def _audience(talk: TalkClient, token: str, text: str) -> Audience:
     return Audience(where, people, tuple(open_to), facts).with_mentions(mentions(text), known)
 
 
-@toolset.tool(title="Post a Talk message")
+@toolset.tool(title="Post a Talk message", view=APPROVAL)
 @require_scopes(TALK_WRITE)
 async def nc_talk_post_message(
     token: Token,

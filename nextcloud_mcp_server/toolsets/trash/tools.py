@@ -17,6 +17,7 @@ from nextcloud_mcp_server.tools._file_approval import human_size, stat_or_none
 from nextcloud_mcp_server.tools._file_target import iso
 from nextcloud_mcp_server.tools._registry import Toolset
 from nextcloud_mcp_server.toolsets.trash.client import TrashClient, TrashItem
+from nextcloud_mcp_server.views import APPROVAL
 
 __all__ = ["toolset"]
 
@@ -100,7 +101,7 @@ async def nc_trash_restore(name: ItemName, ctx: Context[Any, Any]) -> RestoredIt
     return RestoredItem(name=item.name, path=paths.display(target))
 
 
-@toolset.tool(title="Empty the trash", destructive=True, idempotent=True)
+@toolset.tool(title="Empty the trash", destructive=True, idempotent=True, view=APPROVAL)
 @require_scopes(FILES_WRITE)
 async def nc_trash_empty(ctx: Context[Any, Any]) -> EmptiedTrash:
     """Permanently delete everything in the trash. The user is asked to approve first (unless the

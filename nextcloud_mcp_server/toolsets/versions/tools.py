@@ -17,6 +17,7 @@ from nextcloud_mcp_server.tools._file_approval import approve_file_action, human
 from nextcloud_mcp_server.tools._file_target import FilePath, iso, resolve
 from nextcloud_mcp_server.tools._registry import Toolset
 from nextcloud_mcp_server.toolsets.versions.client import FileVersion, VersionsClient, check_version_id
+from nextcloud_mcp_server.views import APPROVAL
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.dav.webdav import WebDAVClient
@@ -85,7 +86,7 @@ async def nc_versions_list(
     return VersionList(path=paths.display(entry.path), versions=page, total=len(found))
 
 
-@toolset.tool(title="Restore a version", destructive=True)
+@toolset.tool(title="Restore a version", destructive=True, view=APPROVAL)
 @require_scopes(FILES_WRITE)
 async def nc_versions_restore(
     path: FilePath,

@@ -62,9 +62,9 @@ async def test_tools_list_shows_the_seven_notes_tools_with_scopes_and_annotation
     assert set(notes) == set(NOTES_TOOLS)
     for name, (scope, read_only) in NOTES_TOOLS.items():
         tool = notes[name]
-        view = "ui://nextcloud/approval.html"  # the MCP Apps preview beside the approval (ADR 0041)
+        view = "ui://nextcloud/approval.html"  # the preview beside every approval (ADR 0041, 0077)
         linked = {"ui": {"resourceUri": view}, "ui/resourceUri": view}
-        linked = linked if name == "nc_notes_delete_note" else {}
+        linked = linked if name in ("nc_notes_delete_note", "nc_notes_update_note") else {}
         assert tool.meta == {"nextcloud-mcp/scopes": [scope], **linked}
         assert tool.annotations is not None
         assert tool.annotations.read_only_hint is read_only

@@ -1,0 +1,150 @@
+// Previews of the questions of the app toolsets: Deck (delete a card or a board, publish a
+// comment), Talk (post), Tables (delete or change a row), Collectives (replace a page's text).
+// Read with the toolsets' own read tools; where a tool takes only an id (a Deck comment's card,
+// a Tables row), the view looks for it among a bounded number of boards or tables.
+import { changes, el, facts, heading, localTime, named, plural, short, text, tryRead, unread } from './kit.js';
+
+const MAX_SEARCHED = 10; // boards or tables looked through for a card or row named by id alone
+const MAX_PAGES = 3; // pages of 100 rows read per table while looking for a row
+
+async function cardOf(app, args, missing) {
+  return tryRead(app, 'nc_deck_get_card', { board_id: args.board_id, stack_id: args.stack_id, card_id: args.card_id, comments: 0 }, missing);
+}
+
+async function cardDelete(app, args) {
+  const missing = [];
+  const card = await cardOf(app, args, missing);
+  const board = card ? await tryRead(app, 'nc_deck_get_board', { board_id: args.board_id, cards_per_stack: 0 }, missing) : null;
+  const stack = (board?.stacks ?? []).find((s) => s.id === args.stack_id);
+  return [
+    heading(card ? `Delete the card ${named(card.title)}?` : `Delete card ${short(args.card_id, 20)}?`),
+    facts([
+      ['Board', board?.title],
+      ['List', stack?.title],
+      ['Due', card?.due ? localTime(card.due) : ''],
+      ['Labels', (card?.labels ?? []).join(', ')],
+      ['Assigned', (card?.assigned ?? []).join(', ')],
+      ['Comments', card ? String(card.comment_count ?? 0) : ''],
+    ]),
+    card?.description ? text('Description', card.description) : null,
+    unread(missing),
+  ];
+}
+
+async function boardDelete(app, args) {
+  const missing = [];
+  const board = await tryRead(app, 'nc_deck_get_board', { board_id: args.board_id, cards_per_stack: 0 }, missing);
+  const stacks = board?.stacks ?? [];
+  const cards = stacks.reduce((sum, s) => sum + (Number(s.card_count) || 0), 0);
+  return [
+    heading(board ? `Delete the board ${named(board.title)} with ${plural(cards, 'card')}?` : `Delete board ${short(args.board_id, 20)}?`),
+    board ? facts([['Owner', board.owner], ['Members', (board.members ?? []).join(', ')]]) : null,
+    stacks.length
+      ? el(
+          'table',
+          { class: 'entries' },
+          el('tbody', {}, stacks.map((s) => el('tr', {}, el('td', { class: 'name' }, short(s.title, 120)), el('td', { class: 'size' }, plural(Number(s.card_count) || 0, 'card'))))),
+        )
+      : null,
+    unread(missing),
+  ];
+}
+
+/** A card named by its id alone: looked for on the first boards (its title and board's). */
+async function findCard(app, cardId, missing) {
+  const boards = await tryRead(app, 'nc_deck_list_boards', { limit: MAX_SEARCHED }, missing);
+  for (const summary of (boards?.boards ?? []).slice(0, MAX_SEARCHED)) {
+    const board = await tryRead(app, 'nc_deck_get_board', { board_id: summary.id, cards_per_stack: 200 }, []);
+    for (const stack of board?.stacks ?? []) {
+      const card = (stack.cards ?? []).find((c) => c.id === cardId);
+      if (card) return { card, board: board.title, stack: stack.title };
+    }
+  }
+  return null;
+}
+
+async function deckComment(app, args) {
+  const missing = [];
+  const found = await findCard(app, args.card_id, missing);
+  return [
+    heading(found ? `Comment on the card ${named(found.card.title)}?` : `Comment on card ${short(args.card_id, 20)}?`),
+    found ? facts([['Board', found.board], ['List', found.stack]]) : null,
+    ...text('The comment, as the board’s members will see it', args.message),
+    unread(missing),
+  ];
+}
+
+async function talkPost(app, args) {
+  const missing = [];
+  const list = await tryRead(app, 'nc_talk_list_conversations', { limit: 200 }, missing);
+  const room = (list?.conversations ?? []).find((c) => c.token === args.token);
+  return [
+    heading(room ? `Post in ${named(room.name)}?` : 'Post in this conversation?'),
+    room ? facts([['Kind', room.kind], ['Last active', localTime(room.last_activity)]]) : null,
+    args.reply_to ? el('p', { class: 'meta' }, `A reply to message ${short(args.reply_to, 20)}`) : null,
+    ...text('The message, as everyone in the conversation will see it', args.text),
+    unread(missing),
+  ];
+}
+
+/** A row named by its id alone: looked for in the first tables, a few pages each. */
+async function findRow(app, rowId, missing) {
+  const tables = await tryRead(app, 'nc_tables_list_tables', { limit: MAX_SEARCHED }, missing);
+  for (const table of (tables?.tables ?? []).slice(0, MAX_SEARCHED)) {
+    for (let page = 0; page < MAX_PAGES; page += 1) {
+      const rows = await tryRead(app, 'nc_tables_read_rows', { table_id: table.id, limit: 100, offset: page * 100 }, []);
+      const row = (rows?.rows ?? []).find((r) => r.id === rowId);
+      if (row) return { row, table: table.title };
+      if (!rows || rows.next_offset === null || rows.next_offset === undefined) break;
+    }
+  }
+  return null;
+}
+
+function cells(values) {
+  return facts(Object.entries(values ?? {}).slice(0, 50).map(([k, v]) => [k, v === null ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v)]));
+}
+
+async function rowDelete(app, args) {
+  const missing = [];
+  const found = await findRow(app, args.row_id, missing);
+  return [
+    heading(found ? `Delete row ${short(args.row_id, 20)} of the table ${named(found.table)}?` : `Delete table row ${short(args.row_id, 20)}?`),
+    found ? cells(found.row.values) : null,
+    el('p', { class: 'meta' }, 'Tables keeps no trash: the row cannot be restored.'),
+    unread(missing),
+  ];
+}
+
+async function rowUpdate(app, args) {
+  const missing = [];
+  const found = await findRow(app, args.row_id, missing);
+  const now = found?.row.values ?? {};
+  return [
+    heading(found ? `Change row ${short(args.row_id, 20)} of the table ${named(found.table)}?` : `Change table row ${short(args.row_id, 20)}?`),
+    changes(Object.entries(args.values ?? {}).slice(0, 50).map(([k, v]) => [k, now[k], v])),
+    unread(missing),
+  ];
+}
+
+async function pageEdit(app, args) {
+  const missing = [];
+  const page = await tryRead(app, 'nc_collectives_get_page', { collective_id: args.collective_id, page_id: args.page_id }, missing);
+  return [
+    heading(page ? `Replace the text of the page ${named(page.title)}?` : `Replace the text of page ${short(args.page_id, 20)}?`),
+    page ? facts([['Last changed', localTime(page.modified)]]) : null,
+    ...(page ? text('Its text now', page.content) : []),
+    ...text('Its text after', args.content),
+    unread(missing),
+  ];
+}
+
+export const APP_PREVIEWS = {
+  nc_deck_delete_card: cardDelete,
+  nc_deck_delete_board: boardDelete,
+  nc_deck_add_comment: deckComment,
+  nc_talk_post_message: talkPost,
+  nc_tables_delete_row: rowDelete,
+  nc_tables_update_row: rowUpdate,
+  nc_collectives_edit_page: pageEdit,
+};
