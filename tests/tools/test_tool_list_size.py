@@ -17,7 +17,7 @@ from tests.mcp_clients import http_session
 # asking tool links the approval view (ADR 0077): 10 more default tools carry `_meta.ui` (about
 # 110 characters each). A little room for wording. Issue 43's ceiling for what a model reads by
 # default: 72,495 without icons.
-DEFAULT_BUDGET = 91_500
+DEFAULT_BUDGET = 92_000
 DEFAULT_BUDGET_WITHOUT_ICONS = 70_500
 ON_DEMAND_BUDGET = 1_500  # nc_toolsets and nc_call_tool together, without their icons
 # What one tool of any toolset costs on average, icons included (contacts, the largest: 2,699).

@@ -217,7 +217,7 @@ async def nc_deck_move_card(
     return card_detail(board_id, moved, [], DESCRIPTION_SHOWN)
 
 
-@toolset.tool(title="Change a Deck card", idempotent=True)
+@toolset.tool(title="Change a Deck card", idempotent=True, view=APPROVAL)
 @require_scopes(DECK_WRITE)
 async def nc_deck_update_card(
     board_id: BoardId,
