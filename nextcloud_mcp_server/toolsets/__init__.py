@@ -31,6 +31,7 @@ NAMES = (
     "comments",
     "deck",
     "tables",
+    "cookbook",
     "account",
 )
 
