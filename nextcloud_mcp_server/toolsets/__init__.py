@@ -32,6 +32,7 @@ NAMES = (
     "deck",
     "tables",
     "cookbook",
+    "bookmarks",
     "account",
 )
 
