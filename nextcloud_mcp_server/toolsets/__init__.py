@@ -33,6 +33,7 @@ NAMES = (
     "tables",
     "cookbook",
     "bookmarks",
+    "polls",
     "account",
 )
 
