@@ -34,6 +34,7 @@ NAMES = (
     "cookbook",
     "bookmarks",
     "polls",
+    "forms",
     "account",
 )
 
