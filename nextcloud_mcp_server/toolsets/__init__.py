@@ -35,6 +35,7 @@ NAMES = (
     "bookmarks",
     "polls",
     "forms",
+    "news",
     "account",
 )
 
