@@ -15,13 +15,15 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from nextcloud_mcp_server.server import SETUP_TOOL
+from nextcloud_mcp_server.toolsets import declarations
 from tests.backends import Nextcloud
 
 BASE = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "SYSTEMROOT")}
-UNKNOWN = (
-    "NEXTCLOUD_MCP_TOOLSETS: unknown toolset 'cookbook'; known: default, all, notes, calendar, files, "
-    "contacts, sharing, search, find, collectives, talk, trash, versions, tags, comments, deck, tables, "
-    "mail, activity, notifications, status, reminders"
+# a name no toolset will take; the known ones as the registry lists them (a new toolset joins
+# without changing this test)
+NOT_A_TOOLSET = "recipes-of-grandma"
+UNKNOWN = f"NEXTCLOUD_MCP_TOOLSETS: unknown toolset {NOT_A_TOOLSET!r}; known: " + ", ".join(
+    ["default", "all", *(found.name for found in declarations() if found.chosen)]
 )
 NO_PASSWORD = "NEXTCLOUD_PASSWORD (or NEXTCLOUD_PASSWORD_FILE) is required"
 NO_USER = "NEXTCLOUD_USERNAME is required: your Nextcloud login name"
@@ -38,11 +40,11 @@ TABLE: list[tuple[str, dict[str, str | None], list[str] | None, str]] = [
         "nc_deck_list_boards",
     ),
     ("an empty list", {"NEXTCLOUD_MCP_TOOLSETS": " , "}, None, "nc_calendar_list_events"),
-    ("an unknown toolset", {"NEXTCLOUD_MCP_TOOLSETS": "default,cookbook"}, [UNKNOWN], ""),
+    ("an unknown toolset", {"NEXTCLOUD_MCP_TOOLSETS": f"default,{NOT_A_TOOLSET}"}, [UNKNOWN], ""),
     ("no password", {"NEXTCLOUD_PASSWORD": None}, [NO_PASSWORD], ""),
     (
         "two problems at once",
-        {"NEXTCLOUD_USERNAME": None, "NEXTCLOUD_MCP_TOOLSETS": "cookbook,default"},
+        {"NEXTCLOUD_USERNAME": None, "NEXTCLOUD_MCP_TOOLSETS": f"{NOT_A_TOOLSET},default"},
         [NO_USER, UNKNOWN],
         "",
     ),

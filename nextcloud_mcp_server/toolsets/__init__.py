@@ -36,6 +36,11 @@ NAMES = (
     "notifications",
     "status",
     "reminders",
+    "cookbook",
+    "bookmarks",
+    "polls",
+    "forms",
+    "news",
     "account",
 )
 

@@ -1,0 +1,183 @@
+"""The Forms app's OCS API v3 (`/ocs/v2.php/apps/forms/api/v3`). Knows nothing of MCP.
+
+Seen on the real Forms 4.3.14 (Nextcloud 29) and 5.3.5 (Nextcloud 34), alike but for statuses:
+- `POST forms` makes an empty form (34 answers 201, 29 200); its title and description are set by
+  `PATCH forms/{id}` with `{"keyValuePairs": {...}}`;
+- `POST forms/{id}/questions` `{"type", "text"}` adds a question, `POST .../questions/{q}/options`
+  `{"optionTexts": [...]}` its options;
+- `POST forms/{id}/submissions` `{"answers": {question id: [text or option id]}}` submits;
+  `GET forms/{id}/submissions` lists them with the questions;
+- an unknown form answers 404 with no body on 34 and 400 on 29.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Self
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+
+from nextcloud_mcp_server.nextcloud.auth import Credential
+from nextcloud_mcp_server.nextcloud.errors import InvalidResponse, NextcloudHTTPError, NotFound
+from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
+
+if TYPE_CHECKING:
+    from nextcloud_mcp_server.nextcloud.client import NextcloudClient
+
+__all__ = ["Form", "FormSummary", "FormsClient", "Question", "Submission"]
+
+API = "/ocs/v2.php/apps/forms/api/v3"
+_HEADERS = {"OCS-APIRequest": "true", "Accept": "application/json"}
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+
+class Option(_Model):
+    id: int
+    text: str = ""
+
+    _plain = field_validator("text", mode="before")(_text)
+
+
+class Question(_Model):
+    id: int
+    type: str = ""
+    text: str = ""
+    required: bool = Field(default=False, alias="isRequired")
+    options: list[Option] = Field(default_factory=list)
+
+    _plain = field_validator("text", "type", mode="before")(_text)
+
+
+class FormSummary(_Model):
+    id: int
+    title: str = ""
+    submissions: int = Field(default=0, alias="submissionCount")
+    updated: int = Field(default=0, alias="lastUpdated")
+
+    _plain = field_validator("title", mode="before")(_text)
+
+
+class Form(_Model):
+    id: int
+    title: str = ""
+    description: str = ""
+    owner: str = Field(default="", alias="ownerId")
+    questions: list[Question] = Field(default_factory=list)
+    can_submit: bool = Field(default=False, alias="canSubmit")
+
+    _plain = field_validator("title", "description", "owner", mode="before")(_text)
+
+
+class Answer(_Model):
+    question_id: int = Field(alias="questionId")
+    text: str = ""
+
+    _plain = field_validator("text", mode="before")(_text)
+
+
+class Submission(_Model):
+    id: int
+    user: str = Field(default="", alias="userId")
+    timestamp: int = 0
+    answers: list[Answer] = Field(default_factory=list)
+
+    _plain = field_validator("user", mode="before")(_text)
+
+
+_SUMMARIES = TypeAdapter(list[FormSummary])
+_SUBMISSIONS = TypeAdapter(list[Submission])
+
+
+class FormsClient:
+    """The Forms API for one user."""
+
+    def __init__(self, http: NextcloudHTTP, credential: Credential | None) -> None:
+        self._http = http
+        self._credential = credential
+
+    @classmethod
+    def of(cls, nextcloud: NextcloudClient) -> Self:
+        return cls(nextcloud.http, nextcloud.credential)
+
+    @property
+    def host(self) -> str:
+        return self._http.host
+
+    async def _call(self, method: str, path: str, what: str, body: Any = None) -> Any:
+        try:
+            answer = await self._http.request(
+                method,
+                f"{API}{path}",
+                credential=self._credential,
+                headers=_HEADERS,
+                params={"format": "json"},
+                json=body,
+            )
+        except NextcloudHTTPError as exc:
+            if exc.status in (400, 404):
+                raise NotFound(
+                    self.host,
+                    f"{what} does not exist or is not shared with you (or Forms is not enabled for you)",
+                    status=exc.status,
+                ) from None
+            raise
+        payload = json_body(answer, self.host)
+        try:
+            return payload["ocs"]["data"]
+        except (KeyError, TypeError):
+            raise InvalidResponse(self.host, "the Forms answer has no ocs.data") from None
+
+    def _parse(self, adapter: TypeAdapter[Any], payload: Any, what: str) -> Any:
+        try:
+            return adapter.validate_python(payload)
+        except ValidationError:
+            raise InvalidResponse(self.host, f"Forms answered {what} in an unknown shape") from None
+
+    async def forms(self) -> list[FormSummary]:
+        found: list[FormSummary] = self._parse(
+            _SUMMARIES, await self._call("GET", "/forms", "the forms"), "forms"
+        )
+        return found
+
+    async def form(self, form_id: int) -> Form:
+        found: Form = self._parse(
+            TypeAdapter(Form), await self._call("GET", f"/forms/{form_id}", f"form {form_id}"), "a form"
+        )
+        return found
+
+    async def create(self, title: str, description: str) -> int:
+        made = await self._call("POST", "/forms", "the form", body={})
+        if not isinstance(made, dict) or not isinstance(made.get("id"), int):
+            raise InvalidResponse(self.host, "Forms did not answer the new form's id")
+        form_id: int = made["id"]
+        pairs = {"title": title, "description": description}
+        await self._call("PATCH", f"/forms/{form_id}", f"form {form_id}", body={"keyValuePairs": pairs})
+        return form_id
+
+    async def add_question(self, form_id: int, kind: str, text: str, options: list[str]) -> None:
+        made = await self._call(
+            "POST", f"/forms/{form_id}/questions", f"form {form_id}", body={"type": kind, "text": text}
+        )
+        if not isinstance(made, dict) or not isinstance(made.get("id"), int):
+            raise InvalidResponse(self.host, "Forms did not answer the new question's id")
+        if options:
+            path = f"/forms/{form_id}/questions/{made['id']}/options"
+            await self._call("POST", path, f"form {form_id}", body={"optionTexts": options})
+
+    async def submit(self, form_id: int, answers: dict[int, list[str]]) -> None:
+        body = {"answers": {str(question): values for question, values in answers.items()}}
+        await self._call("POST", f"/forms/{form_id}/submissions", f"form {form_id}", body=body)
+
+    async def submissions(self, form_id: int) -> list[Submission]:
+        found = await self._call("GET", f"/forms/{form_id}/submissions", f"form {form_id}")
+        listed = found.get("submissions") if isinstance(found, dict) else None
+        result: list[Submission] = self._parse(
+            _SUBMISSIONS, listed if isinstance(listed, list) else [], "submissions"
+        )
+        return result

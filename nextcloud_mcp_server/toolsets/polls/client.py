@@ -1,0 +1,217 @@
+"""The Polls app. Knows nothing of MCP.
+
+Two APIs, by release (seen on the real Polls 7.5.0 on Nextcloud 29 and 9.2.0 on 34):
+- Polls 9 (it announces a `polls` capability): OCS `/ocs/v2.php/apps/polls/api/v1.0/...`, answers in
+  `ocs.data`, an option added as `{"option": {"text": ...}}`, an unknown poll answers 400
+  "Poll not found";
+- Polls 7 (no capability): plain REST `/index.php/apps/polls/api/v1.0/...` with bare JSON, an option
+  added as `{"pollOptionText": ...}`, an unknown poll answers 404 `{"error": "Not found"}`.
+Otherwise alike: `poll` (create `{"title", "type": "textPoll"}`), `polls`, `poll/{id}`,
+`poll/{id}/options`, `poll/{id}/votes`, `PUT option/{id}/vote/{yes|no|maybe}`, `DELETE poll/{id}`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, Self
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+
+from nextcloud_mcp_server.nextcloud.auth import Credential
+from nextcloud_mcp_server.nextcloud.errors import (
+    InvalidResponse,
+    NextcloudHTTPError,
+    NotFound,
+    error_for_status,
+)
+from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
+from nextcloud_mcp_server.nextcloud.ocs import OCSClient
+
+if TYPE_CHECKING:
+    from nextcloud_mcp_server.nextcloud.client import NextcloudClient
+
+__all__ = ["POLLS_MISSING", "Poll", "PollOption", "PollVote", "PollsClient"]
+
+OCS = "/ocs/v2.php/apps/polls/api/v1.0"
+REST = "/index.php/apps/polls/api/v1.0"
+POLLS_MISSING = "Polls is not installed or not enabled for you on this Nextcloud"
+_HEADERS = {"OCS-APIRequest": "true", "Accept": "application/json"}
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+
+class Poll(_Model):
+    id: int
+    type: str = ""
+    title: str = ""
+    description: str = ""
+    owner: str = ""
+    created: int = 0
+    expire: int = 0
+    archived: bool = False
+
+    @classmethod
+    def read(cls, raw: Any) -> Poll:
+        if not isinstance(raw, dict):
+            raise ValueError("not a poll")
+        config, status, owner = (_object(raw.get(key)) for key in ("configuration", "status", "owner"))
+        return cls.model_validate(
+            {
+                "id": raw.get("id"),
+                "type": _text(raw.get("type")),
+                "title": _text(config.get("title")),
+                "description": _text(config.get("description")),
+                "owner": _text(owner.get("userId")),
+                "created": status.get("created") or raw.get("created") or 0,
+                "expire": config.get("expire") or 0,
+                "archived": bool(status.get("isArchived") or status.get("deleted")),
+            }
+        )
+
+
+class _Votes(_Model):
+    yes: int = 0
+    no: int = 0
+    maybe: int = 0
+
+
+class PollOption(_Model):
+    id: int
+    text: str = ""
+    order: int = 0
+    votes: _Votes = Field(default_factory=_Votes)
+
+    _plain = field_validator("text", mode="before")(_text)
+
+
+class PollVote(_Model):
+    option_id: int = Field(alias="optionId")
+    answer: str = ""
+    user: str = ""
+
+    @field_validator("user", mode="before")
+    @classmethod
+    def _user(cls, value: Any) -> str:
+        return _text(value.get("userId")) if isinstance(value, dict) else _text(value)
+
+
+_OPTIONS = TypeAdapter(list[PollOption])
+_VOTES = TypeAdapter(list[PollVote])
+
+
+class PollsClient:
+    """The Polls API for one user, in the dialect its release speaks."""
+
+    def __init__(self, http: NextcloudHTTP, credential: Credential | None, ocs: OCSClient) -> None:
+        self._http = http
+        self._credential = credential
+        self._ocs = ocs
+        self._modern: bool | None = None
+
+    @classmethod
+    def of(cls, nextcloud: NextcloudClient) -> Self:
+        return cls(nextcloud.http, nextcloud.credential, nextcloud.ocs)
+
+    @property
+    def host(self) -> str:
+        return self._http.host
+
+    async def _is_modern(self) -> bool:
+        if self._modern is None:
+            caps = (await self._ocs.capabilities()).get("capabilities", {})
+            self._modern = isinstance(caps, dict) and isinstance(caps.get("polls"), dict)
+        return self._modern
+
+    async def _call(self, method: str, path: str, what: str, body: Any = None) -> dict[str, Any]:
+        modern = await self._is_modern()
+        base, params = (OCS, {"format": "json"}) if modern else (REST, None)
+        try:
+            answer = await self._http.request(
+                method,
+                f"{base}{path}",
+                credential=self._credential,
+                headers=_HEADERS,
+                params=params,
+                json=body,
+            )
+        except NextcloudHTTPError as exc:
+            said = _said(exc.body)
+            if exc.status == 404 and not said:
+                raise NotFound(self.host, POLLS_MISSING, status=404, body=exc.body) from None
+            if "not found" in said.casefold():
+                raise NotFound(
+                    self.host, f"{what} does not exist or is not shared with you", status=404
+                ) from None
+            if not said or exc.status in (401, 429):
+                raise
+            raise error_for_status(self.host, exc.status, exc.body, f"Polls refused: {said}") from None
+        payload = json_body(answer, self.host)
+        if modern:
+            payload = payload.get("ocs", {}).get("data") if isinstance(payload, dict) else None
+        if not isinstance(payload, dict):
+            raise InvalidResponse(self.host, f"Polls answered {what} in an unknown shape")
+        return payload
+
+    def _poll(self, raw: Any) -> Poll:
+        try:
+            return Poll.read(raw)
+        except (ValueError, ValidationError):
+            raise InvalidResponse(self.host, "Polls' answer is not a poll") from None
+
+    async def polls(self) -> list[Poll]:
+        found = (await self._call("GET", "/polls", "the polls")).get("polls")
+        return [self._poll(raw) for raw in found] if isinstance(found, list) else []
+
+    async def poll(self, poll_id: int) -> Poll:
+        return self._poll((await self._call("GET", f"/poll/{poll_id}", f"poll {poll_id}")).get("poll"))
+
+    async def create(self, title: str) -> Poll:
+        made = await self._call("POST", "/poll", "the poll", body={"title": title, "type": "textPoll"})
+        return self._poll(made.get("poll"))
+
+    async def add_option(self, poll_id: int, text: str) -> None:
+        body = {"option": {"text": text}} if await self._is_modern() else {"pollOptionText": text}
+        await self._call("POST", f"/poll/{poll_id}/option", f"poll {poll_id}", body=body)
+
+    async def options(self, poll_id: int) -> list[PollOption]:
+        found = (await self._call("GET", f"/poll/{poll_id}/options", f"poll {poll_id}")).get("options")
+        try:
+            return _OPTIONS.validate_python(found if isinstance(found, list) else [])
+        except ValidationError:
+            raise InvalidResponse(self.host, "Polls' answer is not a list of options") from None
+
+    async def votes(self, poll_id: int) -> list[PollVote]:
+        found = (await self._call("GET", f"/poll/{poll_id}/votes", f"poll {poll_id}")).get("votes")
+        try:
+            return _VOTES.validate_python(found if isinstance(found, list) else [])
+        except ValidationError:
+            raise InvalidResponse(self.host, "Polls' answer is not a list of votes") from None
+
+    async def vote(self, option_id: int, answer: str) -> None:
+        await self._call("PUT", f"/option/{option_id}/vote/{answer}", f"option {option_id}")
+
+    async def delete(self, poll_id: int) -> None:
+        await self._call("DELETE", f"/poll/{poll_id}", f"poll {poll_id}")
+
+
+def _said(body: str) -> str:
+    """Polls' own words: OCS `meta.message`, or the REST `{"error": ...}`/`{"message": ...}`."""
+    try:
+        found = json.loads(body[:8192])
+    except ValueError:
+        return ""
+    if not isinstance(found, dict):
+        return ""
+    meta = found.get("ocs", {}).get("meta", {}) if isinstance(found.get("ocs"), dict) else {}
+    said = meta.get("message") or found.get("error") or found.get("message")
+    return said[:300] if isinstance(said, str) else ""
