@@ -21,6 +21,7 @@ from nextcloud_mcp_server.tools._results import answer, stale_version
 from nextcloud_mcp_server.tools._shown import bound_version, shown_text
 from nextcloud_mcp_server.toolsets.bookmarks import DECLARATION
 from nextcloud_mcp_server.toolsets.bookmarks.client import ROOT, Bookmark, BookmarksClient, Folder
+from nextcloud_mcp_server.views import APPROVAL
 
 __all__ = ["toolset"]
 
@@ -219,7 +220,7 @@ async def nc_bookmarks_update_bookmark(
     return answer(_out(await client.replace(current, fields)))
 
 
-@toolset.tool(title="Delete a bookmark", destructive=True, idempotent=True)
+@toolset.tool(title="Delete a bookmark", destructive=True, idempotent=True, view=APPROVAL)
 @require_scopes(DECLARATION.write)
 async def nc_bookmarks_delete_bookmark(bookmark_id: BookmarkId, ctx: Context[Any, Any]) -> DeletedBookmark:
     """Delete a bookmark. The user is asked to approve first."""

@@ -21,6 +21,7 @@ from nextcloud_mcp_server.tools._results import answer, stale_version
 from nextcloud_mcp_server.tools._shown import bound_version, shown_text
 from nextcloud_mcp_server.toolsets.cookbook import DECLARATION
 from nextcloud_mcp_server.toolsets.cookbook.client import CookbookClient, Recipe
+from nextcloud_mcp_server.views import APPROVAL
 
 __all__ = ["toolset"]
 
@@ -222,7 +223,7 @@ async def nc_cookbook_create_recipe(
     return _detail(await cookbook.recipe(await cookbook.create(fields)))
 
 
-@toolset.tool(title="Update a recipe", idempotent=True)
+@toolset.tool(title="Update a recipe", idempotent=True, view=APPROVAL)
 @require_scopes(DECLARATION.write)
 async def nc_cookbook_update_recipe(
     recipe_id: RecipeId,
@@ -292,7 +293,7 @@ def _joined(lines: Any) -> str | None:
     return "\n".join(lines) if isinstance(lines, list) else None
 
 
-@toolset.tool(title="Delete a recipe", destructive=True, idempotent=True)
+@toolset.tool(title="Delete a recipe", destructive=True, idempotent=True, view=APPROVAL)
 @require_scopes(DECLARATION.write)
 async def nc_cookbook_delete_recipe(recipe_id: RecipeId, ctx: Context[Any, Any]) -> DeletedRecipe:
     """Delete a recipe. The user is asked to approve first."""

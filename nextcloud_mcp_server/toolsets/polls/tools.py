@@ -19,6 +19,7 @@ from nextcloud_mcp_server.tools._registry import Toolset
 from nextcloud_mcp_server.tools._shown import bound_version, shown_text
 from nextcloud_mcp_server.toolsets.polls import DECLARATION
 from nextcloud_mcp_server.toolsets.polls.client import Poll, PollOption, PollsClient, PollVote
+from nextcloud_mcp_server.views import APPROVAL
 
 __all__ = ["toolset"]
 
@@ -173,7 +174,7 @@ async def nc_polls_vote(
     return _detail(*await _read(client, poll_id))
 
 
-@toolset.tool(title="Delete a poll", destructive=True, idempotent=True)
+@toolset.tool(title="Delete a poll", destructive=True, idempotent=True, view=APPROVAL)
 @require_scopes(DECLARATION.write)
 async def nc_polls_delete_poll(poll_id: PollId, ctx: Context[Any, Any]) -> DeletedPoll:
     """Delete a poll with its options and votes. The user is asked to approve first."""
