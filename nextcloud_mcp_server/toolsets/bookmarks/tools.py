@@ -223,7 +223,7 @@ async def nc_bookmarks_update_bookmark(
 @toolset.tool(title="Delete a bookmark", destructive=True, idempotent=True, view=APPROVAL)
 @require_scopes(DECLARATION.write)
 async def nc_bookmarks_delete_bookmark(bookmark_id: BookmarkId, ctx: Context[Any, Any]) -> DeletedBookmark:
-    """Delete a bookmark. The user is asked to approve first."""
+    """Delete a bookmark. The user is asked to approve first, seeing its title and link."""
     nc = await nextcloud_for(ctx)
     client = nc.api(BookmarksClient)
     bookmark = await client.bookmark(bookmark_id)

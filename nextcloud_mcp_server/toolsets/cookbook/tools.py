@@ -296,7 +296,7 @@ def _joined(lines: Any) -> str | None:
 @toolset.tool(title="Delete a recipe", destructive=True, idempotent=True, view=APPROVAL)
 @require_scopes(DECLARATION.write)
 async def nc_cookbook_delete_recipe(recipe_id: RecipeId, ctx: Context[Any, Any]) -> DeletedRecipe:
-    """Delete a recipe. The user is asked to approve first."""
+    """Delete a recipe. The user is asked to approve first, seeing its name and size."""
     nc = await nextcloud_for(ctx)
     cookbook = nc.api(CookbookClient)
     recipe = await cookbook.recipe(recipe_id)

@@ -168,7 +168,7 @@ async def nc_forms_list_forms(ctx: Context[Any, Any]) -> FormList:
 @toolset.tool(title="Get a form", read_only=True)
 @require_scopes(DECLARATION.read)
 async def nc_forms_get_form(form_id: FormId, ctx: Context[Any, Any]) -> FormDetail:
-    """A form with its questions (ids, types) and their choices."""
+    """A form with its questions (ids, types) and their choices, for nc_forms_submit."""
     nc = await nextcloud_for(ctx)
     return _detail(await nc.api(FormsClient).form(form_id))
 

@@ -125,7 +125,7 @@ def _item(item: NewsItem) -> ItemOut:
 @toolset.tool(title="List news feeds", read_only=True)
 @require_scopes(DECLARATION.read)
 async def nc_news_list_feeds(ctx: Context[Any, Any]) -> Feeds:
-    """Your subscribed feeds with their folders and unread counts."""
+    """Your subscribed feeds with their folders, unread counts and last fetch errors."""
     nc = await nextcloud_for(ctx)
     client = nc.api(NewsClient)
     folders = await client.folders()

@@ -121,7 +121,7 @@ def checked_options(options: list[str]) -> list[str]:
 @toolset.tool(title="List polls", read_only=True)
 @require_scopes(DECLARATION.read)
 async def nc_polls_list_polls(ctx: Context[Any, Any]) -> PollList:
-    """The polls you own or take part in, newest first."""
+    """The polls you own or take part in, newest first; ids for nc_polls_get_poll."""
     nc = await nextcloud_for(ctx)
     polls = sorted(await nc.api(PollsClient).polls(), key=lambda p: (p.created, p.id), reverse=True)
     return PollList(polls=[_out(p) for p in polls[:MAX_POLLS]], total=len(polls))
