@@ -12,6 +12,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.tools import DEFAULT_TOOLSETS, all_tools
+from nextcloud_mcp_server.tools._on_demand import CALL_TOOL, TOOLSETS_TOOL
 from tests.integration.test_oauth import OAuthServer, server  # noqa: F401 - the fixture
 from tests.mcp_clients import http_session, running_app
 from tests.oidc import IdP
@@ -76,5 +77,5 @@ async def test_a_shared_client_cache_never_serves_one_users_tool_list_to_another
             assert first.cache_scope == "private"
     for user, scope in (("admin", "notes:read"), ("alice", "files:read")):
         expected = {t.name for t in all_tools() if t.toolset in DEFAULT_TOOLSETS and set(t.scopes) <= {scope}}
-        assert seen[user] == expected, user
+        assert seen[user] == expected | {TOOLSETS_TOOL, CALL_TOOL}, user  # and the on-demand pair
     assert seen["admin"] != seen["alice"]

@@ -100,7 +100,8 @@ async def test_unreachable_nextcloud_gives_one_clear_error_and_the_server_stays_
     assert first.is_error
     assert f"Nextcloud at 127.0.0.1:{port}: connection refused" in _text(first)
     assert "Traceback" not in _text(first)
-    assert len(tools.tools) == len([spec for spec in all_tools() if spec.toolset in DEFAULT_TOOLSETS])
+    # the default toolsets' tools and the two that reach the others on demand (docs/ADR/0070)
+    assert len(tools.tools) == len([spec for spec in all_tools() if spec.toolset in DEFAULT_TOOLSETS]) + 2
     assert second.is_error
     assert "connection refused" in _text(second)
 

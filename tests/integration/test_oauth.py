@@ -36,6 +36,7 @@ from nextcloud_mcp_server.app import create_app
 from nextcloud_mcp_server.auth.scopes import ALL_SCOPES
 from nextcloud_mcp_server.config import ConfigError, Settings, load_settings
 from nextcloud_mcp_server.tools import DEFAULT_TOOLSETS, all_tools
+from nextcloud_mcp_server.tools._on_demand import CALL_TOOL, TOOLSETS_TOOL
 from nextcloud_mcp_server.tools._registry import ToolSpec
 from tests.mcp_clients import INITIALIZE, MCP_HEADERS, http_session, structured
 from tests.nextcloud_double import NextcloudDouble
@@ -50,6 +51,11 @@ pytestmark = pytest.mark.integration
 def default_tools() -> list[ToolSpec]:
     """The tools a deployment offers without NEXTCLOUD_MCP_TOOLSETS: those of the default toolsets."""
     return [spec for spec in all_tools() if spec.toolset in DEFAULT_TOOLSETS]
+
+
+# Listed to everyone beside the default tools: the two that reach the other toolsets on demand
+# (docs/ADR/0070); they need no scope, and what they call keeps its own (tests/apps/test_on_demand_oauth.py).
+ON_DEMAND = {TOOLSETS_TOOL, CALL_TOOL}
 
 
 @dataclass
@@ -137,7 +143,7 @@ async def test_a_valid_token_with_our_audience_among_others_reaches_nextcloud(
         )
         files = structured(await session.call_tool("nc_webdav_list_directory", {"path": "/"}))
         notes = await session.call_tool("nc_notes_list_notes", {})
-    assert len(tools) == len(default_tools())
+    assert {t.name for t in tools} == {t.name for t in default_tools()} | ON_DEMAND
     assert written["created"] is True
     assert (double.user_files("admin") / "via-oauth.txt").read_text() == "hi"
     assert [e["name"] for e in files["entries"]] == ["via-oauth.txt"]
@@ -151,25 +157,29 @@ async def test_a_valid_token_with_our_audience_among_others_reaches_nextcloud(
 def test_protected_resource_metadata_at_both_paths(server: OAuthServer, idp: IdP) -> None:
     for path in ("/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"):
         document = httpx.get(server.base + path).json()
+        scopes = document.pop("scopes_supported")
         assert document == {
             "resource": server.mcp,
             "authorization_servers": [idp.issuer],
-            "scopes_supported": [
-                "notes:read",
-                "notes:write",
-                "calendar:read",
-                "calendar:write",
-                "files:read",
-                "files:write",
-                "contacts:read",
-                "contacts:write",
-                "sharing:read",
-                "sharing:write",
-                "search:read",
-            ],
             "bearer_methods_supported": ["header"],
             "resource_name": "Nextcloud",
         }
+        # the default toolsets' scopes first, then those of the toolsets a person may enable
+        assert scopes[:11] == [
+            "notes:read",
+            "notes:write",
+            "calendar:read",
+            "calendar:write",
+            "files:read",
+            "files:write",
+            "contacts:read",
+            "contacts:write",
+            "sharing:read",
+            "sharing:write",
+            "search:read",
+        ]
+        assert {"deck:read", "deck:write", "cookbook:read", "mail:write"} <= set(scopes[11:])
+        assert len(scopes) == len(set(scopes))
 
 
 def _forged(server: OAuthServer, idp: IdP, kind: str) -> str | None:
@@ -247,7 +257,7 @@ async def test_tools_list_shows_only_what_the_scopes_allow(server: OAuthServer, 
     async with http_session(server.mcp, headers={"Authorization": f"Bearer {token}"}) as session:
         names = {t.name for t in (await session.list_tools()).tools}
     expected = {t.name for t in default_tools() if set(t.scopes) <= {"notes:read", "calendar:read"}}
-    assert names == expected
+    assert names == expected | ON_DEMAND
     assert "nc_notes_get_note" in names
     assert "nc_notes_create_note" not in names
 
@@ -260,7 +270,7 @@ async def test_a_token_with_every_read_scope_sees_no_writing_tool(server: OAuthS
     token = idp.access_token(user="admin", resource=server.mcp, scope=reads)
     async with http_session(server.mcp, headers={"Authorization": f"Bearer {token}"}) as session:
         names = {t.name for t in (await session.list_tools()).tools}
-    assert names == {t.name for t in default_tools() if t.read_only}
+    assert names - ON_DEMAND == {t.name for t in default_tools() if t.read_only}
     assert {"nc_share_list", "nc_search"} <= names
     assert not names & {"nc_share_create", "nc_share_update", "nc_share_delete"}
     assert "nc_contacts_search" in names
