@@ -12,9 +12,11 @@ from nextcloud_mcp_server.auth.scopes import ALL_SCOPES, require_scopes
 from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.tools import DEFAULT_TOOLSETS, all_tools, enabled_tools
 from nextcloud_mcp_server.tools._registry import Toolset
+from nextcloud_mcp_server.toolsets import declarations
 
 # Toolsets that act on the user's files use the files scopes (ADR 0047).
-ON_FILES = {"trash": "files", "versions": "files", "tags": "files", "comments": "files"}
+# toolsets whose tools use another toolset's scopes (trash, versions, tags, comments, reminders: files)
+ON_FILES = {d.name: d.scopes_of for d in declarations() if d.scopes_of}
 
 
 def test_every_tool_declares_known_scopes_of_its_own_toolset() -> None:

@@ -8,6 +8,7 @@ from typing import cast
 import pytest
 from pydantic import ValidationError
 
+from nextcloud_mcp_server import server as server_module
 from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.runtime import Runtime
 from nextcloud_mcp_server.server import build_server
@@ -15,7 +16,11 @@ from nextcloud_mcp_server.tools._arguments import StrictArguments, strict_model
 from nextcloud_mcp_server.tools._output_schema import published_input
 
 
-def test_the_listed_schema_is_the_strict_models_and_the_model_waits_for_a_call() -> None:
+def test_the_listed_schema_is_the_strict_models_and_the_model_waits_for_a_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # tools are built once per process (server._BUILT): start from none built, as a new process
+    monkeypatch.setattr(server_module, "_BUILT", {})
     settings = Settings(nextcloud_host="https://cloud.example.com", nextcloud_mcp_toolsets="all")
     server = build_server(settings, cast(Runtime, None))
     tools = server._tool_manager.list_tools()

@@ -60,7 +60,8 @@ def _item(found: Notification) -> NotificationItem:
 async def nc_notifications_list(
     ctx: Context[Any, Any], limit: Annotated[int, Field(ge=1, le=100)] = 25
 ) -> NotificationList:
-    """List your Nextcloud notifications, newest first."""
+    """List your Nextcloud notifications, newest first: each with its id, app, subject, message
+    and time, to read them or to dismiss one by its id."""
     found = await (await nextcloud_for(ctx)).api(NotificationsClient).list()
     return NotificationList(notifications=[_item(n) for n in found[:limit]], total=len(found))
 

@@ -29,7 +29,8 @@ class Reminder(BaseModel):
 @toolset.tool(title="Get a file's reminder", read_only=True)
 @require_scopes(FILES_READ)
 async def nc_reminders_get(path: FilePath, ctx: Context[Any, Any]) -> Reminder:
-    """When you will be reminded of a file or folder, if at all."""
+    """When Nextcloud will remind you of a file or folder (its path in your files), or null when
+    no reminder is set."""
     _, entry, file_id = await resolve(ctx, path)
     due = await (await nextcloud_for(ctx)).api(RemindersClient).due(file_id)
     return Reminder(path=paths.display(entry.path), due=due.isoformat() if due else None)

@@ -56,7 +56,8 @@ def _message(message: str | None) -> str:
 @toolset.tool(title="Get your status", read_only=True)
 @require_scopes(DECLARATION.read)
 async def nc_status_get(ctx: Context[Any, Any]) -> StatusInfo:
-    """Your online status and status message."""
+    """Your online status (online, away, do not disturb, invisible, offline) and your status
+    message with its icon and when it clears by itself."""
     return _info(await (await nextcloud_for(ctx)).api(UserStatusClient).get())
 
 

@@ -307,11 +307,21 @@ def test_two_listings_of_a_changed_folder_read_it_once_and_never_for_another_use
             listings = await asyncio.gather(
                 *(list_folder(f, "Shared", top=10, answers=answers) for f in (admin, admin, alice, alice))
             )
-            full_reads = [
-                r
-                for r in list(nextcloud.double.requests)[before:]
-                if r.method == "PROPFIND" and r.path.rstrip("/").endswith("/Shared")
-            ]
+
+            def shared_reads() -> list[Any]:
+                assert nextcloud.double is not None
+                return [
+                    r
+                    for r in list(nextcloud.double.requests)[before:]
+                    if r.method == "PROPFIND" and r.path.rstrip("/").endswith("/Shared")
+                ]
+
+            # the double records a request once its handler returned, which may be just after the
+            # client read the answer: wait (bounded) for the six the assertion expects
+            deadline = asyncio.get_running_loop().time() + 5
+            while len(shared_reads()) < 6 and asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(0.01)
+            full_reads = shared_reads()
         finally:
             await http.aclose()
         # each caller's own depth-0 ETag question, then one full read per user
