@@ -209,7 +209,7 @@ def pdf(data: bytes, out: Output, max_pages: int) -> None:
         page = document[number]
         textpage = page.get_textpage()
         out.add(textpage.get_text_range())
-        out.add("\n")
+        out.add("\n\n")  # a page ends a paragraph: passages never span two pages
         textpage.close()
         page.close()
     document.close()

@@ -131,7 +131,7 @@ async def test_a_pdf_passage_and_an_event_in_other_words_on_both_engines(
     """On the real Nextcloud: a question sharing no word finds a page of a PDF (its passage as the
     excerpt) and an event; the index in SQLite on 29 and in PostgreSQL on 34."""
     nextcloud = each_real_nextcloud
-    filler = "\n".join(["Some words about nothing in particular, to fill a page."] * 12)
+    filler = "\n".join(["Some words about nothing in particular, to fill a page."] * 20)  # a passage
     garden = "The apple tree was pruned\nand the hedge cut back."
     nextcloud.put_file(nextcloud.admin, "Meaning/house.pdf", documents.pdf([filler, garden]))
     nextcloud.put_calendar_object(
