@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from mcp import ClientSession
 
+from nextcloud_mcp_server.tools import all_tools
 from tests.backends import Login, Nextcloud
 from tests.mcp_clients import Human, http_session, running_app, structured
 from tests.strict_clients import refusal_details
@@ -126,7 +127,10 @@ async def test_the_four_toolsets_are_eleven_tools_on_the_files_scopes(each_real_
     assert set(tools) == set(TOOLS)
     for name, (scope, read_only, destructive) in TOOLS.items():
         tool = tools[name]
-        assert tool.meta == {"nextcloud-mcp/scopes": [scope]}
+        assert tool.meta is not None
+        assert tool.meta["nextcloud-mcp/scopes"] == [scope]
+        # and, for a tool that asks, the link to the approval view (ADR 0077)
+        assert tool.meta == {spec.name: spec.meta for spec in all_tools()}[name]
         assert tool.annotations is not None
         assert (tool.annotations.read_only_hint, tool.annotations.destructive_hint) == (
             read_only,

@@ -340,7 +340,10 @@ def _documented_levels() -> dict[str, str]:
 
 
 # apps installed only on the `apps_nextcloud` instances (the double does not say, so offers all)
-ONLY_WITH_APPS = {"deck", "spreed", "tables", "collectives", "mail"}
+ONLY_WITH_APPS = {
+    *("deck", "spreed", "tables", "collectives", "mail"),
+    *("cookbook", "bookmarks", "polls", "forms", "news"),
+}
 NOT_ON_29 = {"activity", "notifications"}  # Nextcloud 34 ships them; 29's kit has neither
 
 

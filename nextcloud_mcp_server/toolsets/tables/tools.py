@@ -279,7 +279,13 @@ async def nc_tables_add_row(
     nc = await nextcloud_for(ctx)
     # one request when the columns were read in the last seconds (kept_columns), else two
     _, columns = await _columns(nc, table_id, view_id, recent=True)
-    cells = encoded(columns, values)
+    try:
+        cells = encoded(columns, values)
+    except InvalidTableInput:
+        # refused by columns kept from a recent read: read them now, and refuse (or add) by those
+        kept_columns.forget(_kept(nc, table_id, view_id))
+        _, columns = await _columns(nc, table_id, view_id)
+        cells = encoded(columns, values)
     missing = [c.title for c in columns if c.mandatory and c.id not in cells]
     if missing:
         raise InvalidTableInput(

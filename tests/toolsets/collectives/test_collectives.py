@@ -358,7 +358,13 @@ async def test_long_pages_are_cut_and_a_search_says_what_it_read(
     assert page["truncated"] is True
     assert page["size"] == len(long_text) + 6
     assert page["content"] == "é" * 499  # whole characters only, at most 999 bytes
-    assert found == {"hits": [], "searched_pages": 4, "read_pages": 2, "complete": False}
+    assert found == {
+        "hits": [],
+        "searched_pages": 4,
+        "read_pages": 2,
+        "complete": False,
+        "answered_from": "nextcloud",
+    }
     assert titled["read_pages"] == 2
     assert ("A", "title") in {(h["title"], h["matched_in"]) for h in titled["hits"]}
 

@@ -13,6 +13,7 @@ import httpx
 import pytest
 from mcp import ClientSession
 
+from nextcloud_mcp_server.tools import all_tools
 from tests.backends import Nextcloud
 from tests.mcp_clients import Human, http_session, running_app, structured
 
@@ -110,7 +111,10 @@ async def test_the_deck_tools_are_offered_when_chosen_with_scopes_and_annotation
     assert set(tools) == set(DECK_TOOLS)
     for name, (scope, read_only, destructive) in DECK_TOOLS.items():
         tool = tools[name]
-        assert tool.meta == {"nextcloud-mcp/scopes": [scope]}
+        assert tool.meta is not None
+        assert tool.meta["nextcloud-mcp/scopes"] == [scope]
+        # and, for a tool that asks, the link to the approval view (ADR 0077)
+        assert tool.meta == {spec.name: spec.meta for spec in all_tools()}[name]
         assert tool.annotations is not None
         assert tool.annotations.read_only_hint is read_only
         assert tool.annotations.destructive_hint is destructive
