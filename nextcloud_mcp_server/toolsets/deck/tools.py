@@ -238,8 +238,7 @@ async def nc_deck_update_card(
     done: Annotated[bool | None, Field(description="Mark done, or not done")] = None,
 ) -> CardDetail:
     """Rename a card, replace its description, mark it done or not, set or clear its due date,
-    add or remove labels, assign or unassign users. Emptying the description or cutting it to
-    less than half asks the user first."""
+    add or remove labels and users. Cutting the description below half asks first."""
     duedate = check_due(due) if due else None
     new_title = check_card_title(title) if title is not None else None
     new_text = check_description(description) if description is not None else None
