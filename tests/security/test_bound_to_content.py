@@ -102,14 +102,19 @@ def _mtime(nc: Nextcloud, login: Login, path: str) -> int:
     return int(parsedate_to_datetime(found.group(1)).timestamp())
 
 
-def _rewrite_keeping_size_and_time(nc: Nextcloud, login: Login, path: str, data: bytes) -> None:
+def _rewrite_keeping_size_and_time(
+    nc: Nextcloud, login: Login, path: str, data: bytes, *, etag_kept: bool = True
+) -> None:
     """Another client writes other content of the same size with the old time (`X-OC-Mtime`),
-    as a sync client that preserves times does; Nextcloud keeps the ETag."""
+    as a sync client that preserves times does; Nextcloud keeps the ETag (checked unless
+    `etag_kept` is False: Collectives 34 may touch a page's file after a write, so there the
+    rewrite is a plain edit and the refusal must hold either way)."""
     before, mtime = nc.etag(login, path), _mtime(nc, login, path)
     with nc.http(login) as client:
         answer = client.put(nc.dav_path(login, path), content=data, headers={"X-OC-Mtime": str(mtime)})
     assert answer.status_code in (201, 204)
-    assert nc.etag(login, path) == before  # the premise: the ETag alone cannot tell
+    if etag_kept:
+        assert nc.etag(login, path) == before  # the premise: the ETag alone cannot tell
 
 
 @pytest.mark.parametrize("tool", ["nc_webdav_delete_resource", "nc_versions_restore"])
