@@ -3,31 +3,53 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "AppModel",
     "Calendar",
     "CalendarObject",
     "CurrentUser",
     "FileEntry",
+    "FrozenAppModel",
     "Note",
     "NoteSettings",
     "NotesCapability",
     "ServerStatus",
+    "plain_text",
 ]
 
 
-class _Model(BaseModel):
+class AppModel(BaseModel):
+    """The base of every typed answer, Nextcloud's and its apps': fields Nextcloud adds later are
+    ignored, and a field is filled by its alias (Nextcloud's name) or by its own name."""
+
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+
+class FrozenAppModel(AppModel):
+    """An `AppModel` that cannot be changed once read (and so can be hashed)."""
+
+    model_config = ConfigDict(frozen=True)
+
+
+def plain_text(value: Any) -> str:
+    """A text field of an answer as plain text: a string as it is, a number as its digits, and
+    anything else an app may send in its place (null, a list, an object, true or false) as ""."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    return ""
 
 
 # 9999-12-31T23:59:59Z: the last second an ISO 8601 date (and Python's datetime) can show.
 LAST_TIMESTAMP = 253_402_300_799
 
 
-class Note(_Model):
+class Note(AppModel):
     """A note of the Notes app (API v1). `content` is absent when a listing excluded it."""
 
     id: int
@@ -40,13 +62,13 @@ class Note(_Model):
     content: str | None = None
 
 
-class NoteSettings(_Model):
+class NoteSettings(AppModel):
     notes_path: str = Field(default="Notes", alias="notesPath")
     file_suffix: str = Field(default=".md", alias="fileSuffix")
     custom_suffix: str = Field(default="", alias="customSuffix")
 
 
-class CurrentUser(_Model):
+class CurrentUser(AppModel):
     """OCS `cloud/user`: who the credential belongs to."""
 
     id: str
@@ -54,7 +76,7 @@ class CurrentUser(_Model):
     email: str | None = None
 
 
-class ServerStatus(_Model):
+class ServerStatus(AppModel):
     """`/status.php`, readable without credentials."""
 
     installed: bool = False
@@ -65,14 +87,14 @@ class ServerStatus(_Model):
     productname: str = "Nextcloud"
 
 
-class NotesCapability(_Model):
+class NotesCapability(AppModel):
     """The `notes` entry of OCS capabilities: present only when the Notes app is enabled."""
 
     api_version: list[str] = Field(default_factory=list)
     version: str = ""
 
 
-class FileEntry(_Model):
+class FileEntry(AppModel):
     """A file or folder in the user's files. `path` is relative to the files root ('' = root)."""
 
     path: str
@@ -85,7 +107,7 @@ class FileEntry(_Model):
     file_id: int | None = None
 
 
-class Calendar(_Model):
+class Calendar(AppModel):
     """A calendar collection of the user (not the inbox, outbox, trash bin or deleted ones)."""
 
     id: str
@@ -98,7 +120,7 @@ class Calendar(_Model):
     ctag: str = ""  # getctag: changes with every change in the calendar (Nextcloud: its sync token)
 
 
-class CalendarObject(_Model):
+class CalendarObject(AppModel):
     """One iCalendar resource (an event or a task, with its overrides) and its ETag."""
 
     href: str

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import Field, TypeAdapter, ValidationError, field_validator
 
 from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.errors import (
@@ -25,6 +25,7 @@ from nextcloud_mcp_server.nextcloud.errors import (
     error_for_status,
 )
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
+from nextcloud_mcp_server.nextcloud.models import AppModel, plain_text
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.client import NextcloudClient
@@ -37,13 +38,7 @@ ROOT = -1
 _JSON = {"Accept": "application/json"}
 
 
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-class Bookmark(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
+class Bookmark(AppModel):
     id: int
     url: str = ""
     target: str = ""
@@ -54,7 +49,7 @@ class Bookmark(BaseModel):
     lastmodified: int = 0
     added: int = 0
 
-    _plain = field_validator("url", "target", "title", "description", mode="before")(_text)
+    _plain = field_validator("url", "target", "title", "description", mode="before")(plain_text)
 
     @field_validator("tags", "folders", mode="before")
     @classmethod
@@ -62,15 +57,13 @@ class Bookmark(BaseModel):
         return value if isinstance(value, list) else []
 
 
-class Folder(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
+class Folder(AppModel):
     id: int
     title: str = ""
     parent_folder: int = ROOT
     children: list[Folder] = Field(default_factory=list)
 
-    _plain = field_validator("title", mode="before")(_text)
+    _plain = field_validator("title", mode="before")(plain_text)
 
 
 _BOOKMARKS = TypeAdapter(list[Bookmark])

@@ -19,7 +19,7 @@ import json
 import unicodedata
 from typing import TYPE_CHECKING, Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from nextcloud_mcp_server.nextcloud import paths
 from nextcloud_mcp_server.nextcloud.dav.webdav import WebDAVClient
@@ -30,6 +30,7 @@ from nextcloud_mcp_server.nextcloud.errors import (
     NotFound,
     error_for_status,
 )
+from nextcloud_mcp_server.nextcloud.models import FrozenAppModel
 from nextcloud_mcp_server.nextcloud.names import check_visible
 from nextcloud_mcp_server.nextcloud.ocs import OCSClient
 
@@ -65,18 +66,14 @@ class CollectivesUnavailable(NotFound):
     """The Collectives API is not there for this account: the app is missing, or too old."""
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(populate_by_name=True, extra="ignore", frozen=True)
-
-
-class Collective(_Model):
+class Collective(FrozenAppModel):
     id: int
     name: str
     emoji: str | None = None
     can_edit: bool = Field(default=False, alias="canEdit")
 
 
-class Page(_Model):
+class Page(FrozenAppModel):
     id: int
     title: str
     emoji: str | None = None
@@ -95,7 +92,7 @@ class Page(_Model):
         return "/".join(part for part in (self.collective_path, self.file_path, self.file_name) if part)
 
 
-class PageText(_Model):
+class PageText(FrozenAppModel):
     """The start of a page's Markdown: `truncated` when the file is longer than was read."""
 
     text: str

@@ -20,7 +20,7 @@ import json
 from typing import TYPE_CHECKING, Any, Self
 from urllib.parse import quote
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import Field, TypeAdapter, ValidationError, field_validator
 
 from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.errors import (
@@ -30,6 +30,7 @@ from nextcloud_mcp_server.nextcloud.errors import (
     error_for_status,
 )
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
+from nextcloud_mcp_server.nextcloud.models import AppModel, plain_text
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.client import NextcloudClient
@@ -60,27 +61,17 @@ def _texts(value: Any) -> list[str]:
     return out
 
 
-def _text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    return "" if value is None or isinstance(value, dict | list) else str(value)
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
-
-
-class RecipeSummary(_Model):
+class RecipeSummary(AppModel):
     id: int = Field(alias="recipe_id")
     name: str = ""
     category: str = ""
     keywords: str = ""
     modified: str = Field(default="", alias="dateModified")
 
-    _plain = field_validator("name", "category", "keywords", "modified", mode="before")(_text)
+    _plain = field_validator("name", "category", "keywords", "modified", mode="before")(plain_text)
 
 
-class Recipe(_Model):
+class Recipe(AppModel):
     id: int
     name: str = ""
     description: str = ""
@@ -109,7 +100,7 @@ class Recipe(_Model):
         "url",
         "modified",
         mode="before",
-    )(_text)
+    )(plain_text)
     _lists = field_validator("ingredients", "instructions", "tools", mode="before")(_texts)
 
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
+
+from nextcloud_mcp_server.nextcloud.models import AppModel
 
 __all__ = [
     "DeckAssignment",
@@ -20,16 +22,12 @@ __all__ = [
 ]
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
-
-
-class DeckUser(_Model):
+class DeckUser(AppModel):
     uid: str = ""
     displayname: str = ""
 
 
-class DeckAcl(_Model):
+class DeckAcl(AppModel):
     """One entry of a board's sharing: a user (type 0), a group (1) or a team (7)."""
 
     participant: DeckUser = Field(default_factory=DeckUser)
@@ -41,25 +39,25 @@ class DeckAcl(_Model):
         return {"uid": value, "displayname": value} if isinstance(value, str) else value
 
 
-class DeckLabel(_Model):
+class DeckLabel(AppModel):
     id: int
     title: str = ""
     color: str = ""
 
 
-class DeckBoardRef(_Model):
+class DeckBoardRef(AppModel):
     id: int = 0
     title: str = ""
 
 
-class DeckAssignment(_Model):
+class DeckAssignment(AppModel):
     """One user (or group) assigned to a card; `participant` names them."""
 
     participant: DeckUser = Field(default_factory=DeckUser)
     type: int = 0
 
 
-class DeckCard(_Model):
+class DeckCard(AppModel):
     id: int
     title: str = ""
     description: str | None = None
@@ -100,7 +98,7 @@ class DeckCard(_Model):
         return {"uid": value, "displayname": value} if isinstance(value, str) else value
 
 
-class DeckStack(_Model):
+class DeckStack(AppModel):
     id: int
     title: str = ""
     board_id: int = Field(default=0, alias="boardId")
@@ -114,7 +112,7 @@ class DeckStack(_Model):
         return [] if value is None else value
 
 
-class DeckBoard(_Model):
+class DeckBoard(AppModel):
     id: int
     title: str = ""
     color: str = ""
@@ -144,7 +142,7 @@ class DeckBoard(_Model):
         return bool(self.permissions.get(f"PERMISSION_{permission.upper()}", False))
 
 
-class DeckComment(_Model):
+class DeckComment(AppModel):
     id: int
     message: str = ""
     actor_id: str = Field(default="", alias="actorId")

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import Field, TypeAdapter, ValidationError, field_validator
 
 from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.errors import InvalidResponse, NextcloudHTTPError, NotFound
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
+from nextcloud_mcp_server.nextcloud.models import AppModel, plain_text
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.client import NextcloudClient
@@ -29,41 +30,33 @@ API = "/ocs/v2.php/apps/forms/api/v3"
 _HEADERS = {"OCS-APIRequest": "true", "Accept": "application/json"}
 
 
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
-
-
-class Option(_Model):
+class Option(AppModel):
     id: int
     text: str = ""
 
-    _plain = field_validator("text", mode="before")(_text)
+    _plain = field_validator("text", mode="before")(plain_text)
 
 
-class Question(_Model):
+class Question(AppModel):
     id: int
     type: str = ""
     text: str = ""
     required: bool = Field(default=False, alias="isRequired")
     options: list[Option] = Field(default_factory=list)
 
-    _plain = field_validator("text", "type", mode="before")(_text)
+    _plain = field_validator("text", "type", mode="before")(plain_text)
 
 
-class FormSummary(_Model):
+class FormSummary(AppModel):
     id: int
     title: str = ""
     submissions: int = Field(default=0, alias="submissionCount")
     updated: int = Field(default=0, alias="lastUpdated")
 
-    _plain = field_validator("title", mode="before")(_text)
+    _plain = field_validator("title", mode="before")(plain_text)
 
 
-class Form(_Model):
+class Form(AppModel):
     id: int
     title: str = ""
     description: str = ""
@@ -71,23 +64,23 @@ class Form(_Model):
     questions: list[Question] = Field(default_factory=list)
     can_submit: bool = Field(default=False, alias="canSubmit")
 
-    _plain = field_validator("title", "description", "owner", mode="before")(_text)
+    _plain = field_validator("title", "description", "owner", mode="before")(plain_text)
 
 
-class Answer(_Model):
+class Answer(AppModel):
     question_id: int = Field(alias="questionId")
     text: str = ""
 
-    _plain = field_validator("text", mode="before")(_text)
+    _plain = field_validator("text", mode="before")(plain_text)
 
 
-class Submission(_Model):
+class Submission(AppModel):
     id: int
     user: str = Field(default="", alias="userId")
     timestamp: int = 0
     answers: list[Answer] = Field(default_factory=list)
 
-    _plain = field_validator("user", mode="before")(_text)
+    _plain = field_validator("user", mode="before")(plain_text)
 
 
 _SUMMARIES = TypeAdapter(list[FormSummary])

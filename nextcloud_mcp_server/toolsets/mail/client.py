@@ -19,10 +19,11 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from nextcloud_mcp_server.nextcloud.errors import InvalidResponse, NextcloudHTTPError, NotFound
 from nextcloud_mcp_server.nextcloud.http import json_body
+from nextcloud_mcp_server.nextcloud.models import FrozenAppModel
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.auth import Credential
@@ -53,35 +54,31 @@ MAIL_UNAVAILABLE = (
 )
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(populate_by_name=True, extra="ignore", frozen=True)
-
-
-class Account(_Model):
+class Account(FrozenAppModel):
     id: int = Field(alias="accountId")
     name: str = ""
     email: str = Field(default="", alias="emailAddress")
 
 
-class Mailbox(_Model):
+class Mailbox(FrozenAppModel):
     id: int = Field(alias="databaseId")
     name: str
     special_use: list[str] = Field(default_factory=list, alias="specialUse")
     unread: int = 0
 
 
-class Address(_Model):
+class Address(FrozenAppModel):
     label: str | None = None
     email: str = ""
 
 
-class _Flags(_Model):
+class _Flags(FrozenAppModel):
     seen: bool = False
     flagged: bool = False
     has_attachments: bool = Field(default=False, alias="hasAttachments")
 
 
-class MessageHead(_Model):
+class MessageHead(FrozenAppModel):
     id: int = Field(alias="databaseId")
     mailbox_id: int = Field(alias="mailboxId")
     subject: str = ""
@@ -93,7 +90,7 @@ class MessageHead(_Model):
     preview: str | None = Field(default=None, alias="previewText")
 
 
-class Outgoing(_Model):
+class Outgoing(FrozenAppModel):
     """A message Mail keeps locally: a draft or one in the outbox."""
 
     id: int

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import Field, TypeAdapter, ValidationError, field_validator
 
 from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.errors import (
@@ -24,6 +24,7 @@ from nextcloud_mcp_server.nextcloud.errors import (
     error_for_status,
 )
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
+from nextcloud_mcp_server.nextcloud.models import AppModel, plain_text
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.client import NextcloudClient
@@ -35,22 +36,14 @@ NEWS_MISSING = "News is not installed or not enabled for you on this Nextcloud"
 _JSON = {"Accept": "application/json"}
 
 
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
-
-
-class NewsFolder(_Model):
+class NewsFolder(AppModel):
     id: int
     name: str = ""
 
-    _plain = field_validator("name", mode="before")(_text)
+    _plain = field_validator("name", mode="before")(plain_text)
 
 
-class Feed(_Model):
+class Feed(AppModel):
     id: int
     url: str = ""
     title: str = ""
@@ -58,7 +51,7 @@ class Feed(_Model):
     unread: int = Field(default=0, alias="unreadCount")
     error: str = Field(default="", alias="lastUpdateError")
 
-    _plain = field_validator("url", "title", "error", mode="before")(_text)
+    _plain = field_validator("url", "title", "error", mode="before")(plain_text)
 
     @field_validator("unread", mode="before")
     @classmethod
@@ -66,7 +59,7 @@ class Feed(_Model):
         return value if isinstance(value, int) else 0
 
 
-class NewsItem(_Model):
+class NewsItem(AppModel):
     id: int
     feed_id: int = Field(alias="feedId")
     title: str = ""
@@ -77,7 +70,7 @@ class NewsItem(_Model):
     unread: bool = False
     starred: bool = False
 
-    _plain = field_validator("title", "url", "author", "body", mode="before")(_text)
+    _plain = field_validator("title", "url", "author", "body", mode="before")(plain_text)
 
     @field_validator("published", mode="before")
     @classmethod

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import Field, TypeAdapter, ValidationError, field_validator
 
 from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.errors import (
@@ -25,6 +25,7 @@ from nextcloud_mcp_server.nextcloud.errors import (
     error_for_status,
 )
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
+from nextcloud_mcp_server.nextcloud.models import AppModel, plain_text
 from nextcloud_mcp_server.nextcloud.ocs import OCSClient
 
 if TYPE_CHECKING:
@@ -38,19 +39,11 @@ POLLS_MISSING = "Polls is not installed or not enabled for you on this Nextcloud
 _HEADERS = {"OCS-APIRequest": "true", "Accept": "application/json"}
 
 
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
 def _object(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
-
-
-class Poll(_Model):
+class Poll(AppModel):
     id: int
     type: str = ""
     title: str = ""
@@ -68,10 +61,10 @@ class Poll(_Model):
         return cls.model_validate(
             {
                 "id": raw.get("id"),
-                "type": _text(raw.get("type")),
-                "title": _text(config.get("title")),
-                "description": _text(config.get("description")),
-                "owner": _text(owner.get("userId")),
+                "type": plain_text(raw.get("type")),
+                "title": plain_text(config.get("title")),
+                "description": plain_text(config.get("description")),
+                "owner": plain_text(owner.get("userId")),
                 "created": status.get("created") or raw.get("created") or 0,
                 "expire": config.get("expire") or 0,
                 "archived": bool(status.get("isArchived") or status.get("deleted")),
@@ -79,22 +72,22 @@ class Poll(_Model):
         )
 
 
-class _Votes(_Model):
+class _Votes(AppModel):
     yes: int = 0
     no: int = 0
     maybe: int = 0
 
 
-class PollOption(_Model):
+class PollOption(AppModel):
     id: int
     text: str = ""
     order: int = 0
     votes: _Votes = Field(default_factory=_Votes)
 
-    _plain = field_validator("text", mode="before")(_text)
+    _plain = field_validator("text", mode="before")(plain_text)
 
 
-class PollVote(_Model):
+class PollVote(AppModel):
     option_id: int = Field(alias="optionId")
     answer: str = ""
     user: str = ""
@@ -102,7 +95,7 @@ class PollVote(_Model):
     @field_validator("user", mode="before")
     @classmethod
     def _user(cls, value: Any) -> str:
-        return _text(value.get("userId")) if isinstance(value, dict) else _text(value)
+        return plain_text(value.get("userId")) if isinstance(value, dict) else plain_text(value)
 
 
 _OPTIONS = TypeAdapter(list[PollOption])

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import Field, TypeAdapter, ValidationError, field_validator
 
 from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.errors import (
@@ -28,6 +28,7 @@ from nextcloud_mcp_server.nextcloud.errors import (
     ServerError,
 )
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
+from nextcloud_mcp_server.nextcloud.models import AppModel, plain_text
 from nextcloud_mcp_server.nextcloud.ocs import OCSClient
 from nextcloud_mcp_server.toolsets.tables.values import TableColumn
 
@@ -52,15 +53,7 @@ class TablesAppMissing(NotFound):
     """Nextcloud has no Tables app for this user (not installed, disabled, or not for them)."""
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
-
-
-def _text(value: Any) -> Any:
-    return "" if value is None else value
-
-
-class ViewInfo(_Model):
+class ViewInfo(AppModel):
     id: int
     table_id: int = Field(default=0, alias="tableId")
     title: str = ""
@@ -68,7 +61,7 @@ class ViewInfo(_Model):
     rows_count: int = Field(default=0, alias="rowsCount")
     columns: list[int] = Field(default_factory=list)
 
-    _blank = field_validator("title", mode="before")(_text)
+    _blank = field_validator("title", mode="before")(plain_text)
 
     @field_validator("columns", mode="before")
     @classmethod
@@ -76,7 +69,7 @@ class ViewInfo(_Model):
         return [c for c in value if isinstance(c, int)] if isinstance(value, list) else []
 
 
-class TableInfo(_Model):
+class TableInfo(AppModel):
     id: int
     title: str = ""
     emoji: str | None = None
@@ -88,7 +81,7 @@ class TableInfo(_Model):
     is_shared: bool = Field(default=False, alias="isShared")
     views: list[ViewInfo] = Field(default_factory=list)
 
-    _blank = field_validator("title", "description", "ownership", mode="before")(_text)
+    _blank = field_validator("title", "description", "ownership", mode="before")(plain_text)
 
     @field_validator("views", "archived", "is_shared", mode="before")
     @classmethod
@@ -98,12 +91,12 @@ class TableInfo(_Model):
         return bool(value)
 
 
-class _Cell(_Model):
+class _Cell(AppModel):
     column_id: int = Field(alias="columnId")
     value: Any = None
 
 
-class TableRow(_Model):
+class TableRow(AppModel):
     id: int
     table_id: int = Field(default=0, alias="tableId")
     created_by: str | None = Field(default=None, alias="createdBy")

@@ -21,9 +21,10 @@ import re
 from datetime import date, datetime, time
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
+from nextcloud_mcp_server.nextcloud.models import AppModel
 
 __all__ = [
     "MAX_TEXT",
@@ -44,16 +45,12 @@ class InvalidTableInput(InvalidInput):
     """A table, column or value the Tables app would refuse or store wrongly; nothing was sent."""
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
-
-
-class SelectionOption(_Model):
+class SelectionOption(AppModel):
     id: int
     label: str = ""
 
 
-class TableColumn(_Model):
+class TableColumn(AppModel):
     """A column of a table (or of a view, which shows some of its table's columns)."""
 
     id: int
