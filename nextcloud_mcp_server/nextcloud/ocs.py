@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.errors import InvalidResponse, error_for_status
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
 from nextcloud_mcp_server.nextcloud.models import CurrentUser, NotesCapability, ServerStatus
 
-__all__ = ["OCSClient"]
+if TYPE_CHECKING:
+    from nextcloud_mcp_server.outbound.answers import Answer
+
+__all__ = ["OCS_HEADERS", "OCSClient"]
 
 OCS_HEADERS = {"OCS-APIRequest": "true", "Accept": "application/json"}
 
@@ -26,7 +29,14 @@ class OCSClient:
         self, method: str, endpoint: str, *, params: Mapping[str, Any] | None = None, data: Any = None
     ) -> Any:
         """The `ocs.data` of a call to `/ocs/v2.php/<endpoint>`."""
-        response = await self._http.request(
+        return self.data(await self.answer(method, endpoint, params=params, data=data))
+
+    async def answer(
+        self, method: str, endpoint: str, *, params: Mapping[str, Any] | None = None, data: Any = None
+    ) -> Answer:
+        """The whole answer to a call to `/ocs/v2.php/<endpoint>`, for a caller that reads its
+        status or headers too (an empty 204, a paging header) before its `data`."""
+        return await self._http.request(
             method,
             f"/ocs/v2.php/{endpoint.lstrip('/')}",
             credential=self._credential,
@@ -34,14 +44,17 @@ class OCSClient:
             headers=OCS_HEADERS,
             json=data,
         )
+
+    def data(self, response: Answer) -> Any:
+        """The `ocs.data` of an OCS answer, or the error its `ocs.meta` reports."""
         payload = json_body(response, self._http.host)
         try:
             meta, body = payload["ocs"]["meta"], payload["ocs"]["data"]
         except (KeyError, TypeError):
             raise InvalidResponse(self._http.host, "the OCS answer has no ocs.meta/ocs.data") from None
         code = int(meta.get("statuscode", 200))
-        # OCS v2 mirrors the HTTP status; v1-style 100 also means OK.
-        if code not in (100, 200):
+        # OCS v2 mirrors the HTTP status (201 for something made); v1-style 100 also means OK.
+        if code != 100 and not 200 <= code < 300:
             raise error_for_status(self._http.host, code, str(meta.get("message") or ""))
         return body
 

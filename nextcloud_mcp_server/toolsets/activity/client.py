@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, Any, Self
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from nextcloud_mcp_server.nextcloud.errors import InvalidResponse
-from nextcloud_mcp_server.nextcloud.http import json_body
-from nextcloud_mcp_server.nextcloud.ocs import OCS_HEADERS
+from nextcloud_mcp_server.nextcloud.ocs import OCSClient
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.auth import Credential
@@ -24,7 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Activity", "ActivityClient"]
 
-API = "/ocs/v2.php/apps/activity/api/v2/activity"
+API = "apps/activity/api/v2/activity"
 
 
 class Activity(BaseModel):
@@ -44,8 +43,8 @@ class Activity(BaseModel):
 
 class ActivityClient:
     def __init__(self, http: NextcloudHTTP, credential: Credential | None) -> None:
-        self._http = http
-        self._credential = credential
+        self._ocs = OCSClient(http, credential)
+        self._host = http.host
 
     @classmethod
     def of(cls, nextcloud: NextcloudClient) -> Self:
@@ -53,20 +52,16 @@ class ActivityClient:
 
     async def page(self, filter: str, *, since: int | None, limit: int) -> tuple[list[Activity], int | None]:
         """One page, newest first, and the `since` of the next page (None at the end)."""
-        params: dict[str, Any] = {"format": "json", "limit": limit, "previews": "false"}
+        params: dict[str, Any] = {"limit": limit, "previews": "false"}
         if since is not None:
             params["since"] = since
-        answer = await self._http.request(
-            "GET", f"{API}/{filter}", credential=self._credential, params=params, headers=OCS_HEADERS
-        )
+        answer = await self._ocs.answer("GET", f"{API}/{filter}", params=params)
         if answer.status_code in (204, 304) or not answer.content:
             return [], None
-        data = json_body(answer, self._http.host)
         try:
-            found = data["ocs"]["data"]
-            activities = [Activity.model_validate(a) for a in found]
-        except (KeyError, TypeError, ValidationError):
-            raise InvalidResponse(self._http.host, "Activity answered in an unexpected shape") from None
+            activities = [Activity.model_validate(a) for a in self._ocs.data(answer)]
+        except (TypeError, ValidationError):
+            raise InvalidResponse(self._host, "Activity answered in an unexpected shape") from None
         last = answer.headers.get("X-Activity-Last-Given")
         more = last is not None and last.lstrip("-").isdigit() and len(activities) >= limit
         return activities, int(last) if more and last is not None else None

@@ -12,17 +12,17 @@ Behaviour seen on the real Bookmarks 14.2.7 (Nextcloud 29) and 16.2.6 (Nextcloud
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import Field, TypeAdapter, ValidationError, field_validator
 
+from nextcloud_mcp_server.nextcloud.app_api import AppAPI
 from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.errors import (
     InvalidResponse,
+    NextcloudError,
     NextcloudHTTPError,
     NotFound,
-    error_for_status,
 )
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
 from nextcloud_mcp_server.nextcloud.models import AppModel, plain_text
@@ -35,7 +35,11 @@ __all__ = ["BOOKMARKS_MISSING", "ROOT", "Bookmark", "BookmarksClient", "Folder"]
 API = "/index.php/apps/bookmarks/public/rest/v2"
 BOOKMARKS_MISSING = "Bookmarks is not installed or not enabled for you on this Nextcloud"
 ROOT = -1
-_JSON = {"Accept": "application/json"}
+
+
+def _special(exc: NextcloudHTTPError, said: str, what: str) -> NextcloudError | None:
+    """Bookmarks says "Not found" of an unknown bookmark or folder (its 404 page says nothing)."""
+    return NotFound(exc.host, f"{what} does not exist", status=404) if exc.status == 404 and said else None
 
 
 class Bookmark(AppModel):
@@ -74,8 +78,15 @@ class BookmarksClient:
     """The Bookmarks API for one user."""
 
     def __init__(self, http: NextcloudHTTP, credential: Credential | None) -> None:
-        self._http = http
-        self._credential = credential
+        self._api = AppAPI(
+            http,
+            credential,
+            API,
+            app="Bookmarks",
+            missing=BOOKMARKS_MISSING,
+            words=(("data", 0),),
+            special=_special,
+        )
 
     @classmethod
     def of(cls, nextcloud: NextcloudClient) -> Self:
@@ -83,28 +94,12 @@ class BookmarksClient:
 
     @property
     def host(self) -> str:
-        return self._http.host
+        return self._api.host
 
     async def _call(
         self, method: str, path: str, what: str, *, params: Any = None, body: Any = None
     ) -> dict[str, Any]:
-        try:
-            answer = await self._http.request(
-                method, f"{API}{path}", credential=self._credential, headers=_JSON, params=params, json=body
-            )
-        except NextcloudHTTPError as exc:
-            said = _said(exc.body)
-            if exc.status == 404 and not said:
-                raise NotFound(self.host, BOOKMARKS_MISSING, status=404, body=exc.body) from None
-            if exc.status == 404:
-                raise NotFound(self.host, f"{what} does not exist", status=404) from None
-            if not said or exc.status in (401, 429):
-                raise
-            raise error_for_status(self.host, exc.status, exc.body, f"Bookmarks refused: {said}") from None
-        payload = json_body(answer, self.host)
-        if not isinstance(payload, dict) or payload.get("status") != "success":
-            raise InvalidResponse(self.host, f"Bookmarks did not answer {what} with success")
-        return payload
+        return self._api.succeeded(await self._api.call(method, path, what, params=params, body=body), what)
 
     async def bookmarks(
         self, *, words: list[str], tags: list[str], folder: int | None, url: str | None, page: int, limit: int
@@ -160,19 +155,8 @@ class BookmarksClient:
 
     async def tags(self) -> list[str]:
         try:
-            answer = await self._http.request("GET", f"{API}/tag", credential=self._credential, headers=_JSON)
+            answer = await self._api.request("GET", "/tag")
         except NotFound:
             raise NotFound(self.host, BOOKMARKS_MISSING, status=404) from None
         found = json_body(answer, self.host)
         return [tag for tag in found if isinstance(tag, str)] if isinstance(found, list) else []
-
-
-def _said(body: str) -> str:
-    try:
-        found = json.loads(body[:8192])
-    except ValueError:
-        return ""
-    data = found.get("data") if isinstance(found, dict) else None
-    if isinstance(data, list) and data and isinstance(data[0], str):
-        return data[0][:300]
-    return ""

@@ -22,14 +22,16 @@ from urllib.parse import quote
 
 from pydantic import Field, TypeAdapter, ValidationError, field_validator
 
+from nextcloud_mcp_server.nextcloud.app_api import AppAPI
 from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.errors import (
     InvalidResponse,
+    NextcloudError,
     NextcloudHTTPError,
     NotFound,
     error_for_status,
 )
-from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
+from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.models import AppModel, plain_text
 
 if TYPE_CHECKING:
@@ -39,7 +41,6 @@ __all__ = ["COOKBOOK_MISSING", "CookbookAppMissing", "CookbookClient", "Recipe",
 
 API = "/index.php/apps/cookbook/api/v1"
 COOKBOOK_MISSING = "Cookbook is not installed or not enabled for you on this Nextcloud"
-_JSON = {"Accept": "application/json"}
 
 
 class CookbookAppMissing(NotFound):
@@ -107,31 +108,40 @@ class Recipe(AppModel):
 _SUMMARIES = TypeAdapter(list[RecipeSummary])
 
 
-def _said(body: str) -> str:
-    """Cookbook's own sentence from an error body (`{"msg": ...}` or a JSON string)."""
-    try:
-        found = json.loads(body[:8192])
-    except ValueError:
-        return ""
-    said = found.get("msg") if isinstance(found, dict) else found
-    return said[:300] if isinstance(said, str) else ""
-
-
 def _is_json(body: str) -> bool:
     """Cookbook answers its refusals in JSON; Nextcloud's own 404 page (no such app) is HTML."""
     try:
         json.loads(body[:8192])
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return True
+
+
+def _special(exc: NextcloudHTTPError, said: str, what: str) -> NextcloudError | None:
+    if exc.status == 404 and not _is_json(exc.body):
+        return CookbookAppMissing(exc.host, COOKBOOK_MISSING, status=404, body=exc.body)
+    if exc.status == 404:
+        return NotFound(exc.host, f"{what} does not exist", status=404)
+    if exc.status == 409:
+        return error_for_status(
+            exc.host, 409, exc.body, f"Cookbook refused: {said or 'a conflict'}: choose another name"
+        )
+    return None
 
 
 class CookbookClient:
     """The Cookbook API for one user."""
 
     def __init__(self, http: NextcloudHTTP, credential: Credential | None) -> None:
-        self._http = http
-        self._credential = credential
+        self._api = AppAPI(
+            http,
+            credential,
+            API,
+            app="Cookbook",
+            missing=COOKBOOK_MISSING,
+            words=(("msg",), ()),
+            special=_special,
+        )
 
     @classmethod
     def of(cls, nextcloud: NextcloudClient) -> Self:
@@ -139,25 +149,10 @@ class CookbookClient:
 
     @property
     def host(self) -> str:
-        return self._http.host
+        return self._api.host
 
     async def _call(self, method: str, path: str, what: str, body: Any = None) -> Any:
-        try:
-            answer = await self._http.request(
-                method, f"{API}{path}", credential=self._credential, headers=_JSON, json=body
-            )
-        except NextcloudHTTPError as exc:
-            said = _said(exc.body)
-            if exc.status == 404 and not _is_json(exc.body):
-                raise CookbookAppMissing(self.host, COOKBOOK_MISSING, status=404, body=exc.body) from None
-            if exc.status == 404:
-                raise NotFound(self.host, f"{what} does not exist", status=404) from None
-            if exc.status == 409:
-                said = f"{said or 'a conflict'}: choose another name"
-            if not said or exc.status in (401, 429):
-                raise
-            raise error_for_status(self.host, exc.status, exc.body, f"Cookbook refused: {said}") from None
-        return json_body(answer, self.host)
+        return await self._api.call(method, path, what, body=body)
 
     async def recipes(self, words: str | None = None) -> list[RecipeSummary]:
         """Every recipe, or those whose name, keywords or category match `words`."""

@@ -14,12 +14,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Self
 
-from pydantic import Field, TypeAdapter, ValidationError, field_validator
+from pydantic import Field, TypeAdapter, field_validator
 
+from nextcloud_mcp_server.nextcloud.app_api import AppAPI
 from nextcloud_mcp_server.nextcloud.auth import Credential
-from nextcloud_mcp_server.nextcloud.errors import InvalidResponse, NextcloudHTTPError, NotFound
-from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
+from nextcloud_mcp_server.nextcloud.errors import (
+    InvalidResponse,
+    NextcloudError,
+    NextcloudHTTPError,
+    NotFound,
+)
+from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.models import AppModel, plain_text
+from nextcloud_mcp_server.nextcloud.ocs import OCS_HEADERS
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.client import NextcloudClient
@@ -27,7 +34,18 @@ if TYPE_CHECKING:
 __all__ = ["Form", "FormSummary", "FormsClient", "Question", "Submission"]
 
 API = "/ocs/v2.php/apps/forms/api/v3"
-_HEADERS = {"OCS-APIRequest": "true", "Accept": "application/json"}
+FORMS_MISSING = "Forms is not installed or not enabled for you on this Nextcloud"
+
+
+def _special(exc: NextcloudHTTPError, said: str, what: str) -> NextcloudError | None:
+    """Forms says nothing of its own; an unknown form is 404 (34) or 400 (29), as is a missing app."""
+    if exc.status in (400, 404):
+        return NotFound(
+            exc.host,
+            f"{what} does not exist or is not shared with you (or Forms is not enabled for you)",
+            status=exc.status,
+        )
+    return exc
 
 
 class Option(AppModel):
@@ -91,8 +109,17 @@ class FormsClient:
     """The Forms API for one user."""
 
     def __init__(self, http: NextcloudHTTP, credential: Credential | None) -> None:
-        self._http = http
-        self._credential = credential
+        self._api = AppAPI(
+            http,
+            credential,
+            API,
+            app="Forms",
+            missing=FORMS_MISSING,
+            words=(),
+            headers=OCS_HEADERS,
+            params={"format": "json"},
+            special=_special,
+        )
 
     @classmethod
     def of(cls, nextcloud: NextcloudClient) -> Self:
@@ -100,37 +127,13 @@ class FormsClient:
 
     @property
     def host(self) -> str:
-        return self._http.host
+        return self._api.host
 
     async def _call(self, method: str, path: str, what: str, body: Any = None) -> Any:
-        try:
-            answer = await self._http.request(
-                method,
-                f"{API}{path}",
-                credential=self._credential,
-                headers=_HEADERS,
-                params={"format": "json"},
-                json=body,
-            )
-        except NextcloudHTTPError as exc:
-            if exc.status in (400, 404):
-                raise NotFound(
-                    self.host,
-                    f"{what} does not exist or is not shared with you (or Forms is not enabled for you)",
-                    status=exc.status,
-                ) from None
-            raise
-        payload = json_body(answer, self.host)
-        try:
-            return payload["ocs"]["data"]
-        except (KeyError, TypeError):
-            raise InvalidResponse(self.host, "the Forms answer has no ocs.data") from None
+        return self._api.ocs_data(await self._api.call(method, path, what, body=body), what)
 
     def _parse(self, adapter: TypeAdapter[Any], payload: Any, what: str) -> Any:
-        try:
-            return adapter.validate_python(payload)
-        except ValidationError:
-            raise InvalidResponse(self.host, f"Forms answered {what} in an unknown shape") from None
+        return self._api.parse(adapter, payload, what)
 
     async def forms(self) -> list[FormSummary]:
         found: list[FormSummary] = self._parse(

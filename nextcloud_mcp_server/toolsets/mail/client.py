@@ -21,9 +21,16 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
-from nextcloud_mcp_server.nextcloud.errors import InvalidResponse, NextcloudHTTPError, NotFound
+from nextcloud_mcp_server.nextcloud.app_api import AppAPI
+from nextcloud_mcp_server.nextcloud.errors import (
+    InvalidResponse,
+    NextcloudError,
+    NextcloudHTTPError,
+    NotFound,
+)
 from nextcloud_mcp_server.nextcloud.http import json_body
 from nextcloud_mcp_server.nextcloud.models import FrozenAppModel
+from nextcloud_mcp_server.nextcloud.ocs import OCS_HEADERS
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.auth import Credential
@@ -43,7 +50,6 @@ __all__ = [
 
 _M = TypeVar("_M", bound=BaseModel)
 API = "/index.php/apps/mail/api"
-_HEADERS = {"OCS-APIRequest": "true", "Accept": "application/json"}
 # a message to send is created due far in the future, so Mail's background job never sends it
 # before this server has read it back and compared it with what the human approved
 NOT_DUE = 4_102_444_800  # 2100-01-01
@@ -52,6 +58,14 @@ MAIL_UNAVAILABLE = (
     "enabled for you, or too old to be used by other programs (Mail 3 on Nextcloud 29 accepts only "
     "its web page); an administrator enables it under Apps"
 )
+
+
+def _special(exc: NextcloudHTTPError, said: str, path: str) -> NextcloudError:
+    """412 "CSRF check failed": a Mail before 4 wants its web page's session; no account list at
+    all: no Mail. Anything else is Nextcloud's error as it is (Mail's refusals say nothing more)."""
+    if exc.status == 412 or (exc.status == 404 and path == "accounts"):
+        return NotFound(exc.host, MAIL_UNAVAILABLE, status=exc.status)
+    return exc
 
 
 class Account(FrozenAppModel):
@@ -106,8 +120,16 @@ class Outgoing(FrozenAppModel):
 
 class MailClient:
     def __init__(self, http: NextcloudHTTP, credential: Credential | None) -> None:
-        self._http = http
-        self._credential = credential
+        self._api = AppAPI(
+            http,
+            credential,
+            f"{API}/",
+            app="Mail",
+            missing=MAIL_UNAVAILABLE,
+            words=(),
+            headers=OCS_HEADERS,
+            special=_special,
+        )
 
     @classmethod
     def of(cls, nextcloud: NextcloudClient) -> Self:
@@ -115,7 +137,7 @@ class MailClient:
 
     @property
     def host(self) -> str:
-        return self._http.host
+        return self._api.host
 
     async def _send(
         self,
@@ -127,20 +149,9 @@ class MailClient:
         accept: frozenset[int] = frozenset(),
     ) -> Answer:
         try:
-            return await self._http.request(
-                method,
-                f"{API}/{path}",
-                credential=self._credential,
-                params=params,
-                headers=_HEADERS,
-                json=data,
-                accept=accept,
-            )
+            return await self._api.request(method, path, params=params, body=data, accept=accept)
         except NextcloudHTTPError as exc:
-            # 412 "CSRF check failed": a Mail before 4 wants its web page's session
-            if exc.status == 412 or (exc.status == 404 and path == "accounts"):
-                raise NotFound(self.host, MAIL_UNAVAILABLE, status=exc.status) from None
-            raise
+            raise self._api.refusal(exc, path) from None
 
     async def _call(
         self, method: str, path: str, *, params: dict[str, Any] | None = None, data: Any = None

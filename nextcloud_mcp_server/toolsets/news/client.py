@@ -11,19 +11,16 @@ Seen on the real News 25.3.1 (Nextcloud 29) and 28.7.0 (Nextcloud 34), alike:
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any, Self
 
-from pydantic import Field, TypeAdapter, ValidationError, field_validator
+from pydantic import Field, TypeAdapter, field_validator
 
+from nextcloud_mcp_server.nextcloud.app_api import AppAPI
 from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.errors import (
     InvalidResponse,
-    NextcloudHTTPError,
-    NotFound,
-    error_for_status,
 )
-from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
+from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.models import AppModel, plain_text
 
 if TYPE_CHECKING:
@@ -33,7 +30,6 @@ __all__ = ["NEWS_MISSING", "Feed", "NewsClient", "NewsFolder", "NewsItem"]
 
 API = "/index.php/apps/news/api/v1-3"
 NEWS_MISSING = "News is not installed or not enabled for you on this Nextcloud"
-_JSON = {"Accept": "application/json"}
 
 
 class NewsFolder(AppModel):
@@ -87,8 +83,7 @@ class NewsClient:
     """The News API for one user."""
 
     def __init__(self, http: NextcloudHTTP, credential: Credential | None) -> None:
-        self._http = http
-        self._credential = credential
+        self._api = AppAPI(http, credential, API, app="News", missing=NEWS_MISSING)
 
     @classmethod
     def of(cls, nextcloud: NextcloudClient) -> Self:
@@ -96,27 +91,13 @@ class NewsClient:
 
     @property
     def host(self) -> str:
-        return self._http.host
+        return self._api.host
 
     async def _call(self, method: str, path: str, *, params: Any = None, body: Any = None) -> Any:
-        try:
-            answer = await self._http.request(
-                method, f"{API}{path}", credential=self._credential, headers=_JSON, params=params, json=body
-            )
-        except NextcloudHTTPError as exc:
-            said = _said(exc.body)
-            if exc.status == 404 and not said:
-                raise NotFound(self.host, NEWS_MISSING, status=404, body=exc.body) from None
-            if not said or exc.status in (401, 429):
-                raise
-            raise error_for_status(self.host, exc.status, exc.body, f"News refused: {said}") from None
-        return json_body(answer, self.host)
+        return await self._api.call(method, path, "", params=params, body=body)
 
     def _parse(self, adapter: TypeAdapter[Any], payload: Any, key: str) -> Any:
-        try:
-            return adapter.validate_python(payload.get(key) if isinstance(payload, dict) else None)
-        except ValidationError:
-            raise InvalidResponse(self.host, f"News answered its {key} in an unknown shape") from None
+        return self._api.parse(adapter, payload.get(key) if isinstance(payload, dict) else None, f"its {key}")
 
     async def folders(self) -> list[NewsFolder]:
         found: list[NewsFolder] = self._parse(_FOLDERS, await self._call("GET", "/folders"), "folders")
@@ -155,12 +136,3 @@ class NewsClient:
     async def mark(self, action: str, item_ids: list[int]) -> None:
         """`action`: read, unread, star or unstar."""
         await self._call("POST", f"/items/{action}/multiple", body={"itemIds": item_ids})
-
-
-def _said(body: str) -> str:
-    try:
-        found = json.loads(body[:8192])
-    except ValueError:
-        return ""
-    said = found.get("message") if isinstance(found, dict) else None
-    return said[:300] if isinstance(said, str) else ""

@@ -7,13 +7,12 @@ GET lists the user's notifications newest first (204 when no app sends any); DEL
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from nextcloud_mcp_server.nextcloud.errors import InvalidResponse
-from nextcloud_mcp_server.nextcloud.http import json_body
-from nextcloud_mcp_server.nextcloud.ocs import OCS_HEADERS, OCSClient
+from nextcloud_mcp_server.nextcloud.ocs import OCSClient
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.auth import Credential
@@ -41,33 +40,21 @@ class Notification(BaseModel):
 
 class NotificationsClient:
     def __init__(self, http: NextcloudHTTP, credential: Credential | None) -> None:
-        self._http = http
-        self._credential = credential
         self._ocs = OCSClient(http, credential)
+        self.host = http.host
 
     @classmethod
     def of(cls, nextcloud: NextcloudClient) -> Self:
         return cls(nextcloud.http, nextcloud.credential)
 
-    @property
-    def host(self) -> str:
-        return self._http.host
-
     async def list(self) -> list[Notification]:
-        answer = await self._http.request(
-            "GET",
-            f"/ocs/v2.php/{API}",
-            credential=self._credential,
-            params={"format": "json"},
-            headers=OCS_HEADERS,
-        )
+        answer = await self._ocs.answer("GET", API)
         if answer.status_code == 204 or not answer.content:
             return []
-        payload: Any = json_body(answer, self._http.host)
         try:
-            return [Notification.model_validate(n) for n in payload["ocs"]["data"][:MAX_LISTED]]
-        except (KeyError, TypeError, ValidationError):
-            raise InvalidResponse(self._http.host, "Notifications answered in an unexpected shape") from None
+            return [Notification.model_validate(n) for n in self._ocs.data(answer)[:MAX_LISTED]]
+        except (TypeError, ValidationError):
+            raise InvalidResponse(self.host, "Notifications answered in an unexpected shape") from None
 
     async def dismiss(self, notification_id: int) -> None:
         await self._ocs.request("DELETE", f"{API}/{notification_id}")

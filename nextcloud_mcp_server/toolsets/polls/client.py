@@ -12,21 +12,21 @@ Otherwise alike: `poll` (create `{"title", "type": "textPoll"}`), `polls`, `poll
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import Field, TypeAdapter, ValidationError, field_validator
 
+from nextcloud_mcp_server.nextcloud.app_api import AppAPI
 from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.errors import (
     InvalidResponse,
+    NextcloudError,
     NextcloudHTTPError,
     NotFound,
-    error_for_status,
 )
-from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
+from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.models import AppModel, plain_text
-from nextcloud_mcp_server.nextcloud.ocs import OCSClient
+from nextcloud_mcp_server.nextcloud.ocs import OCS_HEADERS, OCSClient
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.client import NextcloudClient
@@ -36,7 +36,13 @@ __all__ = ["POLLS_MISSING", "Poll", "PollOption", "PollVote", "PollsClient"]
 OCS = "/ocs/v2.php/apps/polls/api/v1.0"
 REST = "/index.php/apps/polls/api/v1.0"
 POLLS_MISSING = "Polls is not installed or not enabled for you on this Nextcloud"
-_HEADERS = {"OCS-APIRequest": "true", "Accept": "application/json"}
+
+
+def _special(exc: NextcloudHTTPError, said: str, what: str) -> NextcloudError | None:
+    """An unknown poll: 400 "Poll not found" from Polls 9, 404 "Not found" from Polls 7."""
+    if "not found" in said.casefold():
+        return NotFound(exc.host, f"{what} does not exist or is not shared with you", status=404)
+    return None
 
 
 def _object(value: Any) -> dict[str, Any]:
@@ -106,9 +112,17 @@ class PollsClient:
     """The Polls API for one user, in the dialect its release speaks."""
 
     def __init__(self, http: NextcloudHTTP, credential: Credential | None, ocs: OCSClient) -> None:
-        self._http = http
-        self._credential = credential
         self._ocs = ocs
+        # Polls' own words: OCS `meta.message`, or the REST `{"error": ...}`/`{"message": ...}`
+        kind: dict[str, Any] = {
+            "app": "Polls",
+            "missing": POLLS_MISSING,
+            "words": (("ocs", "meta", "message"), ("error",), ("message",)),
+            "headers": OCS_HEADERS,
+            "special": _special,
+        }
+        self._ocs_api = AppAPI(http, credential, OCS, params={"format": "json"}, **kind)
+        self._rest_api = AppAPI(http, credential, REST, **kind)
         self._modern: bool | None = None
 
     @classmethod
@@ -117,7 +131,7 @@ class PollsClient:
 
     @property
     def host(self) -> str:
-        return self._http.host
+        return self._ocs_api.host
 
     async def _is_modern(self) -> bool:
         if self._modern is None:
@@ -127,28 +141,8 @@ class PollsClient:
 
     async def _call(self, method: str, path: str, what: str, body: Any = None) -> dict[str, Any]:
         modern = await self._is_modern()
-        base, params = (OCS, {"format": "json"}) if modern else (REST, None)
-        try:
-            answer = await self._http.request(
-                method,
-                f"{base}{path}",
-                credential=self._credential,
-                headers=_HEADERS,
-                params=params,
-                json=body,
-            )
-        except NextcloudHTTPError as exc:
-            said = _said(exc.body)
-            if exc.status == 404 and not said:
-                raise NotFound(self.host, POLLS_MISSING, status=404, body=exc.body) from None
-            if "not found" in said.casefold():
-                raise NotFound(
-                    self.host, f"{what} does not exist or is not shared with you", status=404
-                ) from None
-            if not said or exc.status in (401, 429):
-                raise
-            raise error_for_status(self.host, exc.status, exc.body, f"Polls refused: {said}") from None
-        payload = json_body(answer, self.host)
+        api = self._ocs_api if modern else self._rest_api
+        payload = await api.call(method, path, what, body=body)
         if modern:
             payload = payload.get("ocs", {}).get("data") if isinstance(payload, dict) else None
         if not isinstance(payload, dict):
@@ -195,16 +189,3 @@ class PollsClient:
 
     async def delete(self, poll_id: int) -> None:
         await self._call("DELETE", f"/poll/{poll_id}", f"poll {poll_id}")
-
-
-def _said(body: str) -> str:
-    """Polls' own words: OCS `meta.message`, or the REST `{"error": ...}`/`{"message": ...}`."""
-    try:
-        found = json.loads(body[:8192])
-    except ValueError:
-        return ""
-    if not isinstance(found, dict):
-        return ""
-    meta = found.get("ocs", {}).get("meta", {}) if isinstance(found.get("ocs"), dict) else {}
-    said = meta.get("message") or found.get("error") or found.get("message")
-    return said[:300] if isinstance(said, str) else ""

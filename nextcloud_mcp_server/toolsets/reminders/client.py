@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Self
 
 from nextcloud_mcp_server.nextcloud.errors import InvalidResponse, NotFound
-from nextcloud_mcp_server.nextcloud.ocs import OCS_HEADERS, OCSClient
+from nextcloud_mcp_server.nextcloud.ocs import OCSClient
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.auth import Credential
@@ -30,7 +30,7 @@ REMINDERS_MISSING = (
 class RemindersClient:
     def __init__(self, http: NextcloudHTTP, credential: Credential | None) -> None:
         self._ocs = OCSClient(http, credential)
-        self._http, self._credential, self._host = http, credential, http.host
+        self._host = http.host
 
     @classmethod
     def of(cls, nextcloud: NextcloudClient) -> Self:
@@ -51,14 +51,7 @@ class RemindersClient:
 
     async def set(self, file_id: int, due: datetime) -> None:
         """Set the reminder (files_reminders answers 201 with OCS status 201 for a new one)."""
-        await self._http.request(
-            "PUT",
-            f"/ocs/v2.php/{API}/{file_id}",
-            credential=self._credential,
-            params={"format": "json"},
-            headers=OCS_HEADERS,
-            json={"dueDate": due.astimezone(UTC).isoformat()},
-        )
+        await self._ocs.request("PUT", f"{API}/{file_id}", data={"dueDate": due.astimezone(UTC).isoformat()})
 
     async def remove(self, file_id: int) -> None:
         await self._ocs.request("DELETE", f"{API}/{file_id}")
