@@ -5,6 +5,7 @@ as its source and never fetched."""
 
 from __future__ import annotations
 
+import inspect
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
@@ -147,6 +148,15 @@ def _fields(
     return out
 
 
+RECIPE_ARGUMENTS = tuple(inspect.signature(_fields).parameters)
+
+
+def _recipe_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The recipe's own arguments among a tool's (its `locals()` before anything else is set):
+    adding and updating a recipe take the same ones, read the same way by `_fields`."""
+    return {name: arguments[name] for name in RECIPE_ARGUMENTS}
+
+
 Text = Annotated[str | None, Field(max_length=MAX_TEXT)]
 Short = Annotated[str | None, Field(max_length=100)]
 Keywords = Annotated[list[Annotated[str, Field(max_length=50)]] | None, Field(max_length=30)]
@@ -206,18 +216,7 @@ async def nc_cookbook_create_recipe(
     source_url: Url = None,
 ) -> RecipeDetail:
     """Add a recipe from its fields (one ingredient and one step per line)."""
-    fields = _fields(
-        name=name,
-        description=description,
-        ingredients=ingredients,
-        instructions=instructions,
-        category=category,
-        keywords=keywords,
-        servings=servings,
-        prep_minutes=prep_minutes,
-        cook_minutes=cook_minutes,
-        source_url=source_url,
-    )
+    fields = _fields(**_recipe_arguments(locals()))
     nc = await nextcloud_for(ctx)
     cookbook = nc.api(CookbookClient)
     return _detail(await cookbook.recipe(await cookbook.create(fields)))
@@ -242,18 +241,7 @@ async def nc_cookbook_update_recipe(
 ) -> Annotated[CallToolResult, RecipeDetail]:
     """Change only the given fields (a list replaces the whole list). If the recipe changed since
     `version` was read, nothing is written. Emptying or cutting most of its text asks first."""
-    fields = _fields(
-        name=name,
-        description=description,
-        ingredients=ingredients,
-        instructions=instructions,
-        category=category,
-        keywords=keywords,
-        servings=servings,
-        prep_minutes=prep_minutes,
-        cook_minutes=cook_minutes,
-        source_url=source_url,
-    )
+    fields = _fields(**_recipe_arguments(locals()))
     if not fields:
         raise InvalidInput("give at least one field to change")
     nc = await nextcloud_for(ctx)

@@ -4,6 +4,7 @@ Cookbook's own API. Its arguments are checked before any request (no Nextcloud n
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -14,7 +15,12 @@ from mcp import ClientSession
 
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
 from nextcloud_mcp_server.tools import DEFAULT_TOOLSETS
-from nextcloud_mcp_server.toolsets.cookbook.tools import _fields
+from nextcloud_mcp_server.toolsets.cookbook.tools import (
+    RECIPE_ARGUMENTS,
+    _fields,
+    nc_cookbook_create_recipe,
+    nc_cookbook_update_recipe,
+)
 from tests.backends import Nextcloud
 from tests.mcp_clients import Human, http_session, running_app, structured
 from tests.strict_clients import refusal_details
@@ -80,6 +86,13 @@ def test_not_in_the_default_set() -> None:
 def test_arguments_are_refused_before_any_request(given: dict[str, Any], said: str) -> None:
     with pytest.raises(InvalidInput, match=re.escape(said)):
         _fields(**{**NONE, **given})
+
+
+def test_adding_and_updating_take_the_same_recipe_arguments() -> None:
+    """Both tools hand their recipe arguments to `_fields` by name: each must take every one."""
+    assert set(NONE) == set(RECIPE_ARGUMENTS)
+    for tool in (nc_cookbook_create_recipe, nc_cookbook_update_recipe):
+        assert set(RECIPE_ARGUMENTS) <= set(inspect.signature(tool).parameters), tool.__name__
 
 
 def test_times_and_keywords_in_cookbooks_form() -> None:
