@@ -31,7 +31,7 @@ from nextcloud_mcp_server.storage.pg_pool import ConnectionPool
 from nextcloud_mcp_server.storage.postgres import migrate, redacted_url
 from nextcloud_mcp_server.storage.records import StoreError
 
-__all__ = ["PostgresIndex"]
+__all__ = ["PostgresIndex", "filtered"]
 
 LOCK = 7_114_041  # the advisory lock of the index's migrations and its language set-up
 _WORDS = "word, hword, hword_part"
@@ -237,19 +237,7 @@ class PostgresIndex:
         tsquery = self._tsquery(query, args)
         where = ["user_key = %s", "doc @@ q.q"]
         args.append(user)
-        if filters.kinds is not None:
-            where.append("kind = ANY(%s)")
-            args.append(sorted(filters.kinds))
-        if filters.folder is not None and filters.folder.strip("/"):
-            folder = filters.folder.strip("/")
-            where.append("(location = %s OR left(location, %s) = %s)")
-            args += [folder, len(folder) + 1, folder + "/"]
-        if filters.changed_after is not None:
-            where.append("modified >= %s")
-            args.append(filters.changed_after)
-        if filters.changed_before is not None:
-            where.append("modified < %s")
-            args.append(filters.changed_before)
+        where += filtered(filters, args, table="")
         sql = (
             f"WITH q AS (SELECT {tsquery} AS q), page AS ("  # noqa: S608 - built of constants and placeholders
             "SELECT id, ts_rank(doc, q.q) AS rank FROM find_entries, q "
@@ -320,6 +308,27 @@ class PostgresIndex:
             await conn.execute("DELETE FROM find_marks WHERE user_key = %s", (user,))
             await conn.execute("DELETE FROM find_users WHERE user_key = %s", (user,))
         return removed
+
+
+def filtered(filters: Filters, args: list[object], *, table: str = "e.") -> list[str]:
+    """The conditions on `find_entries` (as `table`, "" unnamed) that `filters` asks for (kinds,
+    folder and below, changed after/before), their values appended to `args`: one reading for
+    words and meaning."""
+    where: list[str] = []
+    if filters.kinds is not None:
+        where.append(f"{table}kind = ANY(%s)")
+        args.append(sorted(filters.kinds))
+    if filters.folder is not None and filters.folder.strip("/"):
+        folder = filters.folder.strip("/")
+        where.append(f"({table}location = %s OR left({table}location, %s) = %s)")
+        args += [folder, len(folder) + 1, folder + "/"]
+    if filters.changed_after is not None:
+        where.append(f"{table}modified >= %s")
+        args.append(filters.changed_after)
+    if filters.changed_before is not None:
+        where.append(f"{table}modified < %s")
+        args.append(filters.changed_before)
+    return where
 
 
 def _too_new(version: int) -> Exception:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from nextcloud_mcp_server.index.embedding import Vectors
 from nextcloud_mcp_server.index.engine import Filters
-from nextcloud_mcp_server.index.postgres import LOCK, PostgresIndex
+from nextcloud_mcp_server.index.postgres import LOCK, PostgresIndex, filtered
 from nextcloud_mcp_server.index.vectors import Candidate, Pending, Span, vector_bytes
 
 __all__ = ["PostgresVectors"]
@@ -81,19 +81,7 @@ class PostgresVectors:
     async def candidates(self, user: str, model: str, filters: Filters) -> list[Candidate]:
         where: list[str] = ["e.user_key = %s"]
         args: list[object] = [model, user]
-        if filters.kinds is not None:
-            where.append("e.kind = ANY(%s)")
-            args.append(sorted(filters.kinds))
-        if filters.folder is not None and filters.folder.strip("/"):
-            folder = filters.folder.strip("/")
-            where.append("(e.location = %s OR left(e.location, %s) = %s)")
-            args += [folder, len(folder) + 1, folder + "/"]
-        if filters.changed_after is not None:
-            where.append("e.modified >= %s")
-            args.append(filters.changed_after)
-        if filters.changed_before is not None:
-            where.append("e.modified < %s")
-            args.append(filters.changed_before)
+        where += filtered(filters, args)
         sql = (
             "SELECT e.kind, e.key, e.title, e.location, e.modified, e.version, p.start, p.length, "  # noqa: S608 - constants and placeholders
             f"e.body, p.vector FROM find_passages AS p JOIN find_entries AS e ON {_CURRENT} "

@@ -30,7 +30,7 @@ from nextcloud_mcp_server.index.engine import (
 )
 from nextcloud_mcp_server.index.query import Query, Term
 
-__all__ = ["SQLiteIndex", "below", "match_expression"]
+__all__ = ["SQLiteIndex", "below", "filtered", "match_expression"]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS find_entries (
@@ -103,6 +103,26 @@ def below(folder: str) -> tuple[str, str]:
     folder = folder.strip("/")
     escaped = folder.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return folder, escaped + "/%"
+
+
+def filtered(filters: Filters, args: list[object]) -> list[str]:
+    """The conditions on `find_entries AS e` that `filters` asks for (kinds, folder and below,
+    changed after/before), their values appended to `args`: one reading for words and meaning."""
+    where: list[str] = []
+    if filters.kinds is not None:
+        where.append(f"e.kind IN ({','.join('?' * len(filters.kinds))})")
+        args += sorted(filters.kinds)
+    if filters.folder is not None and filters.folder.strip("/"):
+        folder, pattern = below(filters.folder)
+        where.append("(e.location = ? OR e.location LIKE ? ESCAPE '\\')")
+        args += [folder, pattern]
+    if filters.changed_after is not None:
+        where.append("e.modified >= ?")
+        args.append(filters.changed_after)
+    if filters.changed_before is not None:
+        where.append("e.modified < ?")
+        args.append(filters.changed_before)
+    return where
 
 
 class SQLiteIndex:
@@ -215,19 +235,7 @@ class SQLiteIndex:
         limit, offset = bounded(limit, offset)
         where = ["find_text MATCH ?", "e.user = ?"]
         args: list[object] = [match_expression(user, query), user]
-        if filters.kinds is not None:
-            where.append(f"e.kind IN ({','.join('?' * len(filters.kinds))})")
-            args += sorted(filters.kinds)
-        if filters.folder is not None and filters.folder.strip("/"):
-            folder, pattern = below(filters.folder)
-            where.append("(e.location = ? OR e.location LIKE ? ESCAPE '\\')")
-            args += [folder, pattern]
-        if filters.changed_after is not None:
-            where.append("e.modified >= ?")
-            args.append(filters.changed_after)
-        if filters.changed_before is not None:
-            where.append("e.modified < ?")
-            args.append(filters.changed_before)
+        where += filtered(filters, args)
         marks = f"char({ord(START_MARK)}), char({ord(END_MARK)})"
         sql = (
             "SELECT e.kind, e.key, e.title, e.location, e.modified, e.version, "  # noqa: S608 - built of constants and placeholders

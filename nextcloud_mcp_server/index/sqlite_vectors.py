@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from nextcloud_mcp_server.index.embedding import Vectors
 from nextcloud_mcp_server.index.engine import Filters
-from nextcloud_mcp_server.index.sqlite import SQLiteIndex, below
+from nextcloud_mcp_server.index.sqlite import SQLiteIndex, filtered
 from nextcloud_mcp_server.index.vectors import Candidate, Pending, Span, vector_bytes
 
 __all__ = ["SQLiteVectors"]
@@ -64,19 +64,7 @@ class SQLiteVectors:
     async def candidates(self, user: str, model: str, filters: Filters) -> list[Candidate]:
         where: list[str] = ["e.user = ?"]
         args: list[object] = [model, user]
-        if filters.kinds is not None:
-            where.append(f"e.kind IN ({','.join('?' * len(filters.kinds))})")
-            args += sorted(filters.kinds)
-        if filters.folder is not None and filters.folder.strip("/"):
-            folder, pattern = below(filters.folder)
-            where.append("(e.location = ? OR e.location LIKE ? ESCAPE '\\')")
-            args += [folder, pattern]
-        if filters.changed_after is not None:
-            where.append("e.modified >= ?")
-            args.append(filters.changed_after)
-        if filters.changed_before is not None:
-            where.append("e.modified < ?")
-            args.append(filters.changed_before)
+        where += filtered(filters, args)
         sql = (
             "SELECT e.kind, e.key, e.title, e.location, e.modified, e.version, p.start, p.length, "  # noqa: S608 - constants and placeholders
             f"e.body, p.vector FROM find_passages AS p JOIN find_entries AS e ON {_CURRENT} "

@@ -10,6 +10,7 @@ from nextcloud_mcp_server.index.engine import Filters, FindIndex, Item
 from nextcloud_mcp_server.index.meaning import Meaning
 from nextcloud_mcp_server.index.postgres import PostgresIndex
 from nextcloud_mcp_server.index.postgres_vectors import PostgresVectors
+from nextcloud_mcp_server.index.query import parse_query
 from nextcloud_mcp_server.index.sqlite import SQLiteIndex
 from nextcloud_mcp_server.index.sqlite_vectors import SQLiteVectors
 from nextcloud_mcp_server.index.vectors import VectorStore
@@ -110,6 +111,39 @@ async def test_filters_hold_as_for_words(index: FindIndex, meaning: Meaning) -> 
     assert "flight" not in await _top(
         meaning, ALICE, "trip to Portugal", Filters(changed_after=1_800_000_000.0)
     )
+
+
+@pytest.mark.parametrize(
+    ("filters", "kept"),
+    [
+        (Filters(kinds=frozenset({"note"})), {"1"}),
+        (Filters(folder="/Work/"), {"Work/report.md", "Work/2026/q1.txt"}),
+        (Filters(folder="Work%"), set()),
+        (Filters(folder="Work_x"), {"Work_x/report.txt"}),
+        (Filters(changed_after=300.0, changed_before=500.0), {"Work/2026/q1.txt", "Workshop/report.txt"}),
+        (Filters(kinds=frozenset({"file"}), folder="Work", changed_before=300.0), {"Work/report.md"}),
+    ],
+)
+async def test_meaning_and_words_read_a_filter_alike(
+    index: FindIndex, meaning: Meaning, filters: Filters, kept: set[str]
+) -> None:
+    """The passages meaning weighs are those of exactly the items the word search keeps: one
+    filter reading per engine (a folder and below, not a sibling sharing its prefix; `%` and `_`
+    as letters; changed after inclusive, before exclusive)."""
+    await index.put(
+        ALICE,
+        [
+            note("1", "n", "report", modified=100.0),
+            file("Work/report.md", "report", modified=200.0),
+            file("Work/2026/q1.txt", "report", modified=300.0),
+            file("Workshop/report.txt", "report", modified=400.0),
+            file("Work_x/report.txt", "report", modified=500.0),
+        ],
+    )
+    assert await meaning.catch_up(ALICE) == 5
+    by_words = {h.key for h in await index.search(ALICE, parse_query("report"), filters, limit=50)}
+    by_meaning = {c.key for c in await meaning.store.candidates(ALICE, meaning.model, filters)}
+    assert by_words == by_meaning == kept
 
 
 async def test_a_new_model_never_mixes_with_the_old_ones_vectors(index: FindIndex, meaning: Meaning) -> None:
