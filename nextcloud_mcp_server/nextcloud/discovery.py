@@ -6,9 +6,10 @@ Nextcloud and the others wait for its answer, instead of each asking the same qu
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+
+from nextcloud_mcp_server.nextcloud.flights import Flights
 
 __all__ = ["Discovered", "DiscoveryCache"]
 
@@ -20,7 +21,7 @@ class Discovered(dict[str, str]):
     def __init__(self, limit: int = 10_000) -> None:
         super().__init__()
         self.limit = limit
-        self._pending: dict[str, asyncio.Future[str]] = {}
+        self._flights: Flights[str] = Flights()
 
     def __setitem__(self, key: str, value: str) -> None:
         super().__setitem__(key, value)
@@ -30,35 +31,15 @@ class Discovered(dict[str, str]):
     async def once(self, key: str, discover: Callable[[], Awaitable[str]]) -> str:
         """The value of `key`, discovered by the first caller; callers arriving meanwhile share
         its answer (or its error). A failure is not remembered: the next call asks again."""
-        while key not in self:
-            pending = self._pending.get(key)
-            if pending is None:
-                return await self._discover(key, discover)
-            try:
-                return await asyncio.shield(pending)
-            except asyncio.CancelledError:
-                if not pending.cancelled():
-                    raise  # this caller was cancelled
-                # the caller that was asking was cancelled, not this one: ask again
-        return self[key]
+        if key in self:
+            return self[key]
 
-    async def _discover(self, key: str, discover: Callable[[], Awaitable[str]]) -> str:
-        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        self._pending[key] = future
-        try:
+        async def discover_and_keep() -> str:
             value = await discover()
-        except asyncio.CancelledError:
-            future.cancel()
-            raise
-        except Exception as exc:
-            future.set_exception(exc)
-            future.exception()  # marked as seen: nobody need be waiting
-            raise
-        finally:
-            del self._pending[key]
-        self[key] = value
-        future.set_result(value)
-        return value
+            self[key] = value  # kept before those waiting are answered
+            return value
+
+        return await self._flights.run(key, discover_and_keep)
 
 
 @dataclass
