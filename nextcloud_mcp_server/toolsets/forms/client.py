@@ -132,17 +132,14 @@ class FormsClient:
     async def _call(self, method: str, path: str, what: str, body: Any = None) -> Any:
         return self._api.ocs_data(await self._api.call(method, path, what, body=body), what)
 
-    def _parse(self, adapter: TypeAdapter[Any], payload: Any, what: str) -> Any:
-        return self._api.parse(adapter, payload, what)
-
     async def forms(self) -> list[FormSummary]:
-        found: list[FormSummary] = self._parse(
+        found: list[FormSummary] = self._api.parse(
             _SUMMARIES, await self._call("GET", "/forms", "the forms"), "forms"
         )
         return found
 
     async def form(self, form_id: int) -> Form:
-        found: Form = self._parse(
+        found: Form = self._api.parse(
             TypeAdapter(Form), await self._call("GET", f"/forms/{form_id}", f"form {form_id}"), "a form"
         )
         return found
@@ -173,7 +170,7 @@ class FormsClient:
     async def submissions(self, form_id: int) -> list[Submission]:
         found = await self._call("GET", f"/forms/{form_id}/submissions", f"form {form_id}")
         listed = found.get("submissions") if isinstance(found, dict) else None
-        result: list[Submission] = self._parse(
+        result: list[Submission] = self._api.parse(
             _SUBMISSIONS, listed if isinstance(listed, list) else [], "submissions"
         )
         return result
