@@ -11,9 +11,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from nextcloud_mcp_server.nextcloud.errors import InvalidResponse
+from nextcloud_mcp_server.nextcloud.models import FrozenAppModel
 from nextcloud_mcp_server.nextcloud.ocs import OCSClient
 
 if TYPE_CHECKING:
@@ -26,9 +27,7 @@ __all__ = ["Activity", "ActivityClient"]
 API = "apps/activity/api/v2/activity"
 
 
-class Activity(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
+class Activity(FrozenAppModel):
     id: int = Field(alias="activity_id")
     app: str = ""
     type: str = ""

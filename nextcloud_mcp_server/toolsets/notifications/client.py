@@ -9,9 +9,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from nextcloud_mcp_server.nextcloud.errors import InvalidResponse
+from nextcloud_mcp_server.nextcloud.models import FrozenAppModel
 from nextcloud_mcp_server.nextcloud.ocs import OCSClient
 
 if TYPE_CHECKING:
@@ -25,9 +26,7 @@ API = "apps/notifications/api/v2/notifications"
 MAX_LISTED = 500  # notifications read from one answer
 
 
-class Notification(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
+class Notification(FrozenAppModel):
     id: int = Field(alias="notification_id")
     app: str = ""
     when: datetime = Field(alias="datetime")

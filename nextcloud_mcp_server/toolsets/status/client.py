@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from nextcloud_mcp_server.nextcloud.errors import InvalidResponse, NotFound
+from nextcloud_mcp_server.nextcloud.models import FrozenAppModel
 from nextcloud_mcp_server.nextcloud.ocs import OCSClient
 
 if TYPE_CHECKING:
@@ -26,9 +27,7 @@ API = "apps/user_status/api/v1/user_status"
 MAX_MESSAGE = 80  # characters Nextcloud keeps of a status message
 
 
-class UserStatus(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
-
+class UserStatus(FrozenAppModel):
     status: str = "offline"
     message: str | None = None
     icon: str | None = None
