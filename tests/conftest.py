@@ -32,6 +32,7 @@ from tests.nextcloud_double.server import serve_in_thread
 from tests.oidc import IdP, running_idp
 from tests.postgres import PostgresCluster, postgres_cluster
 from tests.real_nextcloud import KIT_SEED, VERSIONS, Instance, InstanceLock, Kit, KitError, instance_dir
+from tests.targets import spread_over_versions
 
 # the suite's time beside its budget, and where it went
 pytest_plugins = ("tests.suite_budget",)
@@ -72,9 +73,15 @@ def _real_version(item: pytest.Item) -> str | None:
     return versions[0] if versions else None
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests that use a real Nextcloud carry the `real_nextcloud` marker, so the inner loop can
-    leave them out (`make test-fast`); CI runs them all."""
+    leave them out (`make test-fast`); CI runs them all. The forms `tests/targets.py` spreads over
+    the two real versions run on one of them each (reported as deselected)."""
+    left_out = spread_over_versions(items)
+    if left_out:
+        dropped = set(map(id, left_out))
+        items[:] = [item for item in items if id(item) not in dropped]
+        config.hook.pytest_deselected(items=left_out)
     for item in items:
         if _real_version(item) is not None:
             item.add_marker(pytest.mark.real_nextcloud)
