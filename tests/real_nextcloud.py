@@ -23,15 +23,28 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
 import time
+import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["REPO", "VERSIONS", "Instance", "InstanceLock", "Kit", "KitError", "instance_dir", "prepare"]
+__all__ = [
+    "KIT_SEED",
+    "REPO",
+    "VERSIONS",
+    "Instance",
+    "InstanceLock",
+    "Kit",
+    "KitError",
+    "instance_dir",
+    "prepare",
+]
 
 REPO = Path(__file__).resolve().parent.parent
 _KIT_CANDIDATES = (REPO.parent / "shared" / "nextcloud" / "nextcloud",)
@@ -39,6 +52,11 @@ _INSTANCES = Path("/var/tmp/nextcloud-mcp-tests")
 # The releases every real-Nextcloud test meets: the oldest still run and the newest.
 VERSIONS = ("29", "34")
 
+
+# the kit's seed state (`.pristine`): what `reset` restores unless told another
+KIT_SEED = "kit"
+_FPM_READY = b"ready to handle connections"
+_RESET_DEADLINE = 120.0  # a reload and a first answer; seconds even at load 20
 
 _PASSWORD_TAKEN_FOR_AN_OPTION = 'The "--admin-pass" option requires a value'
 
@@ -166,9 +184,98 @@ class Instance:
         """The full release, e.g. "34.0.1"."""
         return str(self.config["version"])
 
-    def reset(self) -> str:
-        """Back to the seed state (same users, app passwords and OAuth client); returns the URL."""
-        return self.kit.run("reset", str(self.dir), timeout=300).strip().splitlines()[-1].split()[1]
+    def reset(self, seed: str = KIT_SEED) -> str:
+        """Back to a seed state (same users, app passwords and OAuth client); returns the URL.
+
+        `KIT_SEED` is the kit's own (`.pristine`); another name is one `save_seed` made from it.
+        A running instance is reset as the kit resets it, without stopping nginx (ADR 0079): php-fpm
+        is reloaded first (a new master process: every request in flight ended, APCu and opcache
+        emptied, as at a start), then the data directory and `config.php` are restored and the
+        PHP sessions cleared, under the kit's own lock. A stopped one goes through the kit."""
+        pristine = self._seed_dir(seed)
+        if not (pristine / "data").is_dir():
+            raise KitError(f"no seed {seed!r} in {self.dir}")
+        with self._kit_lock():
+            fpm = _running(self.dir / "run" / "php-fpm.pid", self.dir / "conf" / "php-fpm.conf")
+            nginx = _running(self.dir / "run" / "nginx.pid", self.dir / "conf" / "nginx.conf")
+            if fpm is not None and nginx is not None:
+                self._reload_php(fpm)
+                self._restore(pristine)
+                return self._ready()
+        url = self.kit.run("reset", str(self.dir), timeout=300).strip().splitlines()[-1].split()[1]
+        if seed != KIT_SEED:  # started by the kit on its seed: now the one asked for
+            return self.reset(seed)
+        return url
+
+    def has_seed(self, seed: str) -> bool:
+        """A seed `save_seed` made from the kit's current one (a reinstall makes it stale)."""
+        made_from, kit_seed = (self._seed_dir(s) / "nextcloud.json" for s in (seed, KIT_SEED))
+        return made_from.is_file() and kit_seed.is_file() and made_from.read_bytes() == kit_seed.read_bytes()
+
+    def save_seed(self, seed: str) -> None:
+        """Keep the instance's state now (no request in flight: the caller holds the instance) as
+        the seed `seed`, beside the kit's own."""
+        assert seed != KIT_SEED, "the kit's seed is the kit's"
+        target, partial = self._seed_dir(seed), self.dir / f".seed-{seed}.partial"
+        with self._kit_lock():
+            shutil.rmtree(partial, ignore_errors=True)
+            partial.mkdir(mode=0o700)
+            _copy(self.dir / "data", partial / "data")
+            _copy(self.dir / "server" / "config" / "config.php", partial / "config.php")
+            _copy(self._seed_dir(KIT_SEED) / "nextcloud.json", partial / "nextcloud.json")
+            shutil.rmtree(target, ignore_errors=True)
+            partial.rename(target)
+
+    def _seed_dir(self, seed: str) -> Path:
+        return self.dir / (".pristine" if seed == KIT_SEED else f".seed-{seed}")
+
+    @contextlib.contextmanager
+    def _kit_lock(self) -> Iterator[None]:
+        """The kit's own lock on the directory (its `start`, `reset` and `stop` take it)."""
+        fd = os.open(self.dir / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    def _reload_php(self, master: int) -> None:
+        """php-fpm's graceful reload (SIGUSR2): the master ends its workers and executes itself
+        again, keeping its socket (nginx's requests meanwhile wait in its queue); done when it
+        logs that it is ready once more."""
+        log = self.dir / "log" / "php-fpm.log"
+        before = log.stat().st_size if log.exists() else 0
+        os.kill(master, signal.SIGUSR2)
+        deadline = time.monotonic() + _RESET_DEADLINE
+        while _FPM_READY not in _tail(log, before):
+            if time.monotonic() > deadline:
+                raise KitError(f"php-fpm of {self.dir} did not reload within {_RESET_DEADLINE:.0f} s")
+            time.sleep(0.02)  # polling the log, bounded by the deadline above
+
+    def _restore(self, pristine: Path) -> None:
+        """What the kit's `reset` restores: the data directory, `config.php`, no PHP sessions."""
+        data = self.dir / "data"
+        shutil.rmtree(data)
+        _copy(pristine / "data", data)
+        _copy(pristine / "config.php", self.dir / "server" / "config" / "config.php")
+        sessions = self.dir / "run" / "sessions"
+        shutil.rmtree(sessions, ignore_errors=True)
+        sessions.mkdir(mode=0o700)
+        shutil.chown(sessions, "www-data", "www-data")
+
+    def _ready(self) -> str:
+        """Poll `status.php` (bounded) until Nextcloud answers installed; return its URL."""
+        url = self.url
+        deadline = time.monotonic() + _RESET_DEADLINE
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        status = f"{url}/status.php"
+        while True:
+            with contextlib.suppress(OSError, ValueError), opener.open(status, timeout=30) as answer:
+                if json.loads(answer.read()).get("installed") is True:
+                    return url
+            if time.monotonic() > deadline:
+                raise KitError(f"{url}/status.php did not answer installed within {_RESET_DEADLINE:.0f} s")
+            time.sleep(0.05)  # polling, bounded by the deadline above
 
     def stop(self) -> None:
         self.kit.run("stop", str(self.dir), timeout=120)
@@ -201,6 +308,27 @@ class Instance:
     def log_tail(self, lines: int = 40) -> str:
         path = Path(self.config["logs"]["nextcloud"])
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.exists() else ""
+
+
+def _running(pid_file: Path, config: Path) -> int | None:
+    """The pid in `pid_file` if that process runs with `config` (as the kit checks), else None."""
+    with contextlib.suppress(OSError, ValueError):
+        pid = int(pid_file.read_text().strip())
+        if str(config).encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+            return pid
+    return None
+
+
+def _tail(path: Path, offset: int) -> bytes:
+    with contextlib.suppress(FileNotFoundError), path.open("rb") as file:
+        file.seek(offset)
+        return file.read()
+    return b""
+
+
+def _copy(source: Path, target: Path) -> None:
+    """`cp -a`, as the kit copies: owners (www-data), modes and times kept."""
+    subprocess.run(["/bin/cp", "-a", str(source), str(target)], check=True, capture_output=True, timeout=300)
 
 
 def clean() -> None:

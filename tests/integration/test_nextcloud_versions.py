@@ -128,8 +128,8 @@ async def test_a_name_nextcloud_forbids_is_refused_with_its_reason(each_real_nex
     written. 29 has no such setting and takes the name."""
     nextcloud = each_real_nextcloud
     if nextcloud.major >= 30:
-        with httpx.Client(
-            base_url=nextcloud.url, auth=(nextcloud.admin.user, nextcloud.admin.password)
+        with httpx.Client(  # the login password is hashed at each request: seconds at load
+            base_url=nextcloud.url, auth=(nextcloud.admin.user, nextcloud.admin.password), timeout=60
         ) as admin:
             switched = admin.post(
                 "/ocs/v2.php/apps/files/api/v1/filenames/windows-compatibility",
