@@ -1,7 +1,8 @@
 """Deck toolset: boards, stacks and cards of the Nextcloud Deck app (ADR 0043). A card is named by
 its board, its stack and its own id, as nc_deck_get_board lists them; comments need only the
 card id. Deleting a card or a board asks the human first, and so does moving a card to a board
-more people read. Boards are created and changed in `tools_boards.py`."""
+more people read. Boards are created and changed in `tools_boards.py`,
+cards moved in `tools_moves.py`."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ from pydantic import Field
 
 from nextcloud_mcp_server.auth.scopes import DECK_READ, DECK_WRITE, require_scopes
 from nextcloud_mcp_server.tools._approval import approve_removal, refuse_changed, require_approval, shrinks
-from nextcloud_mcp_server.tools._audience import Audience, approve_publication
+from nextcloud_mcp_server.tools._audience import approve_publication
 from nextcloud_mcp_server.tools._context import nextcloud_for
-from nextcloud_mcp_server.toolsets.deck import tools_boards
+from nextcloud_mcp_server.toolsets.deck import tools_boards, tools_moves
 from nextcloud_mcp_server.toolsets.deck.client import UPCOMING_GROUPS, DeckClient
 from nextcloud_mcp_server.toolsets.deck.input import (
     MAX_COMMENT,
@@ -42,7 +43,7 @@ from nextcloud_mcp_server.toolsets.deck.tools_answers import (
     cut,
     upcoming_card,
 )
-from nextcloud_mcp_server.toolsets.deck.tools_audience import card_audience, move_audience
+from nextcloud_mcp_server.toolsets.deck.tools_audience import card_audience
 from nextcloud_mcp_server.toolsets.deck.tools_common import (
     DESCRIPTION_SHOWN,
     MAX_CARDS_SHOWN,
@@ -59,7 +60,7 @@ from nextcloud_mcp_server.toolsets.deck.tools_common import (
 )
 from nextcloud_mcp_server.views import APPROVAL
 
-__all__ = ["tools_boards", "toolset"]
+__all__ = ["tools_boards", "tools_moves", "toolset"]
 
 
 @toolset.tool(title="List Deck boards", read_only=True)
@@ -161,48 +162,6 @@ async def nc_deck_create_card(
         board_id, stack_id, title=title, description=description, duedate=duedate
     )
     return card_detail(board_id, card, [], DESCRIPTION_SHOWN)
-
-
-@toolset.tool(title="Move a Deck card", idempotent=True, view=APPROVAL)
-@require_scopes(DECK_WRITE)
-async def nc_deck_move_card(
-    board_id: BoardId,
-    stack_id: StackId,
-    card_id: CardId,
-    to_stack_id: StackId,
-    ctx: Context[Any, Any],
-    position: Annotated[int, Field(ge=0, le=100_000, description="0 is the top of the stack")] = 0,
-    to_board_id: Annotated[BoardId | None, Field(description="Another board; omit for this one")] = None,
-) -> CardDetail:
-    """Move a card to another stack or position, on its board or another (to_board_id). Moving it
-    where more people read it asks first."""
-    nc = await nextcloud_for(ctx)
-    board, card = await locate(nc, board_id, stack_id, card_id)
-    deck = nc.api(DeckClient)
-    if to_board_id is None or to_board_id == board_id:
-        stack_title(board, to_stack_id)
-        moved = await deck.move_card(board_id, card_id, to_stack=to_stack_id, position=position)
-        return card_detail(board_id, moved, [], DESCRIPTION_SHOWN)
-    target = await deck.board(to_board_id)
-    stack_title(target, to_stack_id)
-    me = await nc.dav_user_id()
-
-    async def again() -> Audience:
-        _, now = await locate(nc, board_id, stack_id, card_id)
-        return move_audience(await deck.board(board_id), await deck.board(to_board_id), now, me)
-
-    await approve_publication(
-        ctx,
-        tool="nc_deck_move_card",
-        audience=move_audience(board, target, card, me),
-        text=f"{card.title}\n\n{card.description or ''}".strip(),
-        action="Move this card",
-        again=again,
-    )
-    # Deck's card update moves it to the stack in its path, of any board; then its place there
-    await deck.update_card(to_board_id, card, duedate=card.duedate, to_stack=to_stack_id)
-    moved = await deck.move_card(to_board_id, card_id, to_stack=to_stack_id, position=position)
-    return card_detail(to_board_id, moved, [], DESCRIPTION_SHOWN)
 
 
 @toolset.tool(title="Change a Deck card", idempotent=True, view=APPROVAL)
