@@ -30,6 +30,7 @@ WITHOUT_PREVIEW_YET = {
     "nc_bookmarks_delete_bookmark",
     "nc_cookbook_delete_recipe",
     "nc_cookbook_update_recipe",
+    "nc_deck_move_card",
     "nc_deck_update_card",
     "nc_mail_send",
     "nc_notifications_dismiss",
