@@ -171,6 +171,8 @@ async def _versions(base: str, seeded: dict[str, Any]) -> dict[str, Any]:
 
 def _arguments(tool: str, s: dict[str, Any], v: dict[str, Any]) -> dict[str, Any]:
     """The arguments of each question (changes remove something, so that each one asks)."""
+    if tool in records.CASES:
+        return records.arguments(tool, s)
     card = {"board_id": s["board"], "stack_id": s["stack"], "card_id": s["card"]}
     return {
         "nc_notes_delete_note": {"note_id": s["note"]},
@@ -222,7 +224,7 @@ def _arguments(tool: str, s: dict[str, Any], v: dict[str, Any]) -> dict[str, Any
             "etag": v["page"],
             "content": "",
         },
-    }.get(tool) or records.arguments(tool, s)
+    }[tool]
 
 
 async def _wraps(host: AppsHost, selector: str) -> list[str]:
