@@ -16,6 +16,7 @@ ARGS ?=
 # The server and its runtime dependencies only (`make install`, `make run`, `make check`).
 $(RUNTIME_STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@echo "Installing into $(VENV) (pip stays quiet while it downloads; the first time takes a while)"
 	@# the distribution was called nextcloud-mcp-server before ADR 0022; drop its stale script
 	@$(BIN)/python -m pip uninstall --quiet --yes nextcloud-mcp-server >/dev/null 2>&1 || true
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e .
@@ -100,7 +101,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-typecheck: $(RUNTIME_STAMP)
+typecheck: $(STAMP)
 	$(BIN)/mypy
 
 # Two workers, a test file each at a time (module fixtures stay together); each worker has its own

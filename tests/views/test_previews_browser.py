@@ -1,5 +1,6 @@
 """Every question the server asks a person, with its preview rendered in Chromium in the test host
-(one browser, one page, one view after another) against the real Nextcloud 34 with its apps: the
+(one browser, one page, one view after another) against the real Nextcloud 34 with its apps (and
+real IMAP and SMTP servers for Mail; hostile values per family in tests/views/preview_records.py): the
 heading names the thing ("Delete the card 'Budget'?"), times are the person's (told en-GB and
 Europe/Berlin by the host: "4 Dec 2026, 10:00", the zone named once), nothing wraps badly at
 360 px, and every question is declined: nothing is deleted, posted, shared or replaced.
@@ -14,15 +15,20 @@ import pytest
 from tests.apps_host import AppsHost
 from tests.backends import Nextcloud
 from tests.browser import Browser, Screenshots
+from tests.mail_servers import mail_servers
 from tests.mcp_clients import http_session, running_app, structured
 from tests.security.test_publishing import DECK, ROOM, SHARES, ocs
 from tests.toolsets.collectives.test_collectives import _collective
 from tests.toolsets.tables.test_tables import _add, _trip
+from tests.views import preview_records as records
 from tests.views.test_views_browser import _event
 
 pytestmark = [pytest.mark.integration, pytest.mark.browser]
 
-TOOLSETS = "notes,calendar,contacts,files,sharing,trash,versions,comments,tags,deck,talk,tables,collectives"
+TOOLSETS = (
+    "notes,calendar,contacts,files,sharing,trash,versions,comments,tags,deck,talk,tables,collectives,"
+    "cookbook,bookmarks,polls,mail,notifications,status"
+)
 WIDTH = 360  # a phone's width: the views must stay readable there
 
 # tool -> the heading its preview must show ({row}: the seeded row's id, {page_title}: the
@@ -54,6 +60,7 @@ CASES: dict[str, str] = {
     "nc_tables_delete_row": "Delete row {row} of the table 'Trip'?",
     "nc_tables_update_row": "Change row {row} of the table 'Trip'?",
     "nc_collectives_edit_page": "Replace the text of the page '{page_title}'?",
+    **records.CASES,
 }
 
 EVENT = (
@@ -96,9 +103,13 @@ def _seed(nc: Nextcloud) -> dict[str, Any]:
     nc.add_group("team", "admin")
     board = ocs(nc, alice, "POST", f"{DECK}/boards", json={"title": "Plans", "color": "0082c9"})["id"]
     stack = ocs(nc, alice, "POST", f"{DECK}/boards/{board}/stacks", json={"title": "To do", "order": 1})["id"]
-    card = ocs(nc, alice, "POST", f"{DECK}/boards/{board}/stacks/{stack}/cards", json={"title": "Budget"})[
-        "id"
-    ]
+    card = ocs(
+        nc,
+        alice,
+        "POST",
+        f"{DECK}/boards/{board}/stacks/{stack}/cards",
+        json={"title": "Budget", "description": records.CARD_TEXT},
+    )["id"]
     acl = {
         "type": 1,
         "participant": "team",
@@ -131,8 +142,10 @@ def _seed(nc: Nextcloud) -> dict[str, Any]:
 
 
 async def _versions(base: str, seeded: dict[str, Any]) -> dict[str, Any]:
-    """What a client reads first: the etags and versions the changing tools are given."""
+    """What a client reads first: the etags and versions the changing tools are given (and the
+    records it adds: a recipe, a bookmark, a poll)."""
     async with http_session(f"{base}/mcp") as session:
+        seeded.update(await records.add_records(session))
 
         async def read(tool: str, **arguments: Any) -> dict[str, Any]:
             return structured(await session.call_tool(tool, arguments))
@@ -158,6 +171,8 @@ async def _versions(base: str, seeded: dict[str, Any]) -> dict[str, Any]:
 
 def _arguments(tool: str, s: dict[str, Any], v: dict[str, Any]) -> dict[str, Any]:
     """The arguments of each question (changes remove something, so that each one asks)."""
+    if tool in records.CASES:
+        return records.arguments(tool, s)
     card = {"board_id": s["board"], "stack_id": s["stack"], "card_id": s["card"]}
     return {
         "nc_notes_delete_note": {"note_id": s["note"]},
@@ -235,7 +250,9 @@ async def test_every_question_has_a_preview_that_names_the_thing(
     seeded = _seed(nc)
     headings: dict[str, str] = {}
     texts: dict[str, str] = {}
-    with running_app(nc.settings(nc.alice, nextcloud_mcp_toolsets=TOOLSETS)) as base:
+    settings = nc.settings(nc.alice, nextcloud_mcp_toolsets=TOOLSETS)
+    with mail_servers() as servers, running_app(settings) as base:
+        records.seed_apps(nc, servers.account("alice@example.com"))
         versions = await _versions(base, seeded)
         async with browser.person("alice", screenshots) as person:
             host, _ = await AppsHost.open(person, base, host_script)
@@ -247,7 +264,7 @@ async def test_every_question_has_a_preview_that_names_the_thing(
                 texts[tool] = text
                 headings[tool] = text.strip().splitlines()[0]
                 assert await _wraps(host, "td.modified, td.size, .zone-note") == [], tool
-                if tool in ("nc_webdav_delete_resource", "nc_calendar_delete_event", "nc_deck_delete_card"):
+                if tool in ("nc_webdav_delete_resource", "nc_calendar_delete_event", "nc_mail_send"):
                     await host.screenshot(tool)
                 await host.answer("decline")
                 await host.finished(tool)
@@ -257,6 +274,10 @@ async def test_every_question_has_a_preview_that_names_the_thing(
             agenda = await host.view_text("section.day", containing="Dentist")
             wrapped = await _wraps(host, ".what, .when")
             await host.screenshot("agenda at 360 px")
+            hacked = await host.evaluate("() => window.hacked !== undefined")
+        sent = list(servers.received)
+    assert not hacked  # markup in every family stayed text
+    records.check_texts(texts)
     assert wrapped == [], wrapped
     assert "2 events \u00b7 times in " in agenda, agenda  # the header names one zone
     assert agenda.count("UTC") == 1, agenda
@@ -287,3 +308,4 @@ async def test_every_question_has_a_preview_that_names_the_thing(
     # nothing happened: every question was declined
     assert nc.read_file(nc.alice, "Projects/plan.md") == b"# Plan\n"
     assert [n["id"] for n in nc.notes(nc.alice)] == [seeded["note"]]
+    assert sent == []

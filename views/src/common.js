@@ -33,6 +33,26 @@ export function textOf(result) {
     .join('\n');
 }
 
+// Characters that hide or reorder what is drawn (the server's rule, nextcloud/names.py: HIDDEN and
+// INVISIBLE): a view shows each by name, ⟦U+202E⟧, never passes it on to the page, so a
+// right-to-left override cannot make "exe.pdf" look like "fdp.exe" and nothing hides in a text.
+const HIDDEN =
+  /[\u061c\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180e\u2061-\u2064\u206a-\u206f\u3164\uffa0\ufff9-\ufffb]|\udb40[\udc00-\udc7f]/g;
+const BLANK_RUN = /(?:[ \t]*\n){4,}/g;
+
+/** How many characters of `text` hide or reorder what is drawn. */
+export function hiddenCount(text) {
+  return (String(text ?? '').match(HIDDEN) ?? []).length;
+}
+
+/** `text` with every hidden or direction character named (⟦U+202E⟧), and four or more line breaks
+ * in a row said as one line ("⟦7 empty lines⟧"), so nothing is pushed out of sight. */
+export function visible(text) {
+  return String(text ?? '')
+    .replace(HIDDEN, (c) => `⟦U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, '0')}⟧`)
+    .replace(BLANK_RUN, (run) => `\n⟦${run.split('\n').length - 2} empty lines⟧\n`);
+}
+
 /** Text cut to `limit` characters (no note that it was cut: for names and short values). */
 export function short(text, limit = 300) {
   return bounded(String(text ?? ''), limit)[0];

@@ -1,5 +1,5 @@
-// Previews of the questions of the app toolsets: Deck (delete a card or a board, publish a
-// comment), Talk (post), Tables (delete or change a row), Collectives (replace a page's text).
+// Previews of the questions of the app toolsets: Deck (delete a card or a board, change a card,
+// publish a comment), Talk (post), Tables (delete or change a row), Collectives (replace a page's text).
 // Read with the toolsets' own read tools; where a tool takes only an id (a Deck comment's card,
 // a Tables row), the view looks for it among a bounded number of boards or tables.
 import { changes, el, facts, heading, localTime, named, plural, short, text, tryRead, unread } from './kit.js';
@@ -46,6 +46,43 @@ async function boardDelete(app, args) {
           el('tbody', {}, stacks.map((s) => el('tr', {}, el('td', { class: 'name' }, short(s.title, 120)), el('td', { class: 'size' }, plural(Number(s.card_count) || 0, 'card'))))),
         )
       : null,
+    unread(missing),
+  ];
+}
+
+/** The names a card has after adding and removing some (matched without regard to case, as the
+ * server matches a board's labels). */
+function afterNames(now, add, remove) {
+  const gone = new Set((remove ?? []).map((n) => String(n).toLowerCase()));
+  const kept = (now ?? []).filter((n) => !gone.has(String(n).toLowerCase()));
+  const have = new Set(kept.map((n) => String(n).toLowerCase()));
+  return [...kept, ...(add ?? []).filter((n) => !have.has(String(n).toLowerCase()))];
+}
+
+function changedNames(now, add, remove) {
+  return (add ?? []).length || (remove ?? []).length ? afterNames(now, add, remove) : undefined;
+}
+
+async function cardUpdate(app, args) {
+  const missing = [];
+  const card = await cardOf(app, args, missing);
+  const board = card ? await tryRead(app, 'nc_deck_get_board', { board_id: args.board_id, cards_per_stack: 0 }, missing) : null;
+  const stack = (board?.stacks ?? []).find((s) => s.id === args.stack_id);
+  const due = args.due === undefined || args.due === null ? undefined : args.due === '' ? '' : localTime(args.due);
+  return [
+    heading(card ? `Change the card ${named(card.title)}?` : `Change card ${short(args.card_id, 20)}?`),
+    facts([['Board', board?.title], ['List', stack?.title]]),
+    changes([
+      ['Title', card?.title, args.title ?? undefined],
+      ['Done', card?.done, args.done ?? undefined],
+      ['Due', card?.due ? localTime(card.due) : '', due],
+      ['Labels', card?.labels, changedNames(card?.labels, args.add_labels, args.remove_labels)],
+      ['Assigned', card?.assigned, changedNames(card?.assigned, args.assign, args.unassign)],
+    ]),
+    ...(typeof args.description === 'string'
+      ? [...(card ? text('Its description now', card.description, 'description') : []), ...text('Its description after', args.description, 'description')]
+      : []),
+    ...(card?.notes ?? []).map((note) => el('p', { class: 'meta' }, short(note, 200))),
     unread(missing),
   ];
 }
@@ -142,6 +179,7 @@ async function pageEdit(app, args) {
 export const APP_PREVIEWS = {
   nc_deck_delete_card: cardDelete,
   nc_deck_delete_board: boardDelete,
+  nc_deck_update_card: cardUpdate,
   nc_deck_add_comment: deckComment,
   nc_talk_post_message: talkPost,
   nc_tables_delete_row: rowDelete,

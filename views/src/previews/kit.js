@@ -1,13 +1,16 @@
 // The pieces every approval preview is built from: a heading that names the thing, facts as
 // label/value rows, a text shown as text, a before/after table for changes, and reads through the
 // host that fall back to what the arguments say when the read tool is not there or fails.
-import { bounded, el, localSpan, localTime, read, short } from '../common.js';
+import { el, hiddenCount, localSpan, localTime, read, short, visible } from '../common.js';
 
-export { el, localSpan, localTime, short };
+export { el, localSpan, localTime, short, visible };
 
-/** 'Projects' as a heading says it: quoted, cut to 80 characters. */
+const HEAD = 19000; // characters of a long text shown from its start ...
+const TAIL = 1000; // ... and from its end, with what lies between counted
+
+/** 'Projects' as a heading says it: quoted, hidden characters named, cut to 80 characters. */
 export function named(text) {
-  return `'${short(text, 80)}'`;
+  return `'${short(visible(text), 80)}'`;
 }
 
 export function heading(text) {
@@ -21,18 +24,27 @@ export function facts(rows) {
   return el(
     'table',
     { class: 'facts' },
-    el('tbody', {}, kept.map(([label, value]) => el('tr', {}, el('th', {}, label), el('td', {}, short(value, 500))))),
+    el('tbody', {}, kept.map(([label, value]) => el('tr', {}, el('th', {}, label), el('td', {}, short(visible(value), 500))))),
   );
 }
 
-/** A text shown as text (never markup), at most 20,000 characters, said when cut. */
+/** A text shown as text (never markup), hidden characters named: whole up to 20,000 characters,
+ * else its start and its end with the characters between counted (what a long text ends with is
+ * seen too); a line says how many hidden characters it holds. */
 export function text(label, value, noun = 'text') {
   const whole = String(value ?? '');
-  const [shown, cut] = bounded(whole);
+  const hidden = hiddenCount(whole);
+  const cut = whole.length > HEAD + TAIL;
+  const shown = cut
+    ? `${visible(whole.slice(0, HEAD))}\n⟦… characters ${HEAD + 1} to ${whole.length - TAIL} are not shown here …⟧\n${visible(whole.slice(-TAIL))}`
+    : visible(whole);
   return [
     label ? el('p', { class: 'meta' }, label) : null,
     el('pre', { class: 'content' }, shown || '(empty)'),
     cut ? el('p', { class: 'meta' }, `…the ${noun} goes on (${whole.length} characters in all)`) : null,
+    hidden
+      ? el('p', { class: 'meta hidden-note' }, `It contains ${hidden} invisible or text-direction character${hidden === 1 ? '' : 's'}, shown as ⟦U+…⟧.`)
+      : null,
   ];
 }
 
@@ -56,10 +68,10 @@ export function changes(rows) {
 
 function shown(value) {
   if (value === undefined || value === null || value === '') return '(none)';
-  if (Array.isArray(value)) return short(value.map((v) => (typeof v === 'object' ? JSON.stringify(v) : String(v))).join(', '), 500);
-  if (typeof value === 'object') return short(JSON.stringify(value), 500);
+  if (Array.isArray(value)) return short(visible(value.map((v) => (typeof v === 'object' ? JSON.stringify(v) : String(v))).join(', ')), 500);
+  if (typeof value === 'object') return short(visible(JSON.stringify(value)), 500);
   if (typeof value === 'boolean') return value ? 'yes' : 'no';
-  return short(value, 500);
+  return short(visible(value), 500);
 }
 
 /** A read tool's answer, or null when the tool is not offered or refuses (the preview then says
