@@ -28,6 +28,8 @@ def _one(seconds: float, cost: Any, ok: bool, note: str | None = None) -> dict[s
         "requests": len(cost.requests),
         "bytes": cost.bytes,
         "statuses": sorted({r.status for r in cost.requests}),
+        # what was asked, in the order nginx logged it (paths without the query)
+        "asked": [f"{r.method} {r.path.partition('?')[0]}" for r in cost.requests],
         # what was read of calendar objects and files (not discovery: PROPFIND of collections)
         "object_bytes": sum(r.bytes for r in cost.requests if r.method in ("REPORT", "GET")),
         "nc_cpu_s": cost.cpu_s,

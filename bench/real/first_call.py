@@ -103,7 +103,31 @@ def _report(mine: dict[str, Any], everything: dict[str, Any]) -> list[Line]:
             note = next((x["note"] for x in per.get("this", []) if not x["ok"]), None)
             lines.append((f"{cid}: first call answers", False, str(note)))
     mine["summary"] = summary
+    _print_requests(mine, warm)
     return lines
+
+
+def _short(asked: str) -> str:
+    method, _, path = asked.partition(" ")
+    for prefix in ("/remote.php/dav", "/index.php/apps", "/ocs/v2.php"):
+        path = path.removeprefix(prefix)
+    return f"{method} {path if len(path) <= 40 else path[:18] + '..' + path[-20:]}"
+
+
+def _print_requests(mine: dict[str, Any], warm: dict[str, Any]) -> None:
+    """Per tool: the requests of this server's first call in a new process (its first round, in
+    the order Nextcloud logged them), beside the floor's count and the warm call's."""
+    print("\nrequests per call: this server's first call (new process), warm call, the floor's")
+    for cid, per in mine["calls"].items():
+        first = next((x for x in per.get("this", []) if x["ok"]), None)
+        floor = next((x for x in per.get("floor", []) if x["ok"]), None)
+        w = warm.get(cid, {}).get("this", {})
+        if first is None:
+            continue
+        print(
+            f"{cid:20} first {first['requests']:>2}  warm {w.get('requests', '-'):>2}  "
+            f"floor {floor['requests'] if floor else '-':>2}  " + ", ".join(_short(a) for a in first["asked"])
+        )
 
 
 SECTION = Section("first_call", _run, _report)
