@@ -5,7 +5,7 @@ the published PyPI package on the same seeded Nextcloud, in interleaved rounds.
 
 Per call: wall time (client side), Nextcloud requests and bytes sent (its nginx access log), and
 Nextcloud's CPU (php-fpm and nginx of the instance, from /proc). Prints a table per subject, then
-PASS/MISS per target of the issue, and writes bench/results/bench_real.json.
+PASS/MISS per target of the issue, and writes bench/results/bench_real_VERSION.json.
 """
 
 from __future__ import annotations
@@ -357,7 +357,7 @@ def main() -> int:
     print(
         f"\nload average before {' '.join(load_before)}, after {' '.join(results['meta']['loadavg_after'])}"
     )
-    print(f"written {write_result('bench_real', results)}")
+    print(f"written {write_result(f'bench_real_{args.version}', results)}")
     return 0
 
 

@@ -1,7 +1,7 @@
 """A measured section of `make bench-real` beyond the per-tool rounds (the first call in a new
 process, requests per tool, ...): measure.py runs every section of its SECTIONS list, in order, on
 the same seeded instance after the rounds, keeps each one's results under its name in
-bench_real.json and prints each one's report and PASS/MISS lines after the rounds' own."""
+bench_real_VERSION.json and prints each one's report and PASS/MISS lines after the rounds' own."""
 
 from __future__ import annotations
 
