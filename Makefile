@@ -128,9 +128,10 @@ test-loaded:
 bench: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python bench/run_all.py $(ARGS)
 
-## bench-real: the tools on the kit's real Nextcloud 34 full of data (issue 30): seeds it once (~45 min;
-## kept in /var/tmp/nextcloud-mcp-bench/34/.seeded, restored in seconds), then this server, the floor
-## and the PyPI package side by side (ARGS="--quick", "--skip-published", "--version 29", "--rounds N")
+## bench-real: the tools on the kit's real Nextcloud 34 (or 29: ARGS="--version 29") full of data (issue
+## 30): seeds it once (about 15 min; kept in /var/tmp/nextcloud-mcp-bench/VERSION/.seeded, restored in
+## seconds), then this server, the floor and the PyPI package side by side, warm and as the first call
+## of a new process (ARGS="--quick", "--skip-published", "--rounds N", "--sections first_call")
 bench-real: $(STAMP)
 	$(BIN)/python bench/real/measure.py $(ARGS)
 

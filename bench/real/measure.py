@@ -5,7 +5,7 @@ the published PyPI package on the same seeded Nextcloud, in interleaved rounds.
 
 Per call: wall time (client side), Nextcloud requests and bytes sent (its nginx access log), and
 Nextcloud's CPU (php-fpm and nginx of the instance, from /proc). Prints a table per subject, then
-PASS/MISS per target of the issue, and writes bench/results/bench_real.json.
+PASS/MISS per target of the issue, and writes bench/results/bench_real_VERSION.json.
 """
 
 from __future__ import annotations
@@ -15,20 +15,17 @@ import asyncio
 import statistics
 import sys
 import tempfile
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
-
-import httpx
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parents[1])]
 
-from _mcp import published_env  # noqa: E402
 from _procs import clean_env, write_result  # noqa: E402
+from calls import Call, floor_client, measured, published_session, tool_call  # noqa: E402
 from cases import Case, cases  # noqa: E402
+from first_call import SECTION as FIRST_CALL  # noqa: E402
 from floors import (  # noqa: E402
     FLOORS,
     NOTES_API,
@@ -40,42 +37,13 @@ from floors import (  # noqa: E402
 )
 from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 from meter import Meter  # noqa: E402
-from published import ensure_installed  # noqa: E402
+from section import Context, Line, Section  # noqa: E402
 from seed import Instance, ensure_seeded  # noqa: E402
 
 from tests.mcp_clients import stdio_session  # noqa: E402
 
-CALL_TIMEOUT_S = 180.0
-Call = Callable[[], Awaitable[Any]]
-
-
-def _one(seconds: float, cost: Any, ok: bool, note: str | None = None) -> dict[str, Any]:
-    return {
-        "wall_s": seconds,
-        "requests": len(cost.requests),
-        "bytes": cost.bytes,
-        "statuses": sorted({r.status for r in cost.requests}),
-        # what was read of calendar objects and files (not discovery: PROPFIND of collections)
-        "object_bytes": sum(r.bytes for r in cost.requests if r.method in ("REPORT", "GET")),
-        "nc_cpu_s": cost.cpu_s,
-        "php_cpu_s": cost.php_s,
-        "nginx_cpu_s": cost.nginx_s,
-        "ok": ok,
-        "note": note,
-    }
-
-
-async def measured(meter: Meter, call: Call) -> tuple[dict[str, Any], Any]:
-    meter.mark()
-    started = time.perf_counter()
-    try:
-        answer = await asyncio.wait_for(call(), CALL_TIMEOUT_S)
-        ok, note = True, None
-    except Exception as exc:  # recorded, not fatal: one failing tool must not end the run
-        answer, ok, note = None, False, f"{type(exc).__name__}: {exc}"[:300]
-    seconds = time.perf_counter() - started
-    return _one(seconds, meter.cost(), ok, note), answer
-
+# The measured sections run after the rounds, in this order (section.py); a new one is added here.
+SECTIONS: list[Section] = [FIRST_CALL]
 
 # Calls that are not measured and keep nothing a measured call uses (the files root's listing).
 _SESSION_WARM_UP = (
@@ -83,32 +51,6 @@ _SESSION_WARM_UP = (
     ("nc_calendar_list_calendars", {}),
     ("nc_contacts_list_address_books", {}),
 )
-
-
-def _tool_call(session: ClientSession, tool: str, args: dict[str, Any]) -> Call:
-    async def call() -> Any:
-        result = await session.call_tool(tool, args)
-        if result.is_error:
-            raise RuntimeError(f"tool error: {str(result.content)[:200]}")
-        return result
-
-    return call
-
-
-@asynccontextmanager
-async def published_session(url: str, password: str, workdir: Path) -> AsyncIterator[ClientSession]:
-    script = ensure_installed()
-    env = published_env(url, "alice", password, workdir)
-    params = StdioServerParameters(
-        command=str(script), args=["run", "--transport", "stdio"], env=env, cwd=str(workdir)
-    )
-    with open(workdir / "published.log", "w") as errlog:
-        async with (
-            stdio_client(params, errlog=errlog) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            yield session
 
 
 def _summary(calls: list[dict[str, Any]]) -> dict[str, Any]:
@@ -129,7 +71,11 @@ def _summary(calls: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 async def run(
-    instance: Instance, rounds: int, with_published: bool, only: frozenset[str] = frozenset()
+    instance: Instance,
+    rounds: int,
+    with_published: bool,
+    only: frozenset[str] = frozenset(),
+    sections: list[Section] = SECTIONS,
 ) -> dict[str, Any]:
     cfg, manifest = instance.config, instance.manifest
     url, password = cfg["url"], cfg["alice"]["app_password"]
@@ -149,16 +95,7 @@ async def run(
         )
         errlog = stack.enter_context(open(work / "ours.log", "w"))  # noqa: SIM115
         ours = await stack.enter_async_context(stdio_session(env, cwd=work, errlog=errlog))
-        limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
-        client = await stack.enter_async_context(
-            httpx.AsyncClient(
-                base_url=url,
-                auth=("alice", password),
-                timeout=CALL_TIMEOUT_S,
-                limits=limits,
-                headers={"User-Agent": "bench-real-floor"},
-            )
-        )
+        client = await stack.enter_async_context(floor_client(url, password))
         floor_env = {**env, "BENCH_MANIFEST": str(instance.saved / "manifest.json")}
         floor_params = StdioServerParameters(
             command=sys.executable, args=[str(HERE / "mcp_floor.py")], env=floor_env, cwd=str(work)
@@ -175,12 +112,12 @@ async def run(
 
         def subjects(case: Case, session: ClientSession = ours) -> dict[str, Call]:
             found: dict[str, Call] = {
-                "this": _tool_call(session, case.tool, case.args),
+                "this": tool_call(session, case.tool, case.args),
                 "floor": lambda: FLOORS[case.id](client, "alice", manifest),
-                "floor_mcp": _tool_call(floor_mcp, "floor", {"case": case.id}),
+                "floor_mcp": tool_call(floor_mcp, "floor", {"case": case.id}),
             }
             if pub is not None and case.published is not None:
-                found["pypi"] = _tool_call(pub, *case.published)
+                found["pypi"] = tool_call(pub, *case.published)
             return found
 
         # Warm-up (not counted), and every subject's answer checked once.
@@ -202,7 +139,7 @@ async def run(
                 # What any session learns once (the user's DAV id, the calendar and address book
                 # homes) is learned before the round, so the round's first tool does not pay it.
                 for tool, arguments in _SESSION_WARM_UP:
-                    await _tool_call(fresh, tool, arguments)()
+                    await tool_call(fresh, tool, arguments)()
                 for case in chosen:
                     calls = list(subjects(case, fresh).items())
                     shift = (r + chosen.index(case)) % len(calls)
@@ -223,13 +160,17 @@ async def run(
         by_id = {c.id: c for c in every}
         for case_id in ("notes_list", "list_big_folder", "events_week", "notes_search"):
             case = by_id[case_id]
-            await measured(meter, _tool_call(ours, case.tool, case.args))
-            results["repeated"][case_id], _ = await measured(meter, _tool_call(ours, case.tool, case.args))
+            await measured(meter, tool_call(ours, case.tool, case.args))
+            results["repeated"][case_id], _ = await measured(meter, tool_call(ours, case.tool, case.args))
         # The week read bound: the week's objects plus every recurring master, by one multiget.
         for week, case_id in (("this_week", "events_week"), ("five_years_ago", "events_week_5y_ago")):
             hrefs = manifest["calendar"]["weeks"][week]["hrefs"]
             record, count = await measured(meter, lambda h=hrefs: calendar_multiget(client, "alice", h))  # type: ignore[misc]
             results["week_bound"][case_id] = {**record, "objects": count}
+        context = Context(instance, manifest, url, password, env, work, meter, chosen, rounds, with_published)
+        for section in sections:
+            print(f"[{section.name}] measuring", flush=True)
+            results[section.name] = await section.run(context)
     return results
 
 
@@ -254,7 +195,7 @@ def _verdict(case: Case, subject: str, record: dict[str, Any], answer: Any) -> s
     return f"answered ({len(text)} chars; not checked)"
 
 
-def report(results: dict[str, Any], with_published: bool) -> list[tuple[str, bool, str]]:
+def report(results: dict[str, Any], with_published: bool, sections: list[Section] = SECTIONS) -> list[Line]:
     # floor_mcp: the floor's requests made by a bare MCP server over stdio (mcp_floor.py), to show
     # what of the wall time above the floor is the MCP round trip; not a target.
     subjects = ["this", "floor", "floor_mcp"] + (["pypi"] if with_published else [])
@@ -281,7 +222,7 @@ def report(results: dict[str, Any], with_published: bool) -> list[tuple[str, boo
         if t.get("ok") and fm.get("ok"):
             row += f" | {t['wall_ms'] / fm['wall_ms']:7.1f}"
         print(row)
-    lines: list[tuple[str, bool, str]] = []
+    lines: list[Line] = []
     for cid, per in summary.items():
         t, f, p = per.get("this", {}), per.get("floor", {}), per.get("pypi")
         if not t.get("ok"):
@@ -363,6 +304,9 @@ def report(results: dict[str, Any], with_published: bool) -> list[tuple[str, boo
         for subject, verdict in per.items():
             if subject != "pypi":
                 lines.append((f"{cid}: {subject}'s answer is right", verdict == "ok", verdict))
+    for section in sections:
+        if section.name in results:
+            lines += section.report(results[section.name], results)
     print()
     for name, ok, detail in lines:
         print(f"{'PASS' if ok else 'MISS'}  {name}  ({detail})")
@@ -382,6 +326,11 @@ def main() -> int:
     )
     parser.add_argument("--keep-running", action="store_true", help="leave the instance running when done")
     parser.add_argument("--only", default="", help="case ids to measure, comma-separated (default: all)")
+    parser.add_argument(
+        "--sections",
+        default=",".join(s.name for s in SECTIONS),
+        help=f"sections after the rounds, comma-separated (default: all: {[s.name for s in SECTIONS]})",
+    )
     args = parser.parse_args()
     rounds = 1 if args.quick else args.rounds
     instance = Instance(args.version) if args.no_restore else ensure_seeded(args.version)
@@ -390,11 +339,13 @@ def main() -> int:
     load_before = Path("/proc/loadavg").read_text().split()[:3]
     try:
         only = frozenset(filter(None, args.only.split(",")))
-        results = asyncio.run(run(instance, rounds, not args.skip_published, only))
+        wanted = set(filter(None, args.sections.split(",")))
+        sections = [s for s in SECTIONS if s.name in wanted]
+        results = asyncio.run(run(instance, rounds, not args.skip_published, only, sections))
     finally:
         if not args.keep_running:
             instance.stop()  # php-fpm and nginx idle on a shared machine otherwise
-    lines = report(results, not args.skip_published)
+    lines = report(results, not args.skip_published, sections)
     results["targets"] = [{"target": n, "pass": ok, "detail": d} for n, ok, d in lines]
     results["meta"] = {
         "version": instance.config["version"],
@@ -406,7 +357,7 @@ def main() -> int:
     print(
         f"\nload average before {' '.join(load_before)}, after {' '.join(results['meta']['loadavg_after'])}"
     )
-    print(f"written {write_result('bench_real', results)}")
+    print(f"written {write_result(f'bench_real_{args.version}', results)}")
     return 0
 
 

@@ -21,7 +21,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
 import data  # noqa: E402
+from seed_files import bulk_upload, check, gather_limited, mkcols, scan, write_tree  # noqa: E402
 
 __all__ = ["Instance", "ensure_seeded", "week_bounds"]
 
@@ -128,66 +129,6 @@ def measured_weeks() -> dict[str, datetime]:
     return {"this_week": anchor, "five_years_ago": anchor - timedelta(weeks=5 * 52)}
 
 
-async def _gather_limited(jobs: Iterable[Callable[[], Awaitable[None]]], limit: int) -> None:
-    queue = list(jobs)
-    queue.reverse()
-
-    async def worker() -> None:
-        while queue:
-            await queue.pop()()
-
-    await asyncio.gather(*(worker() for _ in range(limit)))
-
-
-def _check(response: httpx.Response, *ok: int) -> httpx.Response:
-    if response.status_code not in ok:
-        raise RuntimeError(
-            f"{response.request.method} {response.request.url.path}: "
-            f"{response.status_code} {response.text[:300]}"
-        )
-    return response
-
-
-async def _mkcols(client: httpx.AsyncClient, files_root: str, folders: Iterable[str]) -> None:
-    wanted: set[str] = set()
-    for folder in folders:
-        parts = folder.split("/")
-        wanted.update("/".join(parts[: i + 1]) for i in range(len(parts)))
-
-    async def mkcol(folder: str) -> None:
-        _check(await client.request("MKCOL", f"{files_root}/{folder}"), 201, 405)
-
-    for depth in sorted({f.count("/") for f in wanted}):  # parents first, siblings 4 at a time
-        level = sorted(f for f in wanted if f.count("/") == depth)
-        await _gather_limited([lambda f=f: mkcol(f) for f in level], 4)  # type: ignore[misc]
-
-
-async def _bulk(
-    client: httpx.AsyncClient, items: Sequence[tuple[str, bytes, int]], batch: int, limit: int
-) -> None:
-    """POST /remote.php/dav/bulk (multipart/related), `batch` files a request, `limit` at a time."""
-
-    async def send(chunk: Sequence[tuple[str, bytes, int]]) -> None:
-        boundary = "bench-" + hashlib.md5(chunk[0][0].encode()).hexdigest()  # noqa: S324 (a name)
-        body = bytearray()
-        for path, content, mtime in chunk:
-            body += f"--{boundary}\r\n".encode()
-            body += f"X-File-Path: /{path}\r\nX-File-MD5: {hashlib.md5(content).hexdigest()}\r\n".encode()  # noqa: S324
-            body += f"X-File-Mtime: {mtime}\r\nContent-Length: {len(content)}\r\n\r\n".encode()
-            body += content + b"\r\n"
-        body += f"--{boundary}--\r\n".encode()
-        headers = {"Content-Type": f"multipart/related; boundary={boundary}"}
-        answer = _check(
-            await client.post("/remote.php/dav/bulk", content=bytes(body), headers=headers), 200
-        ).json()
-        failed = [p for p, r in answer.items() if r.get("error")]
-        if failed:
-            raise RuntimeError(f"bulk upload refused {len(failed)} files, e.g. {failed[:3]}")
-
-    chunks = [items[i : i + batch] for i in range(0, len(items), batch)]
-    await _gather_limited([lambda c=c: send(c) for c in chunks], limit)  # type: ignore[misc]
-
-
 async def _put_all(
     client: httpx.AsyncClient, base: str, objects: Sequence[tuple[str, str]], ctype: str
 ) -> None:
@@ -201,10 +142,10 @@ async def _put_all(
             if response.status_code == 500 and "database is locked" in response.text and attempt < 19:
                 await asyncio.sleep(0.2 * (attempt + 1))
                 continue
-            _check(response, 201, 204, 412)
+            check(response, 201, 204, 412)
             return
 
-    await _gather_limited([lambda n=n, b=b: put(n, b) for n, b in objects], 2)  # type: ignore[misc]
+    await gather_limited([lambda n=n, b=b: put(n, b) for n, b in objects], 2)  # type: ignore[misc]
 
 
 def _week_truth(events: Sequence[data.CalendarObject], monday: datetime) -> dict[str, Any]:
@@ -236,7 +177,7 @@ async def _calendar(
         "<d:set><d:prop><d:displayname>Tasks</d:displayname><c:supported-calendar-component-set>"
         '<c:comp name="VTODO"/></c:supported-calendar-component-set></d:prop></d:set></c:mkcalendar>'
     )
-    _check(await client.request("MKCALENDAR", f"{cal}/tasks/", content=body), 201, 405)
+    check(await client.request("MKCALENDAR", f"{cal}/tasks/", content=body), 201, 405)
     await _put_all(client, f"{cal}/tasks", [(t.href, t.ics) for t in tasks], "text/calendar; charset=utf-8")
 
 
@@ -248,12 +189,15 @@ async def _shares(client: httpx.AsyncClient) -> None:
             if kind == 0:
                 form["shareWith"] = "admin"
                 form["permissions"] = "31" if n % 2 else "1"
-            _check(await client.post(SHARES, data=form, headers=OCS), 200)
+            check(await client.post(SHARES, data=form, headers=OCS), 200)
 
 
-async def seed(instance: Instance, parts: Sequence[str] = PARTS) -> dict[str, Any]:
+async def seed(
+    instance: Instance, parts: Sequence[str] = PARTS, *, by_upload: bool = False
+) -> dict[str, Any]:
     """Seed alice with `parts` (all by default; fewer to finish an interrupted seed); return the
-    manifest (always of the whole SPEC, read back where Nextcloud assigns ids)."""
+    manifest (always of the whole SPEC, read back where Nextcloud assigns ids). Notes and files
+    are written to disk and scanned (seed_files), or with `by_upload` sent by WebDAV bulk upload."""
     cfg = instance.config
     user, password = "alice", cfg["alice"]["app_password"]
     files_root = f"/remote.php/dav/files/{user}"
@@ -264,17 +208,24 @@ async def seed(instance: Instance, parts: Sequence[str] = PARTS) -> dict[str, An
     ) as client:
         started = time.monotonic()
         notes = data.notes()
-        if "notes" in parts:
-            await _mkcols(client, files_root, {n.path.rpartition("/")[0] for n in notes})
-            await _bulk(client, [(n.path, n.content.encode(), n.mtime) for n in notes], 250, 2)
-        timings["notes"] = time.monotonic() - started
-
-        started = time.monotonic()
         files = data.files()
-        if "files" in parts:
-            await _mkcols(client, files_root, {f.path.rpartition("/")[0] for f in files})
-            await _bulk(client, [(f.path, f.content, f.mtime) for f in files], 500, 2)
-        timings["files"] = time.monotonic() - started
+        note_items = [(n.path, n.content.encode(), n.mtime) for n in notes]
+        file_items = [(f.path, f.content, f.mtime) for f in files]
+        if by_upload:
+            if "notes" in parts:
+                await mkcols(client, files_root, {n.path.rpartition("/")[0] for n in notes})
+                await bulk_upload(client, note_items, 250, 2)
+            timings["notes"] = time.monotonic() - started
+            started = time.monotonic()
+            if "files" in parts:
+                await mkcols(client, files_root, {f.path.rpartition("/")[0] for f in files})
+                await bulk_upload(client, file_items, 500, 2)
+            timings["files"] = time.monotonic() - started
+        else:
+            chosen = (note_items if "notes" in parts else []) + (file_items if "files" in parts else [])
+            write_tree(instance.dir / "data", user, chosen)
+            timings["notes_and_files_written"] = time.monotonic() - started
+            timings["notes_and_files_scanned"] = scan(instance.kit, instance.dir, user) if chosen else 0.0
 
         started = time.monotonic()
         events, tasks = data.calendar()
@@ -295,10 +246,10 @@ async def seed(instance: Instance, parts: Sequence[str] = PARTS) -> dict[str, An
         started = time.monotonic()
         if "shares" in parts:
             await _shares(client)
-        shares = _check(await client.get(SHARES, headers=OCS), 200).json()["ocs"]["data"]
+        shares = check(await client.get(SHARES, headers=OCS), 200).json()["ocs"]["data"]
         timings["shares"] = time.monotonic() - started
         started = time.monotonic()
-        listed = _check(
+        listed = check(
             await client.get(f"{NOTES_API}/notes", params={"exclude": "content"}, headers=OCS), 200
         ).json()
         timings["notes_first_listing"] = time.monotonic() - started
@@ -354,7 +305,9 @@ async def seed(instance: Instance, parts: Sequence[str] = PARTS) -> dict[str, An
     }
 
 
-def ensure_seeded(version: str, directory: Path | None = None, *, force: bool = False) -> Instance:
+def ensure_seeded(
+    version: str, directory: Path | None = None, *, force: bool = False, by_upload: bool = False
+) -> Instance:
     """A running instance holding the seed of the current SPEC: restored when saved, else seeded."""
     instance = Instance(version, directory)
     if not force and instance.seeded_matches():
@@ -376,7 +329,7 @@ def ensure_seeded(version: str, directory: Path | None = None, *, force: bool = 
         )
     instance.kit("reset", str(instance.dir))  # the kit's empty seed state (users, app passwords)
     started = time.monotonic()
-    manifest = asyncio.run(seed(instance))
+    manifest = asyncio.run(seed(instance, by_upload=by_upload))
     seconds = time.monotonic() - started
     manifest["seed_total_seconds"] = seconds
     parts = ", ".join(f"{k} {v:.0f} s" for k, v in manifest["seed_seconds"].items())
@@ -400,17 +353,24 @@ def main() -> int:
         help="finish an interrupted seed on the running instance: seed only these parts (comma-separated "
         f"of {','.join(PARTS)}; empty for none), then write the manifest and save",
     )
+    parser.add_argument(
+        "--upload",
+        action="store_true",
+        help="notes and files by WebDAV bulk upload (slow), not disk and scan",
+    )
     parser.add_argument("--no-save", action="store_true", help="with --finish: do not save")
     args = parser.parse_args()
     if args.finish is not None:
         instance = Instance(args.version, args.dir)
         started = time.monotonic()
-        manifest = asyncio.run(seed(instance, [p for p in args.finish.split(",") if p]))
+        manifest = asyncio.run(
+            seed(instance, [p for p in args.finish.split(",") if p], by_upload=args.upload)
+        )
         print(f"[seed] {args.finish or 'nothing'} seeded in {time.monotonic() - started:.0f} s", flush=True)
         if not args.no_save:
             instance.save(manifest)
         return 0
-    instance = ensure_seeded(args.version, args.dir, force=args.force)
+    instance = ensure_seeded(args.version, args.dir, force=args.force, by_upload=args.upload)
     print(f"ready {instance.config['url']} {instance.saved / 'manifest.json'}")
     return 0
 

@@ -96,14 +96,25 @@ class NextcloudClient:
         from nextcloud_mcp_server.nextcloud.dav.caldav import CalDAVClient
 
         return CalDAVClient(
-            self.http, self.credential, self.cache.calendar_homes, self.cache.principals, answers=self.answers
+            self.http,
+            self.credential,
+            self.cache.calendar_homes,
+            self.cache.principals,
+            answers=self.answers,
+            dav_user=self.dav_user_id,
         )
 
     @cached_property
     def carddav(self) -> CardDAVClient:
         from nextcloud_mcp_server.nextcloud.dav.carddav import CardDAVClient
 
-        return CardDAVClient(self.http, self.credential, self.cache.addressbook_homes, self.cache.principals)
+        return CardDAVClient(
+            self.http,
+            self.credential,
+            self.cache.addressbook_homes,
+            self.cache.principals,
+            dav_user=self.dav_user_id,
+        )
 
     async def dav_user_id(self) -> str:
         """The user id in DAV paths, which need not be the login name (LDAP, e-mail logins)."""

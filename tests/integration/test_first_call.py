@@ -52,3 +52,24 @@ async def test_a_first_calendar_call_asks_who_the_user_is_once(
     paths = [r.path for r in seen]
     assert paths.count("/ocs/v2.php/cloud/user") == 1
     assert "/status.php" not in paths
+
+
+async def test_a_first_week_of_events_and_contacts_search_skip_the_principal(
+    double: NextcloudDouble, settings: Settings
+) -> None:
+    """The calendar and address book homes come from the DAV user id the process asks once
+    (Nextcloud keeps them at calendars/<id>/ and addressbooks/users/<id>/, ADR 0082): neither the
+    DAV root's current-user-principal nor the principal's home-set is asked before a first answer."""
+    before = len(double.requests)
+    with running_app(settings) as url:
+        async with http_session(url + "/mcp") as session:
+            week = {"start": "2026-11-23", "end": "2026-11-30", "timezone": "UTC"}
+            structured(await session.call_tool("nc_calendar_list_events", week))
+            structured(await session.call_tool("nc_contacts_search", {"query": "x"}))
+            seen = list(double.requests)[before:]
+    asked = collections.Counter((r.method, r.path) for r in seen)
+    assert asked[("GET", "/ocs/v2.php/cloud/user")] == 1
+    assert ("PROPFIND", "/remote.php/dav/") not in asked
+    assert not [p for _, p in asked if p.startswith("/remote.php/dav/principals/")]
+    assert asked[("PROPFIND", "/remote.php/dav/calendars/admin/")] >= 1  # the calendars, listed
+    assert asked[("PROPFIND", "/remote.php/dav/addressbooks/users/admin/")] == 1  # the books

@@ -90,6 +90,7 @@ class CalDAVClient(DavHomeClient):
     """The calendars of one user. `home_cache` remembers discovery per user for the process."""
 
     HOME_SET = f"{{{CALDAV}}}calendar-home-set"
+    HOME_PATH = "calendars"
     KIND = "CalDAV"
 
     def __init__(
@@ -100,8 +101,9 @@ class CalDAVClient(DavHomeClient):
         principal_cache: Discovered | None = None,
         *,
         answers: KeptAnswers | None = None,
+        dav_user: Callable[[], Awaitable[str]] | None = None,
     ) -> None:
-        super().__init__(http, credential, home_cache, principal_cache)
+        super().__init__(http, credential, home_cache, principal_cache, dav_user=dav_user)
         self._answers = answers
 
     async def calendars(self, *, find_default: bool = True) -> list[Calendar]:

@@ -89,6 +89,7 @@ class CardDAVClient(DavHomeClient):
     """The address books of one user."""
 
     HOME_SET = f"{{{CARDDAV}}}addressbook-home-set"
+    HOME_PATH = "addressbooks/users"
     KIND = "CardDAV"
 
     async def address_books(self) -> list[AddressBook]:
