@@ -29,7 +29,13 @@ __all__ = ["SPEC", "Doc", "Event", "corpus_docs", "events", "exact_queries", "fi
 
 MEANING = ROOT / "bench" / "find_meaning"
 QUERIES = HERE / "find_data" / "exact.json"
-SPEC = {"filler": 1760, "binary_every": 3, "exact_filler_queries": 150, "corpus": "find_meaning", "v": 1}
+SPEC: dict[str, int | str] = {
+    "filler": 1760,
+    "binary_every": 3,
+    "exact_filler_queries": 150,
+    "corpus": "find_meaning",
+    "v": 1,
+}
 MTIME = int(datetime(2026, 3, 2, tzinfo=UTC).timestamp())
 BINARY = ("pdf", "docx", "odt")
 
@@ -176,7 +182,7 @@ def filler_docs() -> list[Doc]:
     """Project files: every `binary_every`-th one a PDF, DOCX or ODT, the rest Markdown or text."""
     rng = random.Random(4141)
     out = []
-    for n in range(SPEC["filler"]):
+    for n in range(int(SPEC["filler"])):
         team, topic = _TEAMS[n % len(_TEAMS)], rng.choice(_TOPICS)
         word = _code_word(n)
         body = "\n".join(
@@ -188,8 +194,8 @@ def filler_docs() -> list[Doc]:
             ]
         )
         title = f"{team.title()} minutes {n:04}"
-        if n % SPEC["binary_every"] == 0:
-            fmt = BINARY[(n // SPEC["binary_every"]) % 3]
+        if n % int(SPEC["binary_every"]) == 0:
+            fmt = BINARY[(n // int(SPEC["binary_every"])) % 3]
         else:
             fmt = "md" if n % 2 else "txt"
         name = f"{team}-minutes-{n:04}.{fmt}"
@@ -205,8 +211,8 @@ def exact_queries() -> list[dict[str, Any]]:
     loaded = json.loads((MEANING / "queries.json").read_text())
     out: list[dict[str, Any]] = [{**q, "source": "corpus"} for q in loaded["exact"]]
     fillers = filler_docs()
-    step = len(fillers) // SPEC["exact_filler_queries"]
-    for doc in fillers[::step][: SPEC["exact_filler_queries"]]:
+    wanted = int(SPEC["exact_filler_queries"])
+    for doc in fillers[:: len(fillers) // wanted][:wanted]:
         word = _code_word(int(doc.id[1:]))
         out.append(
             {
