@@ -277,6 +277,34 @@ def index_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.glob("find-index.sqlite3*"))
 
 
+async def _endpoint(
+    results: dict[str, Any],
+    base: dict[str, str],
+    work: Path,
+    words_dir: Path,
+    log: Any,
+    meter: Meter,
+    labels: Labels,
+    queries: dict[str, list[dict[str, Any]]],
+) -> None:
+    endpoint_dir = work / "endpoint"
+    shutil.copytree(words_dir, endpoint_dir)
+    async with serve_embeddings() as (endpoint, _):
+        env = clean_env(
+            {
+                **base,
+                "FIND_MEANING": "endpoint",
+                "FIND_EMBEDDINGS_URL": endpoint,
+                "FIND_EMBEDDINGS_MODEL": "wordllama",
+                "STORE_PATH": str(endpoint_dir / "store.sqlite3"),
+            }
+        )
+        async with stdio_session(env, cwd=work, errlog=log) as session:
+            results["embed_endpoint"] = await first_index(session, meter, "both")
+            print(f"[find] embedded (endpoint): {results['embed_endpoint']}", flush=True)
+            results["endpoint"] = await rank_all(session, labels, queries, ("meaning", "both"))
+
+
 async def run(instance: FindInstance, args: argparse.Namespace) -> dict[str, Any]:
     cfg = instance.config
     url, password = cfg["url"], cfg["alice"]["app_password"]
@@ -294,11 +322,13 @@ async def run(instance: FindInstance, args: argparse.Namespace) -> dict[str, Any
         "NEXTCLOUD_PASSWORD": password,
         "NEXTCLOUD_MCP_TOOLSETS": "default,find",
         "LOG_LEVEL": "WARNING",
-        "FIND_SYNC_SECONDS": "1800",  # the first call reads everything
+        "FIND_SYNC_SECONDS": "120",  # the most allowed: the first index in as few calls as can be
     }
     async with AsyncExitStack() as stack:
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-find-")))
-        log = stack.enter_context(open(work / "server.log", "w"))  # noqa: SIM115
+        # kept after the run, beside the instance: what the servers said
+        log_path = instance.dir.parent / f"{instance.dir.name}-servers.log"
+        log = stack.enter_context(open(log_path, "w"))  # noqa: SIM115
         client = await stack.enter_async_context(
             httpx.AsyncClient(
                 base_url=url,
@@ -310,21 +340,33 @@ async def run(instance: FindInstance, args: argparse.Namespace) -> dict[str, Any
         )
         # 1. words only: the first full index beside the floor
         words_dir = work / "words"
-        words_dir.mkdir()
+        kept = instance.dir.parent / f"{instance.dir.name}-index"
         env = clean_env({**base, "FIND_MEANING": "off", "STORE_PATH": str(words_dir / "store.sqlite3")})
+        if args.reuse_index:  # the index and first-index figures of an earlier run (not re-measured)
+            shutil.copytree(kept / "words", words_dir)
+            results.update(json.loads((kept / "first_index.json").read_text()))
+        else:
+            words_dir.mkdir()
+            async with stdio_session(env, cwd=work, errlog=log) as session:
+                await session.call_tool("nc_find_status", {})
+                pid = server_pid()
+                before = rss_mb(pid)
+                results["first_index"] = await first_index(session, meter, "words")
+                results["first_index"]["rss_before_mb"] = before
+                results["first_index"]["rss_after_mb"] = rss_mb(pid)
+                print(f"[find] first index (words): {results['first_index']}", flush=True)
+            results["index_bytes_words"] = index_bytes(words_dir)
+            results["floor"] = await floor(client, meter)
+            print(f"[find] floor: {results['floor']}", flush=True)
+            shutil.rmtree(kept, ignore_errors=True)
+            shutil.copytree(words_dir, kept / "words")
+            first = {k: results[k] for k in ("first_index", "index_bytes_words", "floor")}
+            (kept / "first_index.json").write_text(json.dumps(first))
         async with stdio_session(env, cwd=work, errlog=log) as session:
-            await session.call_tool("nc_find_status", {})
-            pid = server_pid()
-            before = rss_mb(pid)
-            results["first_index"] = await first_index(session, meter, "words")
-            results["first_index"]["rss_before_mb"] = before
-            results["first_index"]["rss_after_mb"] = rss_mb(pid)
-            print(f"[find] first index (words): {results['first_index']}", flush=True)
-            # warm, words only, the same server: p50/p95 without meaning
+            # warm, words only: p50/p95 without meaning
+            await call_find(session, "xkaloren", mode="words")
             results["words_server"] = await rank_all(session, labels, queries, ("words",))
-        results["index_bytes_words"] = index_bytes(words_dir)
-        results["floor"] = await floor(client, meter)
-        print(f"[find] floor: {results['floor']}", flush=True)
+        write_result("bench_real_find_partial", results)
         # 2. the shipped model, on a copy of the words index
         shipped_dir = work / "shipped"
         shutil.copytree(words_dir, shipped_dir)
@@ -340,26 +382,20 @@ async def run(instance: FindInstance, args: argparse.Namespace) -> dict[str, Any
             results["shipped"] = await rank_all(session, labels, queries, MODES)
             results["rss_after_queries_mb"] = rss_mb(pid)
         results["index_bytes_shipped"] = index_bytes(shipped_dir)
+        write_result("bench_real_find_partial", results)
         # 3. an OpenAI-compatible endpoint serving the same model
         if not args.skip_endpoint:
-            endpoint_dir = work / "endpoint"
-            shutil.copytree(words_dir, endpoint_dir)
-            async with serve_embeddings() as (endpoint, _):
-                env = clean_env(
-                    {
-                        **base,
-                        "FIND_MEANING": "endpoint",
-                        "FIND_EMBEDDINGS_URL": endpoint,
-                        "FIND_EMBEDDINGS_MODEL": "wordllama",
-                        "STORE_PATH": str(endpoint_dir / "store.sqlite3"),
-                    }
-                )
-                async with stdio_session(env, cwd=work, errlog=log) as session:
-                    results["embed_endpoint"] = await first_index(session, meter, "both")
-                    print(f"[find] embedded (endpoint): {results['embed_endpoint']}", flush=True)
-                    results["endpoint"] = await rank_all(session, labels, queries, ("meaning", "both"))
+            try:
+                await _endpoint(results, base, work, words_dir, log, meter, labels, queries)
+            except Exception as exc:  # recorded: the rest is still measured
+                results["endpoint_error"] = f"{type(exc).__name__}: {exc}"[:500]
+                print(f"[find] endpoint failed: {results['endpoint_error']}", flush=True)
+            write_result("bench_real_find_partial", results)
         # 4. Nextcloud's unified search and the PyPI package
-        results["unified"] = await rank_unified(client, labels, queries)
+        try:
+            results["unified"] = await rank_unified(client, labels, queries)
+        except Exception as exc:  # recorded: the rest is still reported
+            results["unified_error"] = f"{type(exc).__name__}: {exc}"[:500]
         if not args.skip_published:
             try:
                 results["published"] = await published_ranking(url, password, work, labels, queries)
@@ -416,7 +452,8 @@ def report(results: dict[str, Any], manifest: dict[str, Any]) -> list[tuple[str,
         for mode in ("meaning", "both"):
             if "endpoint" in results:
                 print(_row(f"{kind}: {mode} (endpoint)", results["endpoint"][f"{kind}/{mode}"]))
-        print(_row(f"{kind}: Nextcloud unified search", results["unified"][kind]))
+        if "unified" in results:
+            print(_row(f"{kind}: Nextcloud unified search", results["unified"][kind]))
         pub = results.get("published", {})
         if kind in pub:
             print(_row(f"{kind}: PyPI package ({pub['tool']})", pub[kind]))
@@ -468,13 +505,14 @@ def report(results: dict[str, Any], manifest: dict[str, Any]) -> list[tuple[str,
     lines.append(("exact-word recall@10, both >= words", eb >= ew, f"{eb:.3f} vs {ew:.3f}"))
     gain = both["paraphrase/both"]["recall@10"] - results["words_server"]["paraphrase/words"]["recall@10"]
     lines.append(("paraphrase recall@10, both >= words + 0.25", gain >= 0.25, f"{gain:+.3f}"))
-    for kind in ("exact", "paraphrase"):
-        ours, theirs = both[f"{kind}/both"]["recall@10"], results["unified"][kind]["recall@10"]
+    uni = results.get("unified")
+    for kind in ("exact", "paraphrase") if uni else ():
+        ours, theirs = both[f"{kind}/both"]["recall@10"], uni[kind]["recall@10"]
         lines.append(
             (f"{kind}: recall@10 better than unified search", ours > theirs, f"{ours:.3f} vs {theirs:.3f}")
         )
     whole_ours = _whole(both["exact/both"], both["paraphrase/both"])
-    whole_theirs = _whole(results["unified"]["exact"], results["unified"]["paraphrase"])
+    whole_theirs = _whole(uni["exact"], uni["paraphrase"]) if uni else float("nan")
     lines.append(
         (
             "whole set: recall@10 better than unified search",
@@ -509,6 +547,9 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="a tenth of the queries: a smoke run")
     parser.add_argument("--skip-published", action="store_true", help="without the PyPI package")
     parser.add_argument("--skip-endpoint", action="store_true", help="without the loopback endpoint")
+    parser.add_argument(
+        "--reuse-index", action="store_true", help="the words index and first-index figures of the last run"
+    )
     parser.add_argument("--keep-running", action="store_true", help="leave the instance running when done")
     args = parser.parse_args()
     instance = ensure_find_seeded(args.version)
@@ -518,6 +559,7 @@ def main() -> int:
     finally:
         if not args.keep_running:
             instance.stop()
+    write_result("bench_real_find_partial", results)
     lines = report(results, instance.manifest)
     results["targets"] = [{"target": n, "pass": ok, "detail": d} for n, ok, d in lines]
     results["meta"] = {
