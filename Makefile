@@ -11,7 +11,7 @@ VIEWS_STAMP := views/node_modules/.installed
 SYSTEM_STAMP := $(VENV)/.system-packages
 ARGS ?=
 
-.PHONY: install run check demo test test-fast kit test-loaded lint typecheck pytest bench bench-real docs dist mcpb views views-preview clean
+.PHONY: install run check demo test test-fast kit test-loaded lint typecheck pytest bench bench-real bench-real-find docs dist mcpb views views-preview clean
 
 # The server and its runtime dependencies only (`make install`, `make run`, `make check`).
 $(RUNTIME_STAMP): pyproject.toml constraints.txt
@@ -134,6 +134,13 @@ bench: $(STAMP) $(NODE_STAMP)
 ## of a new process (ARGS="--quick", "--skip-published", "--rounds N", "--sections first_call")
 bench-real: $(STAMP)
 	$(BIN)/python bench/real/measure.py $(ARGS)
+
+## bench-real-find: nc_find on a real Nextcloud 34 holding 2,035 documents (issues 41, 42): seeds its own
+## instance once (/var/tmp/nextcloud-mcp-bench/find-34, restored in seconds), then the first index beside
+## the floor, p50/p95 over MCP, recall@10 and MRR by words, meaning and both beside Nextcloud's unified
+## search and the PyPI package (ARGS="--quick", "--skip-published", "--skip-endpoint")
+bench-real-find: $(STAMP)
+	$(BIN)/python bench/real/find_measure.py $(ARGS)
 
 ## clean: the venv, node_modules, caches, and this checkout's real Nextcloud instances
 clean:

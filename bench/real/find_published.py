@@ -1,0 +1,80 @@
+"""The PyPI package's searches on the find benchmark's queries (find_measure.py): it has no search
+of files' contents without its vector sync (Qdrant and an embedding service, of notes and tagged
+files), so what it offers a client by words is measured: `nc_notes_search_notes` (title and
+content of notes) and `nc_webdav_search_files` (names, `%query%`), their hits interleaved."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from pathlib import Path
+from typing import Any, Protocol
+
+from _mcp import published_env
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from published import ensure_installed
+
+__all__ = ["published_ranking"]
+
+TOOL = "nc_notes_search_notes + nc_webdav_search_files"
+
+
+class _Labels(Protocol):
+    by_name: dict[str, str]
+    by_note_title: dict[str, str]
+
+
+async def _ranked(session: ClientSession, labels: _Labels, query: str) -> list[str | None]:
+    notes = await session.call_tool("nc_notes_search_notes", {"query": query})
+    found_notes = [
+        labels.by_note_title.get(str(r.get("title")))
+        for r in (notes.structured_content or {}).get("results", [])
+    ][:10]
+    pattern = "%" + query.replace("%", "").replace("_", "") + "%"
+    files = await session.call_tool("nc_webdav_search_files", {"name_pattern": pattern, "limit": 10})
+    found_files = [
+        labels.by_name.get(str(r.get("name") or r.get("path", "").rpartition("/")[2]))
+        for r in (files.structured_content or {}).get("results", [])
+    ][:10]
+    merged: list[str | None] = []
+    for i in range(10):
+        merged += [x[i] for x in (found_notes, found_files) if i < len(x)]
+    return merged
+
+
+async def published_ranking(
+    url: str, password: str, work: Path, labels: _Labels, queries: dict[str, list[dict[str, Any]]]
+) -> dict[str, Any]:
+    script = ensure_installed()
+    folder = work / "published"
+    folder.mkdir(exist_ok=True)
+    env = published_env(url, "alice", password, folder)
+    params = StdioServerParameters(
+        command=str(script), args=["run", "--transport", "stdio"], env=env, cwd=str(folder)
+    )
+    out: dict[str, Any] = {"tool": TOOL}
+    with open(folder / "published.log", "w") as errlog:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            for kind, items in queries.items():
+                recalls, reciprocal, times = [], [], []
+                for q in items:
+                    started = time.perf_counter()
+                    ranked = await _ranked(session, labels, q["q"])
+                    times.append(time.perf_counter() - started)
+                    relevant = set(q["relevant"])
+                    first = next((i for i, k in enumerate(ranked, start=1) if k in relevant), None)
+                    recalls.append(len(relevant & set(ranked[:10])) / len(relevant))
+                    reciprocal.append(1.0 / first if first else 0.0)
+                cuts = statistics.quantiles(times, n=20, method="inclusive")
+                out[kind] = {
+                    "queries": len(items),
+                    "recall@10": round(statistics.fmean(recalls), 3),
+                    "mrr": round(statistics.fmean(reciprocal), 3),
+                    "p50_ms": round(1000 * statistics.median(times), 1),
+                    "p95_ms": round(1000 * cuts[18], 1),
+                }
+    return out
