@@ -192,7 +192,7 @@ class Runtime:
         self.nextcloud.startup_check.start()
         if self.offline is not None:
             await self.offline.open(self.elicitation_sessions, self._sweep)
-        self.find_sync = background_sync(self)
+        self.find_sync = background_sync(self.settings, self.find, self.store, self.client_for)
         if self.find_sync is not None:
             self.find_sync.start()
         return self

@@ -18,32 +18,36 @@ from nextcloud_mcp_server.index.background import BackgroundSync
 from nextcloud_mcp_server.index.service import limits_of
 
 if TYPE_CHECKING:
+    from nextcloud_mcp_server.config import Settings
+    from nextcloud_mcp_server.index.service import FindService
     from nextcloud_mcp_server.nextcloud.client import NextcloudClient
-    from nextcloud_mcp_server.runtime import Runtime
+    from nextcloud_mcp_server.storage.backends import StoreBackend
+
+ClientFor = Callable[[Caller | None], Awaitable["NextcloudClient"]]
 
 __all__ = ["background_sync"]
 
 
-def background_sync(runtime: Runtime) -> BackgroundSync | None:
+def background_sync(
+    settings: Settings, find: FindService, store: StoreBackend | None, client_for: ClientFor
+) -> BackgroundSync | None:
     """The background sync this deployment runs, or None (switched off, no find toolset, or no
-    credential held)."""
-    settings = runtime.settings
+    credential held); `client_for(caller)` is the runtime's."""
     if settings.find_background_seconds <= 0 or "find" not in chosen_toolsets(settings):
         return None
     if not settings.oauth_enabled:
 
         async def indexed(user: str) -> bool:
-            return (await (await runtime.find.index()).status(user)).synced_at is not None
+            return (await (await find.index()).status(user)).synced_at is not None
 
         async def configured(limit: int) -> list[str]:
-            user = f"nextcloud:{(await runtime.client_for(None)).user_id}"  # as tools/_find_index.py
+            user = f"nextcloud:{(await client_for(None)).user_id}"  # as tools/_find_index.py
             return [user] if await indexed(user) else []
 
         async def own(user: str) -> NextcloudClient:
-            return await runtime.client_for(None)
+            return await client_for(None)
 
-        return _made(runtime, configured, indexed, own)
-    store = runtime.store
+        return _made(settings, find, configured, indexed, own)
     if store is None:
         return None
 
@@ -55,20 +59,20 @@ def background_sync(runtime: Runtime) -> BackgroundSync | None:
         return found is not None and found.answer == "agreed"
 
     async def theirs(subject: str) -> NextcloudClient:
-        return await runtime.client_for(Caller(subject=subject, user_id="", scopes=frozenset(), token=""))
+        return await client_for(Caller(subject=subject, user_id="", scopes=frozenset(), token=""))
 
-    return _made(runtime, agreed, still_agreed, theirs)
+    return _made(settings, find, agreed, still_agreed, theirs)
 
 
 def _made(
-    runtime: Runtime,
+    settings: Settings,
+    find: FindService,
     users: Callable[[int], Awaitable[list[str]]],
     wanted: Callable[[str], Awaitable[bool]],
     client_for: Callable[[str], Awaitable[NextcloudClient]],
 ) -> BackgroundSync:
-    settings = runtime.settings
     return BackgroundSync(
-        runtime.find,
+        find,
         users,
         wanted,
         client_for,
