@@ -143,7 +143,9 @@ class PostgresIndex:
                 yield held
             finally:
                 if held and not (conn.closed or conn.broken):
-                    await conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+                    # a session that ended (PostgreSQL restarted) took its lock with it
+                    with contextlib.suppress(psycopg.OperationalError):
+                        await conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
 
     async def close(self) -> None:
         if self._pool is not None:
