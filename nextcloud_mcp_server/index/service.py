@@ -124,10 +124,18 @@ class FindService:
         if not task.cancelled() and task.exception() is not None:
             logger.warning("embedding in the background failed: %s", task.exception())
 
+    def made(self) -> bool:
+        """Whether there may be an index to read (opened, PostgreSQL, or its SQLite file exists)."""
+        return (
+            self._index is not None
+            or self.settings.store_url is not None
+            or index_path(self.settings).exists()
+        )
+
     async def forget(self, user: str) -> int:
         """Delete everything kept for `user` (a revoked grant, or the person asked); an SQLite
         index that was never made is not made for this."""
-        if self._index is None and self.settings.store_url is None and not index_path(self.settings).exists():
+        if not self.made():
             return 0
         self._forgotten[user] = time.monotonic()
         task = self._background.pop(user, None)

@@ -37,10 +37,12 @@ def background_sync(
         return None
     if not settings.oauth_enabled:
 
-        async def indexed(user: str) -> bool:
-            return (await (await find.index()).status(user)).synced_at is not None
+        async def indexed(user: str) -> bool:  # an index never made is not made here
+            return find.made() and (await (await find.index()).status(user)).synced_at is not None
 
         async def configured(limit: int) -> list[str]:
+            if not find.made():
+                return []
             user = f"nextcloud:{(await client_for(None)).user_id}"  # as tools/_find_index.py
             return [user] if await indexed(user) else []
 

@@ -208,7 +208,7 @@ async def _ranked(
     return ranked[offset : offset + limit], worded
 
 
-@toolset.tool(title="Find by words or meaning", read_only=True)
+@toolset.tool(title="Find by words or meaning", read_only=True, asks=True)  # consent (ADR 0084)
 @require_scopes(DECLARATION.read)
 async def nc_find(
     query: Annotated[
