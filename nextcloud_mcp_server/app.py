@@ -96,7 +96,8 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Starlet
         async with runtime, manager.run():
             yield
 
-    read_only = [t.name for t in offered_tools(settings) if t.read_only]
+    # a read-only tool that may ask the person (a form) keeps the stream
+    read_only = [t.name for t in offered_tools(settings) if t.read_only and not t.asks]
     served = PlainAnswers(StreamableHTTPASGIApp(manager), read_only)
     # limits that fit each protocol era: sessions, or calls of the stateless one (ADR 0054)
     endpoint: ASGIApp = ByProtocolEra(

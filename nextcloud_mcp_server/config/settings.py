@@ -74,6 +74,11 @@ class Settings(ReplicaSettings, AuthServerSettings, NextcloudSettings):
     find_max_pages: int = Field(default=500, ge=1, le=100_000)
     find_extract_seconds: int = Field(default=10, ge=1, le=600)
     find_extract_memory_mb: int = Field(default=512, ge=128, le=16_384)
+    # background sync (docs/ADR/0084): every this many seconds (0: off), each user's round at most
+    # that long, at most that many users at once
+    find_background_seconds: float = Field(default=30.0, ge=0, le=3600)
+    find_background_round_seconds: float = Field(default=20.0, gt=0, le=600)
+    find_background_users_at_once: int = Field(default=2, ge=1, le=64)
     # finding by meaning (docs/ADR/0078): the model inside the wheel, an OpenAI-compatible
     # endpoint (FIND_EMBEDDINGS_URL ending before /embeddings, and its model's name), or off
     find_meaning: Literal["shipped", "endpoint", "off"] = "shipped"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Collection, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -136,6 +137,10 @@ class FindIndex(Protocol):
 
     async def forget(self, user: str) -> int:
         """Delete everything kept for `user` (items, marks, status); how many items there were."""
+
+    def hold(self, user: str) -> AbstractAsyncContextManager[bool]:
+        """Whether this process may sync `user` in the background now (True: held until the end;
+        False: another round of theirs is under way, here or in another replica). Never waits."""
 
 
 def bounded(limit: int, offset: int) -> tuple[int, int]:

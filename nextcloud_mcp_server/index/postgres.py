@@ -10,8 +10,10 @@ page's rows only. Every statement names the user key.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 
 import psycopg
 
@@ -126,6 +128,24 @@ class PostgresIndex:
                 for table in ("find_entries", "find_marks", "find_users", "find_settings"):
                     await conn.execute(f"DELETE FROM {table}")  # noqa: S608 - constants
                 await conn.execute("INSERT INTO find_settings VALUES (%s)", (wanted,))
+
+    @contextlib.asynccontextmanager
+    async def hold(self, user: str) -> AsyncIterator[bool]:
+        """One replica per user at a time (docs/ADR/0084): a session advisory lock, tried without
+        waiting and held on its own connection until the end. A replica that dies mid-round loses
+        its session and so the lock: no lease outlives its holder, none needs to expire."""
+        digest = hashlib.sha256(b"nextcloud-mcp-find-sync:" + user.encode("utf-8", "replace")).digest()
+        key = int.from_bytes(digest[:8], "big", signed=True)
+        async with self.pool.connection() as conn:
+            row = await (await conn.execute("SELECT pg_try_advisory_lock(%s)", (key,))).fetchone()
+            held = bool(row and row[0])
+            try:
+                yield held
+            finally:
+                if held and not (conn.closed or conn.broken):
+                    # a session that ended (PostgreSQL restarted) took its lock with it
+                    with contextlib.suppress(psycopg.OperationalError):
+                        await conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
 
     async def close(self) -> None:
         if self._pool is not None:

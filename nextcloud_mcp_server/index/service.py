@@ -5,18 +5,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.index.engine import FindIndex
+from nextcloud_mcp_server.index.extract import Limits
 
 if TYPE_CHECKING:  # numpy and the model only once the index is used (start-up cost)
     from nextcloud_mcp_server.index.embedding import Embedder
     from nextcloud_mcp_server.index.meaning import Meaning
     from nextcloud_mcp_server.index.vectors import VectorStore
 
-__all__ = ["FindService", "embedder_of", "index_path"]
+__all__ = ["FindService", "embedder_of", "index_path", "limits_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -24,6 +26,18 @@ logger = logging.getLogger(__name__)
 def index_path(settings: Settings) -> Path:
     """The SQLite file of the index: FIND_INDEX_PATH, else beside the store's file."""
     return settings.find_index_path or settings.store_path.parent / "find-index.sqlite3"
+
+
+def limits_of(settings: Settings) -> Limits:
+    """How far one file is read, from the settings (docs/ADR/0075)."""
+    return Limits(
+        max_bytes=settings.find_max_bytes_per_item,
+        max_file_bytes=settings.find_max_document_bytes,
+        max_pages=settings.find_max_pages,
+        memory=settings.find_extract_memory_mb * 1024 * 1024,
+        cpu_seconds=settings.find_extract_seconds,
+        seconds=float(settings.find_extract_seconds),
+    )
 
 
 def embedder_of(settings: Settings) -> Embedder | None:
@@ -57,6 +71,7 @@ class FindService:
         self._embedder: Embedder | None = None
         self._lock = asyncio.Lock()
         self._background: dict[str, asyncio.Task[int]] = {}
+        self._forgotten: dict[str, float] = {}  # user -> when (monotonic) their index was last forgotten
 
     def _make(self) -> tuple[FindIndex, VectorStore]:
         if self.settings.store_url is not None:
@@ -65,7 +80,10 @@ class FindService:
             from nextcloud_mcp_server.index.postgres_vectors import PostgresVectors
 
             languages = [x for x in self.settings.find_languages.split(",") if x]
-            index = PostgresIndex(self.settings.store_url.get_secret_value(), languages=languages)
+            # a connection per background round holds its user's lock (docs/ADR/0084)
+            pool = 4 + self.settings.find_background_users_at_once
+            url = self.settings.store_url.get_secret_value()
+            index = PostgresIndex(url, languages=languages, pool_size=pool)
             return index, PostgresVectors(index)
         from nextcloud_mcp_server.index.sqlite import SQLiteIndex
         from nextcloud_mcp_server.index.sqlite_vectors import SQLiteVectors
@@ -106,11 +124,20 @@ class FindService:
         if not task.cancelled() and task.exception() is not None:
             logger.warning("embedding in the background failed: %s", task.exception())
 
+    def made(self) -> bool:
+        """Whether there may be an index to read (opened, PostgreSQL, or its SQLite file exists)."""
+        return (
+            self._index is not None
+            or self.settings.store_url is not None
+            or index_path(self.settings).exists()
+        )
+
     async def forget(self, user: str) -> int:
         """Delete everything kept for `user` (a revoked grant, or the person asked); an SQLite
         index that was never made is not made for this."""
-        if self._index is None and self.settings.store_url is None and not index_path(self.settings).exists():
+        if not self.made():
             return 0
+        self._forgotten[user] = time.monotonic()
         task = self._background.pop(user, None)
         if task is not None:
             task.cancel()
@@ -121,6 +148,11 @@ class FindService:
         if removed:
             logger.info("the find index of a user was deleted (%d items)", removed)
         return removed
+
+    def forgotten_since(self, user: str, moment: float) -> bool:
+        """Whether `user`'s index was forgotten in this process at or after `moment` (monotonic):
+        a background round under way then must not leave what it read behind."""
+        return self._forgotten.get(user, -1.0) >= moment
 
     async def close(self) -> None:
         tasks = list(self._background.values())

@@ -224,7 +224,7 @@ async def sync_pages(
     client = await nc.dav_api(CollectivesClient)
     work.requests += 1
     folders: list[str] = []
-    collectives = await client.collectives()
+    collectives = await client.collectives(why=False)  # one request when the app is not there
     marks = await index.marks(user, "collective")
     listed = {f"{c.id}/" for c in collectives}
     for left in [key for key in marks if key not in listed]:

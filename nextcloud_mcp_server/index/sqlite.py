@@ -10,8 +10,9 @@ forgotten tokens are merged out of the FTS5 segments at once.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Collection, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from pathlib import Path
 
 import aiosqlite
@@ -131,6 +132,7 @@ class SQLiteIndex:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._db: aiosqlite.Connection | None = None
+        self._held: set[str] = set()
 
     def __str__(self) -> str:
         return str(self.path)
@@ -157,6 +159,18 @@ class SQLiteIndex:
         except BaseException:
             await self.close()
             raise
+
+    @contextlib.asynccontextmanager
+    async def hold(self, user: str) -> AsyncIterator[bool]:
+        """One process per SQLite file: a set of the users whose background round is under way."""
+        if user in self._held:
+            yield False
+            return
+        self._held.add(user)
+        try:
+            yield True
+        finally:
+            self._held.discard(user)
 
     async def close(self) -> None:
         if self._db is not None:

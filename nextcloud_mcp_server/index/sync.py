@@ -144,7 +144,11 @@ async def sync_files(
     """Bring the user's files in the index up to date, descending only where ETags changed."""
     marks = await index.marks(user, FOLDER)
     skipped = {s.strip("/") for s in skip if s.strip("/")}
-    await _folder(index, user, files, work, "", None, marks, skipped, limits or Limits(MAX_BODY_BYTES), 0)
+    finished = await _folder(
+        index, user, files, work, "", None, marks, skipped, limits or Limits(MAX_BODY_BYTES), 0
+    )
+    if not finished:  # a folder or file failed: the round is not complete, the next one retries it
+        work.complete = False
 
 
 async def _folder(

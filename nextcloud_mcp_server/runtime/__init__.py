@@ -24,6 +24,7 @@ from nextcloud_mcp_server.auth.scopes import ALL_SCOPES
 from nextcloud_mcp_server.config import ConfigError, Settings
 from nextcloud_mcp_server.index.service import FindService
 from nextcloud_mcp_server.runtime.connection import NextcloudConnection
+from nextcloud_mcp_server.runtime.find_sync import background_sync
 from nextcloud_mcp_server.runtime.identity import IdentityProvider
 from nextcloud_mcp_server.runtime.offline import OfflineStore
 
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from nextcloud_mcp_server.authz.requests import AuthorizationRequests
     from nextcloud_mcp_server.authz.service import AuthServer
     from nextcloud_mcp_server.diagnostics import StartupCheck
+    from nextcloud_mcp_server.index.background import BackgroundSync
     from nextcloud_mcp_server.nextcloud.apps import AppsCache
     from nextcloud_mcp_server.nextcloud.client import NextcloudClient
     from nextcloud_mcp_server.nextcloud.discovery import DiscoveryCache
@@ -76,6 +78,7 @@ class Runtime:
         self.elicitation_sessions = ElicitationSessions()
         self.offline: OfflineStore | None = None
         self.find = FindService(settings)  # the find index, opened at its first use (ADR 0071)
+        self.find_sync: BackgroundSync | None = None  # kept current between calls (ADR 0084)
         self.provisioning: Provisioning | None = None
         self.consent_providers: dict[str, ConsentProvider] = {}
         self.consent_failures = FailureNotes()
@@ -189,6 +192,9 @@ class Runtime:
         self.nextcloud.startup_check.start()
         if self.offline is not None:
             await self.offline.open(self.elicitation_sessions, self._sweep)
+        self.find_sync = background_sync(self.settings, self.find, self.store, self.client_for)
+        if self.find_sync is not None:
+            self.find_sync.start()
         return self
 
     async def __aexit__(
@@ -207,6 +213,8 @@ class Runtime:
             closing = getattr(provider, "aclose", None)
             if closing is not None:
                 await closing()
+        if self.find_sync is not None:
+            await self.find_sync.stop()
         await self.find.close()
         if self.offline is not None:
             await self.offline.aclose()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from nextcloud_mcp_server.storage.crypto import Cipher, DecryptionFailed
 from nextcloud_mcp_server.storage.engines import Engine
+from nextcloud_mcp_server.storage.find_consent import where as consent_where
 
 __all__ = ["rotate_keys"]
 
@@ -37,6 +38,20 @@ async def rotate_keys(engine: Engine, cipher: Cipher) -> tuple[int, list[str], i
                 (cipher.encrypt(plain, **where), current, subject),
             )
             rewritten += 1
+        async with tx.execute(
+            f"SELECT subject, find_consent FROM grants WHERE find_consent IS NOT NULL{lock}"  # noqa: S608
+        ) as cur:
+            consents = list(await cur.fetchall())
+        for subject, sealed in consents:
+            if Cipher.key_id_of(str(sealed)) == current:
+                continue
+            bound = consent_where(str(subject))
+            try:  # an answer that cannot be read is withdrawn: the person is asked again
+                resealed: str | None = cipher.encrypt(cipher.decrypt(str(sealed), **bound), **bound)
+            except DecryptionFailed:
+                resealed = None
+            await tx.execute("UPDATE grants SET find_consent = ? WHERE subject = ?", (resealed, subject))
+            rewritten += resealed is not None
         async with tx.execute(f"SELECT state_hash, verifier FROM oauth_states{lock}") as cur:  # noqa: S608
             states = list(await cur.fetchall())
         for digest, sealed in states:

@@ -87,6 +87,10 @@ MIGRATIONS: list[str] = [
         refresh_at REAL NOT NULL
     )
     """,
+    # 4: the person's answer to indexing their Nextcloud for nc_find, sealed (storage/find_consent.py)
+    """
+    ALTER TABLE grants ADD COLUMN find_consent TEXT
+    """,
 ]
 
 

@@ -28,6 +28,7 @@ from nextcloud_mcp_server.storage.access_tokens import SharedTokens
 from nextcloud_mcp_server.storage.connection import Connection
 from nextcloud_mcp_server.storage.crypto import Cipher
 from nextcloud_mcp_server.storage.engines import Engine, SQLiteEngine
+from nextcloud_mcp_server.storage.find_consent import FindConsents
 from nextcloud_mcp_server.storage.hooks import grant_deleted
 from nextcloud_mcp_server.storage.key_rotation import rotate_keys
 from nextcloud_mcp_server.storage.records import (
@@ -60,6 +61,7 @@ __all__ = [
 
 class Store(Protocol):
     access_tokens: SharedTokens  # the Nextcloud access token every replica shares
+    find_consents: FindConsents  # each person's answer to indexing their Nextcloud (ADR 0084)
 
     async def get_grant(self, subject: str) -> Grant | None: ...
     async def save_grant(self, grant: Grant) -> None: ...
@@ -98,6 +100,7 @@ class ConsentStore:
         self.dropped_states = 0
         self.grant_deleted: list[Callable[[str], Awaitable[object]]] = []
         self.access_tokens = SharedTokens(lambda: self.conn, cipher)
+        self.find_consents = FindConsents(lambda: self.conn, cipher)
 
     def __str__(self) -> str:
         return str(self.engine)

@@ -16,13 +16,12 @@ from mcp.server.mcpserver import Context
 
 from nextcloud_mcp_server.auth.caller import caller_of
 from nextcloud_mcp_server.auth.scopes import missing_scopes
-from nextcloud_mcp_server.config.settings import Settings
 from nextcloud_mcp_server.config.validity import chosen_toolsets
 from nextcloud_mcp_server.index.confirm import confirmed
 from nextcloud_mcp_server.index.engine import Filters, Hit
-from nextcloud_mcp_server.index.extract import Limits
 from nextcloud_mcp_server.index.query import QueryError, parse_query
 from nextcloud_mcp_server.index.rounds import sync_round
+from nextcloud_mcp_server.index.service import limits_of
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 from nextcloud_mcp_server.tools._context import runtime_of
 from nextcloud_mcp_server.toolsets.find import DECLARATION
@@ -36,18 +35,6 @@ def user_key(ctx: Context[Any, Any], nc: NextcloudClient) -> str:
     """Whose index: the caller's subject (their grant's), or the one configured user."""
     caller = caller_of(ctx)
     return caller.subject if caller is not None and caller.subject else f"nextcloud:{nc.user_id}"
-
-
-def limits_of(settings: Settings) -> Limits:
-    """How far one file is read, from the settings (docs/ADR/0075)."""
-    return Limits(
-        max_bytes=settings.find_max_bytes_per_item,
-        max_file_bytes=settings.find_max_document_bytes,
-        max_pages=settings.find_max_pages,
-        memory=settings.find_extract_memory_mb * 1024 * 1024,
-        cpu_seconds=settings.find_extract_seconds,
-        seconds=float(settings.find_extract_seconds),
-    )
 
 
 async def from_index(

@@ -58,6 +58,7 @@ class ToolSpec:
     idempotent: bool
     icons: tuple[Icon, ...] = ()  # the toolset's, light and dark
     view: str | None = None  # the `ui://` MCP Apps view a host shows beside its results
+    asks: bool = False  # may ask the person in a form although it changes nothing (nc_find's consent)
 
     @property
     def annotations(self) -> ToolAnnotations:
@@ -108,6 +109,7 @@ class Toolset:
         destructive: bool = False,
         idempotent: bool = False,
         view: str | None = None,
+        asks: bool = False,
     ) -> Callable[[F], F]:
         if read_only and destructive:
             raise ValueError("a tool cannot be both read-only and destructive")
@@ -132,6 +134,7 @@ class Toolset:
                     idempotent=idempotent or read_only,
                     icons=self.icons,
                     view=view,
+                    asks=asks,
                 )
             )
             return fn

@@ -145,13 +145,21 @@ class CollectivesClient:
     def host(self) -> str:
         return self._files.host
 
-    async def _call(self, method: str, endpoint: str, data: Any = None) -> dict[str, Any]:
+    async def _call(
+        self, method: str, endpoint: str, data: Any = None, *, why: bool = True
+    ) -> dict[str, Any]:
+        """`why`: when the app is unavailable, ask Nextcloud whether it is missing or too old (one
+        request more; the find index's rounds only need to know it is not there)."""
         try:
             body = await self._ocs.request(method, f"{API}{endpoint}", data=data)
         except NextcloudHTTPError as exc:
             code, said = _ocs_meta(exc.body)
             # A route Nextcloud does not know: OCS 998 on 34, 404 "Invalid query" on 29.
             if code == 998 or (exc.status == 404 and (not said or said.startswith("Invalid query"))):
+                if not why:
+                    raise CollectivesUnavailable(
+                        self.host, COLLECTIVES_MISSING, status=404, body=exc.body
+                    ) from None
                 raise await self._unavailable(exc) from None
             if said and exc.status in (400, 403, 404):
                 raise error_for_status(
@@ -180,8 +188,8 @@ class CollectivesClient:
             where = ".".join(str(p) for p in first["loc"]) or what
             raise InvalidResponse(self.host, f"Collectives answered a malformed {what} ({where})") from None
 
-    async def collectives(self) -> list[Collective]:
-        body = await self._call("GET", "")
+    async def collectives(self, *, why: bool = True) -> list[Collective]:
+        body = await self._call("GET", "", why=why)
         return [self._parse(Collective, c, "collective") for c in _items(body, "collectives", self.host)]
 
     async def pages(self, collective_id: int) -> list[Page]:

@@ -34,6 +34,11 @@ from nextcloud_mcp_server.tools._context import nextcloud_for, runtime_of
 from nextcloud_mcp_server.tools._find_index import limits_of, user_key
 from nextcloud_mcp_server.tools._registry import Toolset
 from nextcloud_mcp_server.toolsets.find import DECLARATION
+from nextcloud_mcp_server.toolsets.find.tools_consent import (
+    consent_to_index,
+    forget_consent,
+    nextcloud_search,
+)
 
 if TYPE_CHECKING:  # numpy and the model only once meaning is asked (start-up cost)
     from nextcloud_mcp_server.index.meaning import Meaning
@@ -85,6 +90,10 @@ class FindAnswer(BaseModel):
     next_cursor: str | None = Field(description="Pass as `cursor` (same query and filters) for more")
     dropped: int = Field(description="Hits Nextcloud no longer shows you, removed from the index")
     index: IndexState
+    answered_from: Literal["index", "nextcloud search"] = Field(
+        default="index", description="nextcloud search: not indexed (see `note`); files by their names only"
+    )
+    note: str = Field(default="", description="Why the answer is not from the index")
 
 
 class Forgotten(BaseModel):
@@ -199,7 +208,7 @@ async def _ranked(
     return ranked[offset : offset + limit], worded
 
 
-@toolset.tool(title="Find by words or meaning", read_only=True)
+@toolset.tool(title="Find by words or meaning", read_only=True, asks=True)  # consent (ADR 0084)
 @require_scopes(DECLARATION.read)
 async def nc_find(
     query: Annotated[
@@ -263,6 +272,18 @@ async def nc_find(
     nc = await nextcloud_for(ctx)
     user = user_key(ctx, nc)
     index = await runtime.find.index()
+    refused = await consent_to_index(ctx, index, user)  # multi-user mode asks once (ADR 0084)
+    if refused is not None:
+        found = await nextcloud_search(nc, query, limit) if parsed is not None and offset == 0 else []
+        note = f"Not indexed: {refused}. Shown instead: files whose names match, from Nextcloud's own search."
+        return FindAnswer(
+            hits=[FoundItem.model_validate(hit) for hit in found],
+            next_cursor=None,
+            dropped=0,
+            index=IndexState(complete=False, items={}, synced_at=None),
+            answered_from="nextcloud search",
+            note=note,
+        )
     settings = runtime.settings
     wanted: set[str] = set(kinds or KINDS)
     work = await sync_round(index, user, nc, wanted, settings.find_sync_seconds, limits_of(settings))
@@ -316,7 +337,10 @@ async def nc_find_status(ctx: Context[Any, Any]) -> IndexState:
 @require_scopes(DECLARATION.write)
 async def nc_find_forget(ctx: Context[Any, Any]) -> Forgotten:
     """Delete everything this server keeps to find the user's notes and files (the words of their
-    text, names, paths). Nothing in Nextcloud changes; the next nc_find builds the index again."""
+    text, names, paths), and their answer to indexing. Nothing in Nextcloud changes; the next
+    nc_find asks again (where it asks) and builds the index again."""
     runtime = runtime_of(ctx)
     nc = await nextcloud_for(ctx)
-    return Forgotten(removed=await runtime.find.forget(user_key(ctx, nc)))
+    user = user_key(ctx, nc)
+    await forget_consent(ctx, await runtime.find.index(), user)  # first: no new round starts
+    return Forgotten(removed=await runtime.find.forget(user))
