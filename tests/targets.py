@@ -19,7 +19,6 @@ both, so each form still meets a real Nextcloud and the test meets both versions
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
@@ -91,6 +90,16 @@ SPREAD = {
     _SHARING_RACES + "test_a_version_is_not_restored_after_a_rename_while_asked": (
         "files_versions over WebDAV on both"
     ),
+    "tests/integration/test_hardening_approvals.py::test_cancelling_or_blanking_an_event_asks": (
+        "CalDAV's PUT on both; which change asks is ours"
+    ),
+    "tests/integration/test_hardening_approvals.py::test_a_file_or_folder_is_replaced_after_approval": (
+        "WebDAV's COPY and MOVE with Overwrite on both"
+    ),
+    "tests/security/test_bound_to_content.py::"
+    "test_a_file_rewritten_with_the_same_size_and_time_while_asked_is_left_alone": (
+        "WebDAV's ETags and files_versions on both"
+    ),
 }
 
 # the fixtures whose parameter is the Nextcloud a test meets
@@ -113,22 +122,32 @@ def spread_over_versions(items: list[pytest.Item]) -> list[pytest.Item]:
     return left_out
 
 
+_PARAMETER_SET = type(pytest.param(None))  # what `pytest.param(...)` makes
+
+
 def _position(item: pytest.Item, callspec: Any) -> int:
-    """The sum of the positions of the form's values in their declared lists (for parameters
-    declared beside the target, as `cases` does, among the distinct values of that list)."""
-    beside_target: dict[str, list[object]] = defaultdict(list)
+    """The sum of the positions of the form's values in their declared lists, found by value
+    (pytest's own indices count rows across the whole product): one per parametrize (the
+    position of the form among that list's distinct forms, so a list declared beside the target,
+    as `cases` does, counts by form) and one per parametrized fixture (among its params)."""
+    total, counted = 0, set(TARGET_PARAMETERS)
     for marker in item.iter_markers("parametrize"):
         names = marker.args[0]
         names = [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
-        if not set(names) & set(TARGET_PARAMETERS):
+        forms = [n for n in names if n not in TARGET_PARAMETERS]
+        if not forms or not set(forms) <= set(callspec.params) or set(forms) & counted:
             continue
+        counted.update(forms)
+        distinct: list[tuple[object, ...]] = []
         for row in marker.args[1]:
-            values = getattr(row, "values", row if len(names) > 1 else (row,))  # pytest.param's
-            for name, value in zip(names, values, strict=True):
-                if name not in TARGET_PARAMETERS and value not in beside_target[name]:
-                    beside_target[name].append(value)
-    return sum(
-        beside_target[name].index(value) if name in beside_target else int(callspec.indices[name])
-        for name, value in callspec.params.items()
-        if name not in TARGET_PARAMETERS
-    )
+            row_values = row.values if isinstance(row, _PARAMETER_SET) else row if len(names) > 1 else (row,)
+            values = dict(zip(names, row_values, strict=True))
+            if (form := tuple(values[n] for n in forms)) not in distinct:
+                distinct.append(form)
+        total += distinct.index(tuple(callspec.params[n] for n in forms))
+    for name in callspec.params:
+        if name not in counted:  # a parametrized fixture: its own list of params
+            definitions = item._fixtureinfo.name2fixturedefs.get(name) or ()
+            params = list(definitions[-1].params or ()) if definitions else []
+            total += params.index(callspec.params[name])
+    return total

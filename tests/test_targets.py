@@ -6,6 +6,7 @@ import itertools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, cast
 
 import pytest
@@ -29,6 +30,13 @@ class _Item:
     nodeid: str
     callspec: _CallSpec
     markers: list[pytest.Mark] = field(default_factory=list)
+    fixture_params: dict[str, list[Any]] = field(default_factory=dict)
+
+    @property
+    def _fixtureinfo(self) -> Any:
+        """As pytest keeps a parametrized fixture's params: the last definition's `params`."""
+        definitions = {n: [SimpleNamespace(params=p)] for n, p in self.fixture_params.items()}
+        return SimpleNamespace(name2fixturedefs=definitions)
 
     def iter_markers(self, name: str) -> list[pytest.Mark]:
         return [m for m in self.markers if m.name == name]
@@ -43,13 +51,12 @@ def test_every_spread_test_exists() -> None:
 
 def test_each_form_runs_on_one_real_version_and_each_value_meets_both() -> None:
     tools, changes = ["delete", "write", "move"], ["edited", "renamed"]
+    markers = [pytest.mark.parametrize("change", changes).mark, pytest.mark.parametrize("tool", tools).mark]
     items = [
         _Item(
             f"{TEST}[{target}-{tool}-{change}]",
-            _CallSpec(
-                {"nextcloud": target, "tool": tool, "change": change},
-                {"nextcloud": 0, "tool": tools.index(tool), "change": changes.index(change)},
-            ),
+            _CallSpec({"nextcloud": target, "tool": tool, "change": change}, {}),  # indices unused
+            markers,
         )
         for target, tool, change in itertools.product(["double", "real", "real34"], tools, changes)
     ]
@@ -84,7 +91,36 @@ def test_a_form_declared_beside_the_target_counts_by_its_value_and_not_by_its_ro
 
 def test_tests_not_in_the_table_run_on_both() -> None:
     items = [
-        _Item(f"tests/x.py::test_y[{t}-a]", _CallSpec({"nextcloud": t, "f": "a"}, {"nextcloud": 0, "f": 1}))
+        _Item(f"tests/x.py::test_y[{t}-a]", _CallSpec({"nextcloud": t, "f": "a"}, {}))
         for t in ("real", "real34")
     ]
     assert spread_over_versions(cast(list[pytest.Item], items)) == []
+
+
+def test_names_declared_together_count_once() -> None:
+    """("change", "said") rows: the row's position once, so three rows go 29, 34, 29."""
+    rows = [({"status": "CANCELLED"}, "cancel it"), ({"description": ""}, "blank it"), ({"summary": ""}, "x")]
+    marker = pytest.mark.parametrize(("change", "said"), rows).mark
+    items = [
+        _Item(
+            f"{TEST}[{t}-{i}]",
+            _CallSpec({"nextcloud": t, "change": c, "said": w}, {"nextcloud": 0, "change": i, "said": i}),
+            [marker],
+        )
+        for t in ("real", "real34")
+        for i, (c, w) in enumerate(rows)
+    ]
+    left = {cast(_Item, item).nodeid for item in spread_over_versions(cast(list[pytest.Item], items))}
+    assert left == {f"{TEST}[real34-0]", f"{TEST}[real-1]", f"{TEST}[real34-2]"}
+
+
+def test_a_parametrized_fixture_counts_by_its_params() -> None:
+    """`target` (note, event, file) is a fixture's params: note and file on 29, event on 34."""
+    kinds = ["note", "event", "file"]
+    items = [
+        _Item(f"{TEST}[{k}-{t}]", _CallSpec({"target": k, "nextcloud": t}, {}), [], {"target": kinds})
+        for k in kinds
+        for t in ("real", "real34")
+    ]
+    left = {cast(_Item, item).nodeid for item in spread_over_versions(cast(list[pytest.Item], items))}
+    assert left == {f"{TEST}[note-real34]", f"{TEST}[event-real]", f"{TEST}[file-real34]"}
