@@ -81,6 +81,11 @@ class DeckClient:
     def host(self) -> str:
         return self._http.host
 
+    def web_url(self, board_id: int, card_id: int | None = None) -> str:
+        """Where a person opens the board (or the card) in Deck's web page (1.13 and 1.18 alike)."""
+        card = f"/card/{card_id}" if card_id is not None else ""
+        return self._http.url(f"/index.php/apps/deck/board/{board_id}{card}")
+
     async def _send(self, method: str, path: str, *, params: dict[str, Any] | None, body: Any) -> Answer:
         try:
             return await self._http.request(

@@ -33,16 +33,18 @@ class StackRef(BaseModel):
 class BoardMade(BaseModel):
     id: int
     title: str
+    url: str = Field(description="Opens the board in Deck")
     archived: bool
     stacks: list[StackRef] = Field(description="Left to right; their ids take cards")
     labels: list[str]
     notes: list[str] = Field(default_factory=list)
 
 
-def _made(board: DeckBoard, stacks: list[DeckStack], notes: list[str]) -> BoardMade:
+def _made(deck: DeckClient, board: DeckBoard, stacks: list[DeckStack], notes: list[str]) -> BoardMade:
     return BoardMade(
         id=board.id,
         title=cut(board.title),
+        url=deck.web_url(board.id),
         archived=board.archived,
         stacks=[StackRef(id=s.id, title=cut(s.title)) for s in stacks[:50]],
         labels=[cut(label.title, 100) for label in board.labels[:100]],
@@ -81,7 +83,7 @@ async def nc_deck_create_board(
     deck = nc.api(DeckClient)
     board = await deck.create_board(name, BOARD_COLOR)
     notes = await _add(deck, board, wanted_stacks, wanted_labels)
-    return _made(await deck.board(board.id), await deck.stacks(board.id), notes)
+    return _made(deck, await deck.board(board.id), await deck.stacks(board.id), notes)
 
 
 @toolset.tool(title="Change a Deck board", idempotent=True)
@@ -115,4 +117,4 @@ async def nc_deck_update_board(
     notes = await _add(deck, board, stacks, labels)
     if archived is True and (not board.archived or new_title is not None):
         await deck.update_board(board, title=new_title, archived=True)
-    return _made(await deck.board(board_id), await deck.stacks(board_id), notes)
+    return _made(deck, await deck.board(board_id), await deck.stacks(board_id), notes)

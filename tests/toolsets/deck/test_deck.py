@@ -401,6 +401,7 @@ async def test_a_board_with_stacks_and_labels_and_a_card_archived_and_moved_acro
                 client, "nc_deck_create_board", title="Launch", stacks=["Ideas", "Doing"], labels=["Press"]
             )
             board_id = made["id"]
+            assert made["url"] == f"{apps_nextcloud.url}/index.php/apps/deck/board/{board_id}"
             stored = api.call("GET", f"{API}/boards/{board_id}")
             assert stored["title"] == "Launch"
             assert "Press" in [label["title"] for label in stored["labels"]]
@@ -431,6 +432,11 @@ async def test_a_board_with_stacks_and_labels_and_a_card_archived_and_moved_acro
                 client, "nc_deck_create_card", board_id=board_id, stack_id=ideas, title="Teaser"
             )
             ids = {"board_id": board_id, "stack_id": ideas, "card_id": card["id"]}
+            assert (
+                card["url"] == f"{apps_nextcloud.url}/index.php/apps/deck/board/{board_id}/card/{card['id']}"
+            )
+            with apps_nextcloud.http(apps_nextcloud.alice) as page:  # Deck's own route for that page
+                assert page.get(card["url"], headers={"Accept": "text/html"}).status_code == 200
             await call(client, "nc_deck_update_card", **ids, add_labels=["Press"])
             await call(client, "nc_deck_update_card", **ids, archived=True)
             stored = api.get_card(board_id, ideas, card["id"]).json()
