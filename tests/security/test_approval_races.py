@@ -11,6 +11,8 @@ Every tool that asks the human (`require_approval`, `approve_removal`, `approve_
 - nc_deck_add_comment: card renamed, board shared with a group (here, test_publishing.py)
 - nc_deck_delete_card: a label added in the same second (tests/apps/test_deck.py)
 - nc_deck_delete_board: renamed, a card added, shared with a user (test_races_deck.py)
+- nc_deck_move_card (to another board): the card's description changed (tests/toolsets/deck/
+  test_deck.py); the boards' sharing is bound too (tests/toolsets/deck/test_deck_structure.py)
 - nc_comments_add: the file made public, shared with another user (here)
 - nc_tags_assign (create=true): what is shown is the tag's name and "every user", which nothing
   can change while asked; no race applies

@@ -485,6 +485,18 @@ async def test_a_board_with_stacks_and_labels_and_a_card_archived_and_moved_acro
             ]
             assert api.stacks(shared["id"])[backlog] == []
             human.approve = True
+
+            async def rewritten() -> None:  # what was shown changes while the person is asked
+                body = {"title": "Teaser", "type": "plain", "owner": "alice", "description": "price: 9 EUR"}
+                api.call("PUT", f"{API}/boards/{quiet['id']}/stacks/{inbox}/cards/{card['id']}", json=body)
+
+            human.while_asked = rewritten
+            said = await refused(
+                client, "nc_deck_move_card", **there, to_board_id=shared["id"], to_stack_id=backlog
+            )
+            assert "changed while you were being asked" in said
+            assert api.stacks(shared["id"])[backlog] == []
+            human.while_asked = None
             moved = await call(
                 client, "nc_deck_move_card", **there, to_board_id=shared["id"], to_stack_id=backlog
             )
