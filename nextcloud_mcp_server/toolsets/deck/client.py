@@ -183,6 +183,16 @@ class DeckClient:
         answer = await self._call("POST", f"/boards/{board_id}/stacks", body={"title": title, "order": order})
         return self._parse(DeckStack, json_body(answer, self.host), "stack")
 
+    async def rename_stack(self, board_id: int, stack: DeckStack, title: str) -> None:
+        """Deck's stack update takes the board from the path (it would move the stack there) and
+        the order as sent, so both are the stack's own."""
+        body = {"title": title, "order": stack.order}
+        await self._call("PUT", f"/boards/{board_id}/stacks/{stack.id}", body=body)
+
+    async def rename_label(self, board_id: int, label: DeckLabel, title: str) -> None:
+        body = {"title": title, "color": label.color or "31CC7C"}
+        await self._call("PUT", f"/boards/{board_id}/labels/{label.id}", body=body)
+
     async def create_label(self, board_id: int, title: str, color: str) -> DeckLabel:
         answer = await self._call("POST", f"/boards/{board_id}/labels", body={"title": title, "color": color})
         return self._parse(DeckLabel, json_body(answer, self.host), "label")

@@ -503,6 +503,22 @@ async def test_a_board_with_stacks_and_labels_and_a_card_archived_and_moved_acro
             assert api.stacks(shared["id"])[backlog] == [card["id"]]
             assert api.get_card(shared["id"], backlog, card["id"]).json()["stackId"] == backlog
 
+            renamed = await call(
+                client,
+                "nc_deck_update_board",
+                board_id=board_id,
+                rename_stacks={"ideas": "Backlog"},
+                rename_labels={"Web": "Website"},
+                add_labels=["Web"],
+            )
+            assert [s["title"] for s in renamed["stacks"]] == ["Backlog", "Doing", "Done"]
+            stored = api.call("GET", f"{API}/boards/{board_id}")
+            assert {"Website", "Web"} <= {label["title"] for label in stored["labels"]}
+            assert sorted(s["order"] for s in stored["stacks"]) == [0, 1, 2]  # kept their places
+            said = await refused(
+                client, "nc_deck_update_board", board_id=board_id, rename_labels={"Web": "press"}
+            )
+            assert "the board has a label 'press' already" in said
             archived = await call(client, "nc_deck_update_board", board_id=board_id, archived=True)
             assert archived["archived"] is True
             assert api.call("GET", f"{API}/boards/{board_id}")["archived"] is True
