@@ -26,6 +26,7 @@ Every tool that asks the human (`require_approval`, `approve_removal`, `approve_
   (test_bound_to_content.py), renamed, another file put in its place (test_races_sharing.py)
 - nc_trash_empty: another item trashed while asked (tests/apps/test_file_apps.py)
 - nc_collectives_edit_page: edited, edited keeping size and time (test_races_sharing.py; 34)
+- nc_collectives_trash_page: a subpage added (tests/toolsets/collectives/test_collectives.py; 34)
 - nc_tables_delete_row: changed in the same second (test_bound_to_content.py);
   nc_tables_update_row: changed (tests/apps/test_tables.py)
 - nc_notes_delete_note, nc_calendar_delete_event: edited (integration/test_approvals.py);
