@@ -2,7 +2,7 @@
 // publish a comment), Talk (post), Tables (delete or change a row), Collectives (replace a page's text).
 // Read with the toolsets' own read tools; where a tool takes only an id (a Deck comment's card,
 // a Tables row), the view looks for it among a bounded number of boards or tables.
-import { changes, el, facts, heading, localTime, named, plural, short, text, tryRead, unread } from './kit.js';
+import { changes, el, facts, heading, localTime, named, plural, short, text, tryRead, unread, visible } from './kit.js';
 
 const MAX_SEARCHED = 10; // boards or tables looked through for a card or row named by id alone
 const MAX_PAGES = 3; // pages of 100 rows read per table while looking for a row
@@ -43,7 +43,7 @@ async function boardDelete(app, args) {
       ? el(
           'table',
           { class: 'entries' },
-          el('tbody', {}, stacks.map((s) => el('tr', {}, el('td', { class: 'name' }, short(s.title, 120)), el('td', { class: 'size' }, plural(Number(s.card_count) || 0, 'card'))))),
+          el('tbody', {}, stacks.map((s) => el('tr', {}, el('td', { class: 'name' }, short(visible(s.title), 120)), el('td', { class: 'size' }, plural(Number(s.card_count) || 0, 'card'))))),
         )
       : null,
     unread(missing),
