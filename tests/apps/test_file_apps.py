@@ -33,6 +33,8 @@ TOOLS = {
     "nc_tags_assign": ("files:write", False, False),
     "nc_tags_unassign": ("files:write", False, False),
     "nc_tags_find_files": ("files:read", True, False),
+    "nc_tags_favorite": ("files:write", False, False),
+    "nc_tags_list_favorites": ("files:read", True, False),
     "nc_comments_list": ("files:read", True, False),
     "nc_comments_add": ("files:write", False, False),
 }
@@ -94,6 +96,16 @@ def _tag_ids_of(nextcloud: Nextcloud, login: Login, path: str) -> set[str]:
     return set(re.findall(rf"/files/{file_id}/(\d+)</d:href>", answer.text))
 
 
+def _is_favorite(nextcloud: Nextcloud, login: Login, path: str) -> bool:
+    body = '<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><oc:favorite/></d:prop></d:propfind>'
+    with nextcloud.http(login) as http:
+        answer = http.request(
+            "PROPFIND", nextcloud.dav_path(login, path), headers={"Depth": "0"}, content=body
+        )
+    assert answer.status_code == 207, answer.text[:300]
+    return "<oc:favorite>1</oc:favorite>" in answer.text
+
+
 def _comments(nextcloud: Nextcloud, login: Login, path: str) -> list[str]:
     file_id = _file_id(nextcloud, login, path)
     body = (
@@ -121,7 +133,9 @@ def _put_in_a_later_second(nextcloud: Nextcloud, login: Login, path: str, data: 
 # --- tests
 
 
-async def test_the_four_toolsets_are_eleven_tools_on_the_files_scopes(each_real_nextcloud: Nextcloud) -> None:
+async def test_the_four_toolsets_are_thirteen_tools_on_the_files_scopes(
+    each_real_nextcloud: Nextcloud,
+) -> None:
     async with alice_session(each_real_nextcloud) as session:
         tools = {t.name: t for t in (await session.list_tools()).tools}
     assert set(tools) == set(TOOLS)
@@ -367,6 +381,24 @@ async def test_tags_are_created_only_when_asked_assigned_found_and_removed(
         unknown = await session.call_tool("nc_tags_find_files", {"tag": "nope"})
         assert "there is no tag named 'nope'" in _text(unknown)
         assert "create=true" not in _text(unknown)  # this tool creates no tag
+
+        # favorites: the star in Files, as Nextcloud's own PROPFIND reads it
+        starred = structured(await session.call_tool("nc_tags_favorite", {"path": "Docs"}))
+        assert starred == {"path": "/Docs", "favorite": True}
+        await session.call_tool("nc_tags_favorite", {"path": "other.txt"})
+        assert (_is_favorite(nc, alice, "Docs"), _is_favorite(nc, alice, "Docs/report.txt")) == (True, False)
+        favorites = structured(await session.call_tool("nc_tags_list_favorites", {"limit": 1}))
+        assert len(favorites["files"]) == 1
+        assert favorites["next_offset"] == 1
+        rest = structured(await session.call_tool("nc_tags_list_favorites", {"offset": 1}))
+        assert sorted(f["path"] for f in favorites["files"] + rest["files"]) == ["/Docs", "/other.txt"]
+        unstarred = structured(
+            await session.call_tool("nc_tags_favorite", {"path": "Docs", "favorite": False})
+        )
+        assert unstarred["favorite"] is False
+        assert not _is_favorite(nc, alice, "Docs")
+        missing_file = await session.call_tool("nc_tags_favorite", {"path": "nowhere.txt"})
+        assert missing_file.is_error
     assert _tag_ids_of(nc, admin, "admins.txt") == {str(created["tag_id"])}
 
 

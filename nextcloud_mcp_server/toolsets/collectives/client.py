@@ -201,6 +201,25 @@ class CollectivesClient:
         page: Page = self._parse(Page, body.get("page"), "page")
         return page
 
+    async def create_collective(self, name: str, emoji: str | None) -> Collective:
+        """A new collective (and the team behind it) with the caller as its only member; it has its
+        landing page. A name taken by a collective or a team is refused by Collectives (400)."""
+        body = await self._call("POST", "", {"name": name, "emoji": emoji} if emoji else {"name": name})
+        collective: Collective = self._parse(Collective, body.get("collective"), "collective")
+        return collective
+
+    async def move_page(
+        self, collective_id: int, page_id: int, *, parent_id: int, title: str | None, copy: bool
+    ) -> Page:
+        """Move (or copy) the page, with its subpages, under `parent_id` of the same collective, first
+        among the parent's subpages, renamed to `title` if given; answers the page (the copy)."""
+        data: dict[str, Any] = {"parentId": parent_id, "index": 0, "copy": copy}
+        if title is not None:
+            data["title"] = title
+        body = await self._call("PUT", f"/{collective_id}/pages/{page_id}", data)
+        page: Page = self._parse(Page, body.get("page"), "page")
+        return page
+
     def _file(self, page: Page) -> str:
         try:
             return paths.clean(page.file)

@@ -15,12 +15,11 @@ from pydantic import BaseModel, Field
 from nextcloud_mcp_server.auth.scopes import COLLECTIVES_READ, COLLECTIVES_WRITE, require_scopes
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NotFound, PreconditionFailed
 from nextcloud_mcp_server.tools._approval import shrinks
-from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._find_index import ANSWERED_FROM_INDEX as INDEX
-from nextcloud_mcp_server.tools._registry import Toolset
 from nextcloud_mcp_server.tools._results import answer, stale_version
 from nextcloud_mcp_server.tools._shown import bound_version
 from nextcloud_mcp_server.tools._versions import approve_update, given_etag
+from nextcloud_mcp_server.toolsets.collectives import tools_structure
 from nextcloud_mcp_server.toolsets.collectives.client import (
     CollectivesClient,
     Page,
@@ -28,15 +27,12 @@ from nextcloud_mcp_server.toolsets.collectives.client import (
     check_page_title,
     fold,
 )
+from nextcloud_mcp_server.toolsets.collectives.tools_common import CollectiveId, PageId, client_for, toolset
 from nextcloud_mcp_server.toolsets.collectives.tools_indexed import indexed_pages
 from nextcloud_mcp_server.views import APPROVAL
 
-__all__ = ["toolset"]
+__all__ = ["tools_structure", "toolset"]
 
-toolset = Toolset("collectives")
-
-CollectiveId = Annotated[int, Field(ge=1, le=2**63 - 1, description="The collective's id, as listed")]
-PageId = Annotated[int, Field(ge=1, le=2**63 - 1, description="The page's id, as listed")]
 READ_BYTES = 200_000  # of a page's Markdown returned by get_page; longer pages are cut
 WRITE_BYTES = 1_000_000  # of Markdown accepted by create and edit
 SCAN_PAGES = 200  # pages whose text one search reads, newest first
@@ -107,9 +103,7 @@ def _iso(timestamp: int) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
-async def _client(ctx: Context[Any, Any]) -> CollectivesClient:
-    nc = await nextcloud_for(ctx)
-    return await nc.dav_api(CollectivesClient)
+_client = client_for
 
 
 def _tree(pages: list[Page], under: int | None) -> list[tuple[Page, int]]:

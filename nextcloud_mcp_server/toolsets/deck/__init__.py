@@ -9,10 +9,10 @@ __all__ = ["DECLARATION"]
 DECLARATION = Declaration(
     name="deck",
     title="Deck",
-    summary="Deck boards, stacks and cards: read, create, move, change, comment, delete",
+    summary="Deck boards, stacks, labels and cards: read, create, move, change, archive, comment, delete",
     app=App("deck", "Deck"),
     scopes=(
         Scope("deck:read", "See your Deck boards, cards and their comments"),
-        Scope("deck:write", "Create, move and change Deck cards, comment on them, delete cards and boards"),
+        Scope("deck:write", "Create and change Deck boards and cards, move and archive cards, comment on them, delete cards and boards"),
     ),
 )

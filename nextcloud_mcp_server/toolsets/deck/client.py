@@ -33,7 +33,7 @@ from nextcloud_mcp_server.nextcloud.errors import (
     error_for_status,
 )
 from nextcloud_mcp_server.nextcloud.http import Answer, NextcloudHTTP, json_body
-from nextcloud_mcp_server.toolsets.deck.models import DeckBoard, DeckCard, DeckComment, DeckStack
+from nextcloud_mcp_server.toolsets.deck.models import DeckBoard, DeckCard, DeckComment, DeckLabel, DeckStack
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.client import NextcloudClient
@@ -158,6 +158,30 @@ class DeckClient:
     async def delete_board(self, board_id: int) -> None:
         await self._call("DELETE", f"/boards/{board_id}")
 
+    async def create_board(self, title: str, color: str) -> DeckBoard:
+        """A new board of the caller's; Deck gives it its default labels and no stacks."""
+        answer = await self._call("POST", "/boards", body={"title": title, "color": color})
+        return self._parse(DeckBoard, json_body(answer, self.host), "board")
+
+    async def update_board(self, board: DeckBoard, *, title: str | None, archived: bool | None) -> DeckBoard:
+        """Rename or (un)archive; Deck's update takes every field (`archived` defaults to false, so
+        it is always sent as it was read unless changed)."""
+        body = {
+            "title": board.title if title is None else title,
+            "color": board.color or "0082c9",
+            "archived": board.archived if archived is None else archived,
+        }
+        answer = await self._call("PUT", f"/boards/{board.id}", body=body)
+        return self._parse(DeckBoard, json_body(answer, self.host), "board")
+
+    async def create_stack(self, board_id: int, title: str, order: int) -> DeckStack:
+        answer = await self._call("POST", f"/boards/{board_id}/stacks", body={"title": title, "order": order})
+        return self._parse(DeckStack, json_body(answer, self.host), "stack")
+
+    async def create_label(self, board_id: int, title: str, color: str) -> DeckLabel:
+        answer = await self._call("POST", f"/boards/{board_id}/labels", body={"title": title, "color": color})
+        return self._parse(DeckLabel, json_body(answer, self.host), "label")
+
     async def stacks(self, board_id: int) -> list[DeckStack]:
         """The board's stacks with their cards (archived cards are not included)."""
         answer = await self._call("GET", f"/boards/{board_id}/stacks")
@@ -196,10 +220,14 @@ class DeckClient:
         title: str | None = None,
         description: str | None = None,
         done: str | bool | None = False,
+        archived: bool | None = None,
+        to_stack: int | None = None,
     ) -> DeckCard:
         """Write `card` back as read, with `duedate` (None clears it), and `order`, `title`,
-        `description` and `done` (a time, None to clear; False keeps the card's) if given. The
-        card stays in its stack."""
+        `description`, `done` (a time, None to clear; False keeps the card's) and `archived` if
+        given. The card stays in its stack unless `to_stack` names another, of any board the caller
+        may edit: Deck then moves the card's labels to the labels of that board with the same
+        titles (creating those missing when the caller manages that board)."""
         body: dict[str, Any] = {
             "title": card.title if title is None else title,
             "type": card.type,
@@ -213,7 +241,10 @@ class DeckClient:
             body["startdate"] = card.startdate
         if card.color is not None:
             body["color"] = card.color
-        path = self._card_path(board_id, card.stack_id, card.id)
+        if archived is not None:
+            # only when it changes: Deck refuses to archive a card that is archived already
+            body["archived"] = archived
+        path = self._card_path(board_id, to_stack or card.stack_id, card.id)
         answer = await self._call("PUT", path, body=body)
         return self._parse(DeckCard, json_body(answer, self.host), "card")
 

@@ -20,6 +20,7 @@ __all__ = [
     "check_comment",
     "check_description",
     "check_due",
+    "check_names",
     "check_user_id",
     "resolve_labels",
 ]
@@ -27,6 +28,7 @@ __all__ = [
 MAX_TITLE = 255  # Deck's own limit for a card title
 MAX_DESCRIPTION = 100_000  # characters of a card's Markdown description
 MAX_COMMENT = 1000  # Nextcloud's comments hold at most 1000 characters
+MAX_NAME = 100  # Deck's limit for the title of a board, a stack or a label
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # tab and newline are text
 _LINE_BREAK = re.compile(r"[\r\n]")
 
@@ -107,3 +109,20 @@ def resolve_labels(board: DeckBoard, names: Iterable[str]) -> list[DeckLabel]:
         if matches[0] not in found:
             found.append(matches[0])
     return found
+
+
+def check_names(names: Iterable[str], what: str) -> list[str]:
+    """Titles of boards, stacks or labels (`what`): one visible line each, at most 100 characters
+    (Deck's limit), none given twice (case-insensitive)."""
+    cleaned: list[str] = []
+    for name in names:
+        text = name.strip()
+        if not text or _CONTROL.search(text) or _LINE_BREAK.search(text):
+            raise InvalidDeckInput(f"a {what} title must be one non-empty line without control characters")
+        check_visible(text, f"{what} title")
+        if len(text) > MAX_NAME:
+            raise InvalidDeckInput(f"a {what} title must be at most {MAX_NAME} characters (got {len(text)})")
+        if text.casefold() in {c.casefold() for c in cleaned}:
+            raise InvalidDeckInput(f"the {what} {text[:60]!r} is given twice")
+        cleaned.append(text)
+    return cleaned

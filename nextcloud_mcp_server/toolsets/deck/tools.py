@@ -1,22 +1,21 @@
 """Deck toolset: boards, stacks and cards of the Nextcloud Deck app (ADR 0043). A card is named by
 its board, its stack and its own id, as nc_deck_get_board lists them; comments need only the
-card id. Deleting a card or a board asks the human first."""
+card id. Deleting a card or a board asks the human first, and so does moving a card to a board
+more people read. Boards are created and changed in `tools_boards.py`,
+cards moved in `tools_moves.py`."""
 
 from __future__ import annotations
 
-import hashlib
-from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from nextcloud_mcp_server.auth.scopes import DECK_READ, DECK_WRITE, require_scopes
-from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 from nextcloud_mcp_server.tools._approval import approve_removal, refuse_changed, require_approval, shrinks
 from nextcloud_mcp_server.tools._audience import approve_publication
 from nextcloud_mcp_server.tools._context import nextcloud_for
-from nextcloud_mcp_server.tools._registry import Toolset
+from nextcloud_mcp_server.toolsets.deck import tools_boards, tools_moves
 from nextcloud_mcp_server.toolsets.deck.client import UPCOMING_GROUPS, DeckClient
 from nextcloud_mcp_server.toolsets.deck.input import (
     MAX_COMMENT,
@@ -29,7 +28,6 @@ from nextcloud_mcp_server.toolsets.deck.input import (
     check_user_id,
     resolve_labels,
 )
-from nextcloud_mcp_server.toolsets.deck.models import DeckBoard, DeckCard
 from nextcloud_mcp_server.toolsets.deck.tools_answers import (
     BoardDetail,
     BoardList,
@@ -46,56 +44,23 @@ from nextcloud_mcp_server.toolsets.deck.tools_answers import (
     upcoming_card,
 )
 from nextcloud_mcp_server.toolsets.deck.tools_audience import card_audience
+from nextcloud_mcp_server.toolsets.deck.tools_common import (
+    DESCRIPTION_SHOWN,
+    MAX_CARDS_SHOWN,
+    MAX_STACKS_SHOWN,
+    BoardId,
+    CardId,
+    Names,
+    StackId,
+    locate,
+    now_iso,
+    stack_title,
+    toolset,
+    version_of,
+)
 from nextcloud_mcp_server.views import APPROVAL
 
-__all__ = ["toolset"]
-
-toolset = Toolset("deck")
-
-_ID = Field(ge=1, le=2**53)
-BoardId = Annotated[int, _ID]
-StackId = Annotated[int, _ID]
-CardId = Annotated[int, _ID]
-Names = Annotated[list[Annotated[str, Field(max_length=255)]], Field(max_length=20)]
-MAX_CARDS_SHOWN = 500  # cards of one board in one answer, over all its stacks
-MAX_STACKS_SHOWN = 50
-DESCRIPTION_SHOWN = 8000
-
-
-def _version(*items: BaseModel) -> str:
-    """What an approval is bound to: Deck's ETag changes once a second at most, so a digest of
-    everything read is compared as well (a label added in the same second is a change)."""
-    etag = str(getattr(items[0], "etag", ""))
-    digest = hashlib.sha256("\n".join(item.model_dump_json() for item in items).encode()).hexdigest()
-    return f"{etag}-{digest[:16]}"
-
-
-def _now_iso() -> str:
-    """Now, as Deck stores a card's `done` (ISO 8601 with offset, seconds)."""
-    return datetime.now(UTC).replace(microsecond=0).isoformat()
-
-
-def _stack_title(board: DeckBoard, stack_id: int) -> str:
-    for stack in board.stacks:
-        if stack.id == stack_id:
-            return stack.title
-    known = ", ".join(f"{s.id} ({cut(s.title, 40)})" for s in board.stacks[:30]) or "none"
-    raise InvalidDeckInput(f"stack {stack_id} is not on board {board.id}; its stacks: {known}")
-
-
-async def _locate(
-    nc: NextcloudClient, board_id: int, stack_id: int, card_id: int
-) -> tuple[DeckBoard, DeckCard]:
-    """The board and the card, checked to be where the caller says (nothing is changed otherwise:
-    Deck itself reads only the card id, and would move the card to a stack named by mistake)."""
-    board = await nc.api(DeckClient).board(board_id)
-    _stack_title(board, stack_id)
-    card = await nc.api(DeckClient).card(board_id, stack_id, card_id)
-    if card.stack_id != stack_id:
-        raise InvalidDeckInput(f"card {card_id} is in stack {card.stack_id}, not in stack {stack_id}")
-    if card.deleted_at:
-        raise InvalidDeckInput(f"card {card_id} was deleted")
-    return board, card
+__all__ = ["tools_boards", "tools_moves", "toolset"]
 
 
 @toolset.tool(title="List Deck boards", read_only=True)
@@ -170,7 +135,7 @@ async def nc_deck_get_card(
 ) -> CardDetail:
     """One card with its description, due date, labels, assignees and newest comments."""
     nc = await nextcloud_for(ctx)
-    _, card = await _locate(nc, board_id, stack_id, card_id)
+    _, card = await locate(nc, board_id, stack_id, card_id)
     found = await nc.api(DeckClient).comments(card_id, limit=comments, offset=0) if comments else []
     return card_detail(board_id, card, found[:comments], DESCRIPTION_SHOWN)
 
@@ -192,29 +157,11 @@ async def nc_deck_create_card(
     duedate = check_due(due) if due else None
     nc = await nextcloud_for(ctx)
     board = await nc.api(DeckClient).board(board_id)
-    _stack_title(board, stack_id)
+    stack_title(board, stack_id)
     card = await nc.api(DeckClient).create_card(
         board_id, stack_id, title=title, description=description, duedate=duedate
     )
     return card_detail(board_id, card, [], DESCRIPTION_SHOWN)
-
-
-@toolset.tool(title="Move a Deck card", idempotent=True)
-@require_scopes(DECK_WRITE)
-async def nc_deck_move_card(
-    board_id: BoardId,
-    stack_id: StackId,
-    card_id: CardId,
-    to_stack_id: StackId,
-    ctx: Context[Any, Any],
-    position: Annotated[int, Field(ge=0, le=100_000, description="0 is the top of the stack")] = 0,
-) -> CardDetail:
-    """Move a card to another stack of the same board, or to another position in its stack."""
-    nc = await nextcloud_for(ctx)
-    board, _ = await _locate(nc, board_id, stack_id, card_id)
-    _stack_title(board, to_stack_id)
-    moved = await nc.api(DeckClient).move_card(board_id, card_id, to_stack=to_stack_id, position=position)
-    return card_detail(board_id, moved, [], DESCRIPTION_SHOWN)
 
 
 @toolset.tool(title="Change a Deck card", idempotent=True, view=APPROVAL)
@@ -236,25 +183,26 @@ async def nc_deck_update_card(
         str | None, Field(max_length=MAX_DESCRIPTION, description="The new Markdown description, whole")
     ] = None,
     done: Annotated[bool | None, Field(description="Mark done, or not done")] = None,
+    archived: Annotated[bool | None, Field(description="Archive, or restore from the archive")] = None,
 ) -> CardDetail:
-    """Rename a card, replace its description, mark it done or not, set or clear its due date,
-    add or remove labels and users. Cutting the description below half asks first."""
+    """Rename, describe, mark done, archive or restore a card; set or clear its due date; add or
+    remove labels and users. Cutting the description below half asks first."""
     duedate = check_due(due) if due else None
     new_title = check_card_title(title) if title is not None else None
     new_text = check_description(description) if description is not None else None
     assigned, unassigned = [check_user_id(u) for u in assign], [check_user_id(u) for u in unassign]
     fields = (add_labels, remove_labels, assigned, unassigned)
-    if due is None and title is None and description is None and done is None and not any(fields):
+    if (due, title, description, done, archived) == (None,) * 5 and not any(fields):
         raise InvalidDeckInput(
-            "give at least one of title, description, done, due, add_labels, remove_labels, assign "
-            "or unassign"
+            "give at least one of title, description, done, archived, due, add_labels, remove_labels, "
+            "assign or unassign"
         )
     if set(assigned) & set(unassigned) or {n.casefold() for n in add_labels} & {
         n.casefold() for n in remove_labels
     }:
         raise InvalidDeckInput("the same user or label is both added and removed")
     nc = await nextcloud_for(ctx)
-    board, card = await _locate(nc, board_id, stack_id, card_id)
+    board, card = await locate(nc, board_id, stack_id, card_id)
     adding, removing = resolve_labels(board, add_labels), resolve_labels(board, remove_labels)
     has_label = {label.id for label in card.labels}
     has_user = {a.participant.uid for a in card.assigned_users}
@@ -264,21 +212,23 @@ async def nc_deck_update_card(
             f"Replace the description of {target} ({len(card.description or '')} characters) "
             f"with {len(new_text)} characters?"
         )
-        tool, version = "nc_deck_update_card", _version(card)
+        tool, version = "nc_deck_update_card", version_of(card)
         asked = await approve_removal(ctx, tool=tool, target=target, question=question, version=version)
         if asked:
             card = await nc.api(DeckClient).card(board_id, stack_id, card_id)
-            if _version(card) != version:
+            if version_of(card) != version:
                 await refuse_changed(ctx, tool=tool, target=target)
     done_at: str | bool | None = False  # False: as it is
     if done is not None and bool(card.done) != done:
-        done_at = _now_iso() if done else None
+        done_at = now_iso() if done else None
+    archive = archived if archived is not None and archived != card.archived else None
     keeps_due = due is None
     if (
         (not keeps_due and duedate != card.duedate)
         or new_title
         or new_text is not None
         or done_at is not False
+        or archive is not None
     ):
         card = await nc.api(DeckClient).update_card(
             board_id,
@@ -287,6 +237,7 @@ async def nc_deck_update_card(
             title=new_title,
             description=new_text,
             done=done_at,
+            archived=archive,
         )
     for label in adding:
         if label.id not in has_label:
@@ -352,14 +303,14 @@ async def nc_deck_delete_card(
 ) -> DeletedItem:
     """Delete a card from its board. The user is asked to approve first."""
     nc = await nextcloud_for(ctx)
-    board, card = await _locate(nc, board_id, stack_id, card_id)
+    board, card = await locate(nc, board_id, stack_id, card_id)
     target = f'the card "{cut(card.title, 100)}"'
-    where = f'in stack "{cut(_stack_title(board, stack_id), 60)}" of board "{cut(board.title, 60)}"'
+    where = f'in stack "{cut(stack_title(board, stack_id), 60)}" of board "{cut(board.title, 60)}"'
     question = f"Delete {target} {where}?"
     tool = "nc_deck_delete_card"
-    version = _version(card)
+    version = version_of(card)
     asked = await require_approval(ctx, tool=tool, target=target, question=question, version=version)
-    if asked and _version(await nc.api(DeckClient).card(board_id, stack_id, card_id)) != version:
+    if asked and version_of(await nc.api(DeckClient).card(board_id, stack_id, card_id)) != version:
         await refuse_changed(ctx, tool=tool, target=target)
     await nc.api(DeckClient).delete_card(board_id, stack_id, card_id)
     return DeletedItem(id=card.id, title=cut(card.title))
@@ -379,11 +330,11 @@ async def nc_deck_delete_board(board_id: BoardId, ctx: Context[Any, Any]) -> Del
     shared = f", shared with {len(board.users) - 1} others" if len(board.users) > 1 else ""
     question = f"Delete {target} with its {len(board.stacks)} stacks and {cards} cards{shared}?"
     tool = "nc_deck_delete_board"
-    version = _version(board, *stacks)
+    version = version_of(board, *stacks)
     asked = await require_approval(ctx, tool=tool, target=target, question=question, version=version)
     if (
         asked
-        and _version(await nc.api(DeckClient).board(board_id), *await nc.api(DeckClient).stacks(board_id))
+        and version_of(await nc.api(DeckClient).board(board_id), *await nc.api(DeckClient).stacks(board_id))
         != version
     ):
         await refuse_changed(ctx, tool=tool, target=target)

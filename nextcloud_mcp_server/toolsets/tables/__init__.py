@@ -9,10 +9,10 @@ __all__ = ["DECLARATION"]
 DECLARATION = Declaration(
     name="tables",
     title="Tables",
-    summary="Tables, their views and rows (Tables app): read, add, change, delete rows",
+    summary="Tables, their views and rows (Tables app): create tables and columns; read, add, change, delete rows",
     app=App("tables", "Tables"),
     scopes=(
         Scope("tables:read", "Read your tables in the Tables app"),
-        Scope("tables:write", "Add, change and delete rows of your tables"),
+        Scope("tables:write", "Create tables and columns; add, change and delete rows of your tables"),
     ),
 )

@@ -257,6 +257,19 @@ class TablesClient:
     async def delete_row(self, row_id: int) -> None:
         await self._call("DELETE", f"/rows/{row_id}", f"row {row_id}")
 
+    async def create_table(self, title: str, emoji: str | None) -> TableInfo:
+        """A new empty table of the caller's (the `custom` template: no columns, no views)."""
+        body = {"title": title, "emoji": emoji, "template": "custom"}
+        payload = await self._call("POST", "/tables", "a new table", json=body)
+        result: TableInfo = self._parse(TypeAdapter(TableInfo), payload, "a table")
+        return result
+
+    async def create_column(self, table_id: int, column: dict[str, Any]) -> TableColumn:
+        """Add a column (`title`, `type`, `subtype` and the type's settings, as the API names them)."""
+        payload = await self._call("POST", f"/tables/{table_id}/columns", f"table {table_id}", json=column)
+        result: TableColumn = self._parse(TypeAdapter(TableColumn), payload, "a column")
+        return result
+
 
 def _message(body: str) -> str:
     try:

@@ -14,12 +14,13 @@ from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 from nextcloud_mcp_server.nextcloud.errors import NextcloudError, PreconditionFailed
 from nextcloud_mcp_server.tools._approval import refuse_changed, require_approval, shrinks
 from nextcloud_mcp_server.tools._context import nextcloud_for
-from nextcloud_mcp_server.tools._registry import Toolset
 from nextcloud_mcp_server.tools._results import answer, stale_version
 from nextcloud_mcp_server.tools._shown import bound_version
 from nextcloud_mcp_server.tools._versions import approve_update
+from nextcloud_mcp_server.toolsets.tables import tools_create
 from nextcloud_mcp_server.toolsets.tables.client import TableRow, TablesClient
 from nextcloud_mcp_server.toolsets.tables.kept_columns import kept_columns
+from nextcloud_mcp_server.toolsets.tables.tools_common import toolset
 from nextcloud_mcp_server.toolsets.tables.tools_rows import (
     MAX_FILTERS,
     RowFilter,
@@ -33,9 +34,7 @@ from nextcloud_mcp_server.toolsets.tables.tools_rows import (
 from nextcloud_mcp_server.toolsets.tables.values import MAX_TEXT, InvalidTableInput, TableColumn
 from nextcloud_mcp_server.views import APPROVAL
 
-__all__ = ["toolset"]
-
-toolset = Toolset("tables")
+__all__ = ["tools_create", "toolset"]
 
 TableId = Annotated[int | None, Field(ge=1, le=2**53, description="The table's id (or give view_id)")]
 ViewId = Annotated[int | None, Field(ge=1, le=2**53, description="A view's id instead of table_id")]

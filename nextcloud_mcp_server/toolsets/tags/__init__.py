@@ -9,7 +9,7 @@ __all__ = ["DECLARATION"]
 DECLARATION = Declaration(
     name="tags",
     title="Tags",
-    summary="Collaborative tags on files: create, assign, find by tag, remove",
+    summary="Collaborative tags and favorites on files: create, assign, find by tag, remove; mark favorites",
     app=App("systemtags", "Collaborative tags"),
     scopes_of="files",
 )

@@ -1,4 +1,5 @@
 """System tags (app systemtags) over DAV: `/remote.php/dav/systemtags/` (the tags),
+favourites (the `oc:favorite` property of a file, set by PROPPATCH, found by the same REPORT),
 `/systemtags-relations/files/<file id>/<tag id>` (PUT tags a file, DELETE untags it), and the
 `oc:filter-files` REPORT on the user's files root to find files by tag (paged by Nextcloud with
 `d:limit`). A tag the user may not see is not listed; one they may not assign is refused (403).
@@ -155,13 +156,39 @@ class SystemTagsClient(DavApp):
         except Forbidden as exc:
             raise Forbidden(self.host, "you may not remove this tag", status=403, body=exc.body) from None
 
+    def _file_href(self, path: str) -> str:
+        return f"/remote.php/dav/files/{quote(self.user_id, safe='')}/{paths.encode(paths.clean(path))}"
+
+    async def set_favorite(self, path: str, *, on: bool) -> bool:
+        """Mark the file or folder at `path` a favourite, or not; whether it is one afterwards, as
+        Nextcloud reads it again (a PROPPATCH answers 207 even when a property was refused)."""
+        body = xml_request(
+            f'<d:propertyupdate xmlns:d="{DAV}" xmlns:oc="{OC}"><d:set><d:prop>'
+            f"<oc:favorite>{1 if on else 0}</oc:favorite></d:prop></d:set></d:propertyupdate>"
+        )
+        async for _ in self.multistatus("PROPPATCH", self._file_href(path), body, depth=None):
+            pass
+        check = xml_request(
+            f'<d:propfind xmlns:d="{DAV}" xmlns:oc="{OC}"><d:prop><oc:favorite/></d:prop></d:propfind>'
+        )
+        async for response in self.multistatus("PROPFIND", self._file_href(path), check, depth="0"):
+            return response.text(f"{{{OC}}}favorite") == "1"
+        return False
+
     async def files_with(self, tag_id: int, *, limit: int, offset: int = 0) -> list[FileEntry]:
         """Files and folders of this user with the tag, as Nextcloud pages them."""
+        return await self._filtered(f"<oc:systemtag>{tag_id}</oc:systemtag>", limit=limit, offset=offset)
+
+    async def favorites(self, *, limit: int, offset: int = 0) -> list[FileEntry]:
+        """This user's favourite files and folders, as Nextcloud pages them."""
+        return await self._filtered("<oc:favorite>1</oc:favorite>", limit=limit, offset=offset)
+
+    async def _filtered(self, rule: str, *, limit: int, offset: int) -> list[FileEntry]:
         root = f"{self._http.base_path}/remote.php/dav/files/{self.user_id}"
         body = xml_request(
             f'<oc:filter-files xmlns:d="{DAV}" xmlns:oc="{OC}" xmlns:nc="{NC_ORG}"><d:prop><oc:fileid/>'
             "<d:getlastmodified/><oc:size/><d:resourcetype/><d:getcontenttype/></d:prop>"
-            f"<oc:filter-rules><oc:systemtag>{tag_id}</oc:systemtag></oc:filter-rules>"
+            f"<oc:filter-rules>{rule}</oc:filter-rules>"
             f"<d:limit><d:nresults>{limit}</d:nresults><nc:firstresult>{offset}</nc:firstresult></d:limit>"
             "</oc:filter-files>"
         )

@@ -1,4 +1,5 @@
-"""Tags toolset: Nextcloud's collaborative (system) tags on files and folders (app systemtags)."""
+"""Tags toolset: Nextcloud's collaborative (system) tags on files and folders (app systemtags), and
+favorites (the star in Files)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import FILES_READ, FILES_WRITE, require_scopes
 from nextcloud_mcp_server.nextcloud import paths
-from nextcloud_mcp_server.nextcloud.errors import NotFound
+from nextcloud_mcp_server.nextcloud.errors import Forbidden, NotFound
 from nextcloud_mcp_server.tools._audience import Audience, approve_publication
 from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._file_target import FilePath, iso, resolve
@@ -162,4 +163,48 @@ async def nc_tags_find_files(
     ]
     return TaggedFiles(
         tag=found.name, files=files, next_offset=offset + limit if len(entries) > limit else None
+    )
+
+
+class Favorite(BaseModel):
+    path: str
+    favorite: bool = Field(description="As Nextcloud reads it after the change")
+
+
+@toolset.tool(title="Mark a favorite", idempotent=True)
+@require_scopes(FILES_WRITE)
+async def nc_tags_favorite(
+    path: FilePath,
+    ctx: Context[Any, Any],
+    favorite: Annotated[bool, Field(description="false removes the mark")] = True,
+) -> Favorite:
+    """Mark a file or folder as a favorite (the star in Files), or remove the mark."""
+    _, entry, _ = await resolve(ctx, path)
+    tags = await (await nextcloud_for(ctx)).dav_api(SystemTagsClient)
+    now = await tags.set_favorite(entry.path, on=favorite)
+    if now != favorite:
+        raise Forbidden(
+            tags.host,
+            f"Nextcloud did not change the favorite mark of {paths.display(entry.path)}",
+            status=403,
+        )
+    return Favorite(path=paths.display(entry.path), favorite=now)
+
+
+@toolset.tool(title="List favorites", read_only=True)
+@require_scopes(FILES_READ)
+async def nc_tags_list_favorites(
+    ctx: Context[Any, Any],
+    limit: Annotated[int, Field(ge=1, le=200)] = 50,
+    offset: Annotated[int, Field(ge=0, le=100_000)] = 0,
+) -> TaggedFiles:
+    """Your favorite files and folders (starred in Files), in pages."""
+    tags = await (await nextcloud_for(ctx)).dav_api(SystemTagsClient)
+    entries = await tags.favorites(limit=limit + 1, offset=offset)
+    files = [
+        TaggedFile(path=paths.display(e.path), type=e.kind, size=e.size, modified=iso(e.modified))
+        for e in entries[:limit]
+    ]
+    return TaggedFiles(
+        tag="favorites", files=files, next_offset=offset + limit if len(entries) > limit else None
     )

@@ -175,6 +175,12 @@ class TalkClient:
             if isinstance(p, dict)
         ]
 
+    async def mark_read(self, token: str) -> Conversation:
+        """Mark the conversation read up to its newest message (Talk's read marker; the caller's
+        notifications of it are cleared by Talk); answers the conversation as it is then."""
+        data, _ = await self._call("POST", f"{CHAT}/{check_token(token)}/read")
+        return conversation_of(data, self.host)
+
     async def bots(self, token: str) -> list[str] | None:
         """The names of the bots enabled in a conversation (each reads every message), or None
         when Talk does not tell this user (only moderators may list them)."""

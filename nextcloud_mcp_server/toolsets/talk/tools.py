@@ -91,6 +91,18 @@ class Mention(BaseModel):
     write: str = Field(description="The text that mentions them in a message")
 
 
+class Person(BaseModel):
+    id: str
+    name: str
+    kind: str = Field(description="users, groups, guests, emails, circles, federated_users")
+
+
+class ParticipantList(BaseModel):
+    token: str
+    participants: list[Person]
+    total: int
+
+
 class MentionList(BaseModel):
     mentionable: list[Mention]
 
@@ -312,3 +324,21 @@ async def nc_talk_list_mentionable(
     return MentionList(
         mentionable=[Mention(id=m.id, name=m.name, kind=m.kind, write=f'@"{m.id}"') for m in found]
     )
+
+
+@toolset.tool(title="List Talk participants", read_only=True)
+@require_scopes(TALK_READ)
+async def nc_talk_list_participants(
+    token: Token, ctx: Context[Any, Any], limit: Annotated[int, Field(ge=1, le=500)] = 100
+) -> ParticipantList:
+    """Who takes part in a conversation: users, groups, teams, guests, by name and id."""
+    found = await (await _talk(ctx)).participants(token)
+    shown = [Person(id=p.actor_id, name=p.name, kind=p.actor_type) for p in found[:limit]]
+    return ParticipantList(token=token, participants=shown, total=len(found))
+
+
+@toolset.tool(title="Mark a Talk conversation read", idempotent=True)
+@require_scopes(TALK_WRITE)
+async def nc_talk_mark_read(token: Token, ctx: Context[Any, Any]) -> ConversationSummary:
+    """Mark a conversation read up to its newest message; answers it with its unread count."""
+    return _summary(await (await _talk(ctx)).mark_read(token))

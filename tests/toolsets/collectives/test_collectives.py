@@ -28,6 +28,8 @@ TOOLS = {
     "nc_collectives_create_page",
     "nc_collectives_edit_page",
     "nc_collectives_search_pages",
+    "nc_collectives_create_collective",
+    "nc_collectives_move_page",
 }
 TOO_OLD = "needs Nextcloud 30 or later"  # on 29: said by every tool, none of them listed
 
@@ -75,6 +77,7 @@ async def test_pages_are_created_read_edited_and_searched(apps_nextcloud: Nextcl
                 await _every_tool_says_too_old(nextcloud, session)
                 return
             await _the_life_of_a_page(nextcloud, session)
+            await _a_new_collective_with_a_moved_and_a_copied_page(nextcloud, session)
 
 
 async def _every_tool_says_too_old(nextcloud: Nextcloud, session: ClientSession) -> None:
@@ -86,6 +89,8 @@ async def _every_tool_says_too_old(nextcloud: Nextcloud, session: ClientSession)
         "nc_collectives_create_page": {"collective_id": 1, "title": "Plan", "content": "x"},
         "nc_collectives_edit_page": {"collective_id": 1, "page_id": 1, "etag": "abc", "content": "x"},
         "nc_collectives_search_pages": {"query": "plan"},
+        "nc_collectives_create_collective": {"name": "Handbook"},
+        "nc_collectives_move_page": {"collective_id": 1, "page_id": 2, "parent_id": 3},
     }
     for tool, arguments in calls.items():
         result = await session.call_tool(tool, arguments)
@@ -94,6 +99,65 @@ async def _every_tool_says_too_old(nextcloud: Nextcloud, session: ClientSession)
         assert TOO_OLD in text, (tool, text)
     assert not nextcloud.exists(nextcloud.alice, "Collectives")
     assert not nextcloud.exists(nextcloud.alice, ".Collectives")
+
+
+async def _a_new_collective_with_a_moved_and_a_copied_page(
+    nextcloud: Nextcloud, session: ClientSession
+) -> None:
+    """A collective created, two pages in it, one moved under the other, then copied with its
+    subpage under the landing page; a page under itself and the landing page are refused. Each
+    step checked through Collectives' own API."""
+    made = await _call(session, "nc_collectives_create_collective", name="Handbook", emoji="📘")
+    collective = made["id"]
+    stored = {c["id"]: c for c in _ocs(nextcloud, nextcloud.alice, "GET", "")["collectives"]}
+    assert (stored[collective]["name"], stored[collective]["emoji"]) == ("Handbook", "📘")
+    landing = made["landing_page_id"]
+    assert [p["id"] for p in _pages(nextcloud, collective).values() if p["parentId"] == 0] == [landing]
+    on = {"collective_id": collective}
+    onboarding = await _call(session, "nc_collectives_create_page", **on, title="Onboarding")
+    tools = await _call(session, "nc_collectives_create_page", **on, title="Tools", content="# Tools")
+    moved = await _call(
+        session, "nc_collectives_move_page", **on, page_id=tools["id"], parent_id=onboarding["id"]
+    )
+    assert (moved["id"], moved["parent_id"], moved["copied"]) == (tools["id"], onboarding["id"], False)
+    pages = _pages(nextcloud, collective)
+    assert pages["Tools"]["parentId"] == onboarding["id"]
+    file = "/".join(
+        pages["Tools"][k] for k in ("collectivePath", "filePath", "fileName") if pages["Tools"][k]
+    )
+    assert file.endswith("Handbook/Onboarding/Tools.md")
+    assert nextcloud.read_file(nextcloud.alice, file) == b"# Tools"
+    copied = await _call(
+        session,
+        "nc_collectives_move_page",
+        **on,
+        page_id=onboarding["id"],
+        parent_id=landing,
+        copy=True,
+        title="Onboarding (old)",
+    )
+    pages = _pages(nextcloud, collective)
+    assert copied["id"] != onboarding["id"]
+    assert (pages["Onboarding (old)"]["id"], pages["Onboarding (old)"]["parentId"]) == (copied["id"], landing)
+    listed = _pages_listed(nextcloud, collective)
+    assert sorted(p["title"] for p in listed if p["parentId"] == copied["id"]) == ["Tools"]
+    assert pages["Onboarding"]["parentId"] == landing  # the original stays
+    under = await session.call_tool(
+        "nc_collectives_move_page", {**on, "page_id": onboarding["id"], "parent_id": tools["id"]}
+    )
+    assert under.is_error
+    assert "a page cannot go under itself" in _text(under)
+    top = await session.call_tool(
+        "nc_collectives_move_page", {**on, "page_id": landing, "parent_id": onboarding["id"]}
+    )
+    assert "the landing page cannot be moved" in _text(top)
+    by_id = {p["id"]: p for p in _pages_listed(nextcloud, collective)}
+    assert (by_id[tools["id"]]["parentId"], by_id[landing]["parentId"]) == (onboarding["id"], 0)
+
+
+def _pages_listed(nextcloud: Nextcloud, collective_id: int) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = _ocs(nextcloud, nextcloud.alice, "GET", f"/{collective_id}/pages")["pages"]
+    return found
 
 
 async def _the_life_of_a_page(nextcloud: Nextcloud, session: ClientSession) -> None:

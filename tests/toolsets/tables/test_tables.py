@@ -30,6 +30,8 @@ TOOLS = {
     "nc_tables_add_row": ("tables:write", False, False),
     "nc_tables_update_row": ("tables:write", False, False),
     "nc_tables_delete_row": ("tables:write", False, True),
+    "nc_tables_create_table": ("tables:write", False, False),
+    "nc_tables_add_column": ("tables:write", False, False),
 }
 
 

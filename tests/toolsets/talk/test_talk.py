@@ -30,6 +30,8 @@ TOOLS = {
     "nc_talk_post_message": False,
     "nc_talk_react": False,
     "nc_talk_create_conversation": False,
+    "nc_talk_list_participants": True,
+    "nc_talk_mark_read": False,
 }
 
 
@@ -79,7 +81,7 @@ def error_text(result: Any) -> str:
     return str(result.content[0].text)
 
 
-def test_six_tools_with_talk_scopes_only_when_chosen() -> None:
+def test_the_talk_tools_with_talk_scopes_only_when_chosen() -> None:
     def offered(toolsets: str, level: str = "destructive") -> dict[str, Any]:
         config = load_settings(
             env_file=None,
@@ -145,6 +147,21 @@ async def test_one_to_one_post_reply_read_since_and_react(apps_nextcloud: Nextcl
             f"{CHAT}/{token}",
             json={"message": 'Yes @"alice"!', "replyTo": posted["id"]},
         )
+        people = structured(await session.call_tool("nc_talk_list_participants", {"token": token}))
+        assert sorted((p["id"], p["kind"]) for p in people["participants"]) == [
+            ("admin", "users"),
+            ("alice", "users"),
+        ]
+        assert people["total"] == 2
+
+        def unread() -> int:
+            [mine] = [r for r in ocs(nc, nc.alice, "GET", ROOM) if r["token"] == token]
+            return int(mine["unreadMessages"])
+
+        assert unread() == 1  # admin's reply; reading through the tools leaves the marker alone
+        marked = structured(await session.call_tool("nc_talk_mark_read", {"token": token}))
+        assert (marked["token"], marked["unread"]) == (token, 0)
+        assert unread() == 0
         since = structured(
             await session.call_tool("nc_talk_read_messages", {"token": token, "since_id": posted["id"]})
         )

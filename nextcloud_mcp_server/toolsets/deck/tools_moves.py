@@ -1,0 +1,97 @@
+"""Moving a Deck card: within its board (Deck's reorder), or to a stack of another board the
+caller may edit. The other board may be read by people who cannot read the card now, so that move
+asks first (ADR 0058's rule for what is published), bound to both boards and the card as read."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context
+from pydantic import Field
+
+from nextcloud_mcp_server.auth.scopes import DECK_WRITE, require_scopes
+from nextcloud_mcp_server.nextcloud.errors import NextcloudError
+from nextcloud_mcp_server.tools._audience import Audience, approve_publication
+from nextcloud_mcp_server.tools._context import nextcloud_for
+from nextcloud_mcp_server.toolsets.deck.client import DeckClient
+from nextcloud_mcp_server.toolsets.deck.models import DeckBoard, DeckCard
+from nextcloud_mcp_server.toolsets.deck.tools_answers import CardDetail, card_detail
+from nextcloud_mcp_server.toolsets.deck.tools_audience import move_audience
+from nextcloud_mcp_server.toolsets.deck.tools_common import (
+    DESCRIPTION_SHOWN,
+    BoardId,
+    CardId,
+    StackId,
+    locate,
+    stack_title,
+    toolset,
+)
+from nextcloud_mcp_server.views import APPROVAL
+
+__all__ = ["nc_deck_move_card"]
+
+
+async def _move_across(
+    deck: DeckClient, board_id: int, card: DeckCard, target: DeckBoard, stack: int
+) -> None:
+    """Deck's card update moves a card to the stack in its path, of any board, and gives it the
+    target board's labels of the same titles; but Deck 1.13 then fails half-way (it removes the old
+    labels after the move, which it refuses). So the labels are taken off first and put back from
+    the target board's (created there when missing), as Deck 1.18 does itself."""
+    for label in card.labels:
+        await deck.set_label(board_id, card, label.id, on=False)
+    try:
+        await deck.update_card(target.id, card, duedate=card.duedate, to_stack=stack)
+    except NextcloudError:
+        for label in card.labels:
+            await deck.set_label(board_id, card, label.id, on=True)
+        raise
+    by_title = {label.title.strip().casefold(): label for label in target.labels}
+    moved = card.model_copy(update={"stack_id": stack})
+    for label in card.labels:
+        found = by_title.get(label.title.strip().casefold())
+        if found is None:
+            found = await deck.create_label(target.id, label.title, label.color or "31CC7C")
+            by_title[label.title.strip().casefold()] = found
+        await deck.set_label(target.id, moved, found.id, on=True)
+
+
+@toolset.tool(title="Move a Deck card", idempotent=True, view=APPROVAL)
+@require_scopes(DECK_WRITE)
+async def nc_deck_move_card(
+    board_id: BoardId,
+    stack_id: StackId,
+    card_id: CardId,
+    to_stack_id: StackId,
+    ctx: Context[Any, Any],
+    position: Annotated[int, Field(ge=0, le=100_000, description="0 is the top of the stack")] = 0,
+    to_board_id: Annotated[BoardId | None, Field(description="Another board; omit for this one")] = None,
+) -> CardDetail:
+    """Move a card to another stack or position, on its board or another (to_board_id). Moving it
+    where more people read it asks first."""
+    nc = await nextcloud_for(ctx)
+    board, card = await locate(nc, board_id, stack_id, card_id)
+    deck = nc.api(DeckClient)
+    if to_board_id is None or to_board_id == board_id:
+        stack_title(board, to_stack_id)
+        moved = await deck.move_card(board_id, card_id, to_stack=to_stack_id, position=position)
+        return card_detail(board_id, moved, [], DESCRIPTION_SHOWN)
+    target = await deck.board(to_board_id)
+    stack_title(target, to_stack_id)
+    me = await nc.dav_user_id()
+
+    async def again() -> Audience:
+        _, now = await locate(nc, board_id, stack_id, card_id)
+        return move_audience(await deck.board(board_id), await deck.board(to_board_id), now, me)
+
+    await approve_publication(
+        ctx,
+        tool="nc_deck_move_card",
+        audience=move_audience(board, target, card, me),
+        text=f"{card.title}\n\n{card.description or ''}".strip(),
+        action="Move this card",
+        again=again,
+    )
+    await _move_across(deck, board_id, card, target, to_stack_id)
+    moved = await deck.move_card(to_board_id, card_id, to_stack=to_stack_id, position=position)
+    return card_detail(to_board_id, moved, [], DESCRIPTION_SHOWN)
