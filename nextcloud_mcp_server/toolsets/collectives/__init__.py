@@ -9,11 +9,11 @@ __all__ = ["DECLARATION"]
 DECLARATION = Declaration(
     name="collectives",
     title="Collectives",
-    summary="Collectives and their pages: create collectives; list, read, create, edit, move and copy pages",
+    summary="Collectives: create them; list, read, create, edit, move, copy, trash pages",
     # the OCS API came with Collectives 3.0, which needs Nextcloud 30 (docs/ADR/0046)
     app=App("collectives", "Collectives", nextcloud_from=30),
     scopes=(
         Scope("collectives:read", "See your collectives and read their pages"),
-        Scope("collectives:write", "Create collectives; create, edit, move and copy their pages"),
+        Scope("collectives:write", "Create collectives; create, edit, move, copy and trash pages"),
     ),
 )

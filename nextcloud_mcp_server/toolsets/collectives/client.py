@@ -220,6 +220,21 @@ class CollectivesClient:
         page: Page = self._parse(Page, body.get("page"), "page")
         return page
 
+    async def trash_page(self, collective_id: int, page_id: int) -> None:
+        """Move the page, with its subpages, to the collective's trash (restorable)."""
+        await self._call("DELETE", f"/{collective_id}/pages/{page_id}")
+
+    async def trashed_pages(self, collective_id: int) -> list[Page]:
+        """The trashed pages (4.5 answers their paths as null: read as empty)."""
+        body = await self._call("GET", f"/{collective_id}/pages/trash")
+        return [self._parse(Page, _no_nulls(p), "page") for p in _items(body, "pages", self.host)]
+
+    async def restore_page(self, collective_id: int, page_id: int) -> Page:
+        """Bring a trashed page (with its subpages) back where it was; answers the page."""
+        body = await self._call("PATCH", f"/{collective_id}/pages/trash/{page_id}")
+        page: Page = self._parse(Page, _no_nulls(body.get("page")), "page")
+        return page
+
     def _file(self, page: Page) -> str:
         try:
             return paths.clean(page.file)
@@ -245,6 +260,10 @@ class CollectivesClient:
             self._file(page), text.encode("utf-8"), content_type="text/markdown", if_match=if_match
         )
         return written.etag or ""
+
+
+def _no_nulls(item: Any) -> Any:
+    return {k: v for k, v in item.items() if v is not None} if isinstance(item, dict) else item
 
 
 def _items(body: dict[str, Any], key: str, host: str) -> list[Any]:

@@ -13,6 +13,10 @@ DECLARATION = Declaration(
     app=App("deck", "Deck"),
     scopes=(
         Scope("deck:read", "See your Deck boards, cards and their comments"),
-        Scope("deck:write", "Create and change Deck boards and cards, move and archive cards, comment on them, delete cards and boards"),
+        Scope(
+            "deck:write",
+            "Create and change Deck boards and cards, move and archive cards, comment on them, "
+            "delete cards and boards",
+        ),
     ),
 )

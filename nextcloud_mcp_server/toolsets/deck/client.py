@@ -81,6 +81,11 @@ class DeckClient:
     def host(self) -> str:
         return self._http.host
 
+    def web_url(self, board_id: int, card_id: int | None = None) -> str:
+        """Where a person opens the board (or the card) in Deck's web page (1.13 and 1.18 alike)."""
+        card = f"/card/{card_id}" if card_id is not None else ""
+        return self._http.url(f"/index.php/apps/deck/board/{board_id}{card}")
+
     async def _send(self, method: str, path: str, *, params: dict[str, Any] | None, body: Any) -> Answer:
         try:
             return await self._http.request(
@@ -177,6 +182,16 @@ class DeckClient:
     async def create_stack(self, board_id: int, title: str, order: int) -> DeckStack:
         answer = await self._call("POST", f"/boards/{board_id}/stacks", body={"title": title, "order": order})
         return self._parse(DeckStack, json_body(answer, self.host), "stack")
+
+    async def rename_stack(self, board_id: int, stack: DeckStack, title: str) -> None:
+        """Deck's stack update takes the board from the path (it would move the stack there) and
+        the order as sent, so both are the stack's own."""
+        body = {"title": title, "order": stack.order}
+        await self._call("PUT", f"/boards/{board_id}/stacks/{stack.id}", body=body)
+
+    async def rename_label(self, board_id: int, label: DeckLabel, title: str) -> None:
+        body = {"title": title, "color": label.color or "31CC7C"}
+        await self._call("PUT", f"/boards/{board_id}/labels/{label.id}", body=body)
 
     async def create_label(self, board_id: int, title: str, color: str) -> DeckLabel:
         answer = await self._call("POST", f"/boards/{board_id}/labels", body={"title": title, "color": color})

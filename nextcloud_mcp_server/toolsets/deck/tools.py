@@ -116,6 +116,7 @@ async def nc_deck_get_board(
     return BoardDetail(
         id=board.id,
         title=cut(board.title),
+        url=nc.api(DeckClient).web_url(board.id),
         owner=board.owner.uid,
         labels=[cut(label.title, 100) for label in board.labels[:100]],
         members=sorted({u.uid for u in [board.owner, *board.users[:200]] if u.uid}),
@@ -137,7 +138,9 @@ async def nc_deck_get_card(
     nc = await nextcloud_for(ctx)
     _, card = await locate(nc, board_id, stack_id, card_id)
     found = await nc.api(DeckClient).comments(card_id, limit=comments, offset=0) if comments else []
-    return card_detail(board_id, card, found[:comments], DESCRIPTION_SHOWN)
+    return card_detail(
+        board_id, card, found[:comments], DESCRIPTION_SHOWN, nc.api(DeckClient).web_url(board_id, card.id)
+    )
 
 
 @toolset.tool(title="Create a Deck card")
@@ -161,7 +164,7 @@ async def nc_deck_create_card(
     card = await nc.api(DeckClient).create_card(
         board_id, stack_id, title=title, description=description, duedate=duedate
     )
-    return card_detail(board_id, card, [], DESCRIPTION_SHOWN)
+    return card_detail(board_id, card, [], DESCRIPTION_SHOWN, nc.api(DeckClient).web_url(board_id, card.id))
 
 
 @toolset.tool(title="Change a Deck card", idempotent=True, view=APPROVAL)
@@ -252,7 +255,9 @@ async def nc_deck_update_card(
         if user in has_user:
             await nc.api(DeckClient).set_user(board_id, card, user, assigned=False)
     changed = await nc.api(DeckClient).card(board_id, stack_id, card_id)
-    return card_detail(board_id, changed, [], DESCRIPTION_SHOWN)
+    return card_detail(
+        board_id, changed, [], DESCRIPTION_SHOWN, nc.api(DeckClient).web_url(board_id, changed.id)
+    )
 
 
 @toolset.tool(title="Comment on a Deck card", view=APPROVAL)

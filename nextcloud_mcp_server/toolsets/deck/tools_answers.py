@@ -68,6 +68,7 @@ class StackView(BaseModel):
 class BoardDetail(BaseModel):
     id: int
     title: str
+    url: str = Field(default="", description="Opens the board in Deck")
     owner: str
     labels: list[str]
     members: list[str] = Field(description="User ids that can be assigned")
@@ -85,6 +86,7 @@ class Comment(BaseModel):
 class CardDetail(CardSummary):
     board_id: int
     stack_id: int
+    url: str = Field(default="", description="Opens the card in Deck")
     description: str
     owner: str
     etag: str
@@ -130,7 +132,9 @@ def _summary_fields(card: DeckCard) -> dict[str, Any]:
     }
 
 
-def card_detail(board_id: int, card: DeckCard, comments: list[DeckComment], shown: int) -> CardDetail:
+def card_detail(
+    board_id: int, card: DeckCard, comments: list[DeckComment], shown: int, url: str = ""
+) -> CardDetail:
     notes = []
     description = card.description or ""
     if len(description) > shown:
@@ -140,6 +144,7 @@ def card_detail(board_id: int, card: DeckCard, comments: list[DeckComment], show
         **_summary_fields(card),
         board_id=board_id,
         stack_id=card.stack_id,
+        url=url,
         description=description,
         owner=card.owner.uid,
         etag=card.etag,

@@ -33,16 +33,43 @@ class StackRef(BaseModel):
 class BoardMade(BaseModel):
     id: int
     title: str
+    url: str = Field(description="Opens the board in Deck")
     archived: bool
     stacks: list[StackRef] = Field(description="Left to right; their ids take cards")
     labels: list[str]
     notes: list[str] = Field(default_factory=list)
 
 
-def _made(board: DeckBoard, stacks: list[DeckStack], notes: list[str]) -> BoardMade:
+Renames = Annotated[
+    dict[Annotated[str, Field(max_length=255)], Annotated[str, Field(max_length=255)]],
+    Field(max_length=20, description="Current title -> new title"),
+]
+
+
+def _renames(given: dict[str, str], have: list[Any], what: str) -> list[tuple[Any, str]]:
+    """(the stack or label, its new title) for each current title given, matched without case;
+    an unknown or ambiguous title, or a new title another one has, is refused naming them."""
+    found: list[tuple[Any, str]] = []
+    new_titles = check_names(given.values(), what)
+    for (old, _), new in zip(given.items(), new_titles, strict=True):
+        matches = [item for item in have if item.title.strip().casefold() == old.strip().casefold()]
+        if len(matches) != 1:
+            known = ", ".join(repr(item.title[:40]) for item in have[:30]) or "none"
+            raise InvalidDeckInput(
+                f"{old[:60]!r} names {len(matches)} {what}s of the board; its {what}s: {known}"
+            )
+        taken = {item.title.strip().casefold() for item in have} - {old.strip().casefold()}
+        if new.casefold() in taken:
+            raise InvalidDeckInput(f"the board has a {what} {new[:60]!r} already")
+        found.append((matches[0], new))
+    return found
+
+
+def _made(deck: DeckClient, board: DeckBoard, stacks: list[DeckStack], notes: list[str]) -> BoardMade:
     return BoardMade(
         id=board.id,
         title=cut(board.title),
+        url=deck.web_url(board.id),
         archived=board.archived,
         stacks=[StackRef(id=s.id, title=cut(s.title)) for s in stacks[:50]],
         labels=[cut(label.title, 100) for label in board.labels[:100]],
@@ -81,7 +108,7 @@ async def nc_deck_create_board(
     deck = nc.api(DeckClient)
     board = await deck.create_board(name, BOARD_COLOR)
     notes = await _add(deck, board, wanted_stacks, wanted_labels)
-    return _made(await deck.board(board.id), await deck.stacks(board.id), notes)
+    return _made(deck, await deck.board(board.id), await deck.stacks(board.id), notes)
 
 
 @toolset.tool(title="Change a Deck board", idempotent=True)
@@ -93,26 +120,42 @@ async def nc_deck_update_board(
     archived: Annotated[bool | None, Field(description="Archive, or restore from the archive")] = None,
     add_stacks: Annotated[Names, Field(description="Stack titles, added at the right")] = [],  # noqa: B006
     add_labels: Names = [],  # noqa: B006
+    rename_stacks: Renames = {},  # noqa: B006
+    rename_labels: Renames = {},  # noqa: B006
 ) -> BoardMade:
-    """Rename, archive or restore a board; add stacks (at the right) and labels to it."""
+    """Rename, archive or restore a board; add stacks (at the right) and labels; rename them."""
     new_title = check_names([title], "board")[0] if title is not None else None
     stacks, labels = check_names(add_stacks, "stack"), check_names(add_labels, "label")
-    if new_title is None and archived is None and not stacks and not labels:
-        raise InvalidDeckInput("give at least one of title, archived, add_stacks or add_labels")
+    if new_title is None and archived is None and not (stacks or labels or rename_stacks or rename_labels):
+        raise InvalidDeckInput(
+            "give at least one of title, archived, add_stacks, add_labels, rename_stacks or rename_labels"
+        )
     nc = await nextcloud_for(ctx)
     deck = nc.api(DeckClient)
     board = await deck.board(board_id)
     if board.deleted_at:
         raise InvalidDeckInput(f"board {board_id} was deleted")
+    stack_names = _renames(rename_stacks, board.stacks, "stack")
+    label_names = _renames(rename_labels, board.labels, "label")
     # Deck changes nothing on an archived board: restore first, archive last
     if (board.archived and archived is False) or (new_title is not None and archived is not True):
         board = (await deck.update_board(board, title=new_title, archived=archived)).model_copy(
             update={"stacks": board.stacks, "labels": board.labels}
         )
         new_title = None
-    if board.archived and (stacks or labels):
-        raise InvalidDeckInput(f"board {board_id} is archived; restore it (archived=false) to add to it")
+    if board.archived and (stacks or labels or stack_names or label_names):
+        raise InvalidDeckInput(f"board {board_id} is archived; restore it (archived=false) to change it")
+    for stack, name in stack_names:
+        await deck.rename_stack(board_id, stack, name)
+    for label, name in label_names:
+        await deck.rename_label(board_id, label, name)
+    renamed = {label.id: name for label, name in label_names}
+    board = board.model_copy(  # labels added next are compared with the new titles
+        update={
+            "labels": [lb.model_copy(update={"title": renamed.get(lb.id, lb.title)}) for lb in board.labels]
+        }
+    )
     notes = await _add(deck, board, stacks, labels)
     if archived is True and (not board.archived or new_title is not None):
         await deck.update_board(board, title=new_title, archived=True)
-    return _made(await deck.board(board_id), await deck.stacks(board_id), notes)
+    return _made(deck, await deck.board(board_id), await deck.stacks(board_id), notes)

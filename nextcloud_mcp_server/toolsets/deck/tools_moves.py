@@ -75,7 +75,9 @@ async def nc_deck_move_card(
     if to_board_id is None or to_board_id == board_id:
         stack_title(board, to_stack_id)
         moved = await deck.move_card(board_id, card_id, to_stack=to_stack_id, position=position)
-        return card_detail(board_id, moved, [], DESCRIPTION_SHOWN)
+        return card_detail(
+            board_id, moved, [], DESCRIPTION_SHOWN, nc.api(DeckClient).web_url(board_id, moved.id)
+        )
     target = await deck.board(to_board_id)
     stack_title(target, to_stack_id)
     me = await nc.dav_user_id()
@@ -94,4 +96,6 @@ async def nc_deck_move_card(
     )
     await _move_across(deck, board_id, card, target, to_stack_id)
     moved = await deck.move_card(to_board_id, card_id, to_stack=to_stack_id, position=position)
-    return card_detail(to_board_id, moved, [], DESCRIPTION_SHOWN)
+    return card_detail(
+        to_board_id, moved, [], DESCRIPTION_SHOWN, nc.api(DeckClient).web_url(to_board_id, moved.id)
+    )

@@ -9,7 +9,7 @@ __all__ = ["DECLARATION"]
 DECLARATION = Declaration(
     name="tables",
     title="Tables",
-    summary="Tables, their views and rows (Tables app): create tables and columns; read, add, change, delete rows",
+    summary="Tables (Tables app): create tables and columns; read, add, change and delete rows",
     app=App("tables", "Tables"),
     scopes=(
         Scope("tables:read", "Read your tables in the Tables app"),

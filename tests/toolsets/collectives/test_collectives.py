@@ -30,6 +30,8 @@ TOOLS = {
     "nc_collectives_search_pages",
     "nc_collectives_create_collective",
     "nc_collectives_move_page",
+    "nc_collectives_trash_page",
+    "nc_collectives_restore_page",
 }
 TOO_OLD = "needs Nextcloud 30 or later"  # on 29: said by every tool, none of them listed
 
@@ -77,7 +79,7 @@ async def test_pages_are_created_read_edited_and_searched(apps_nextcloud: Nextcl
                 await _every_tool_says_too_old(nextcloud, session)
                 return
             await _the_life_of_a_page(nextcloud, session)
-            await _a_new_collective_with_a_moved_and_a_copied_page(nextcloud, session)
+            await _a_new_collective_with_a_moved_and_a_copied_page(nextcloud, session, base)
 
 
 async def _every_tool_says_too_old(nextcloud: Nextcloud, session: ClientSession) -> None:
@@ -91,6 +93,8 @@ async def _every_tool_says_too_old(nextcloud: Nextcloud, session: ClientSession)
         "nc_collectives_search_pages": {"query": "plan"},
         "nc_collectives_create_collective": {"name": "Handbook"},
         "nc_collectives_move_page": {"collective_id": 1, "page_id": 2, "parent_id": 3},
+        "nc_collectives_trash_page": {"collective_id": 1, "page_id": 2},
+        "nc_collectives_restore_page": {"collective_id": 1},
     }
     for tool, arguments in calls.items():
         result = await session.call_tool(tool, arguments)
@@ -102,7 +106,7 @@ async def _every_tool_says_too_old(nextcloud: Nextcloud, session: ClientSession)
 
 
 async def _a_new_collective_with_a_moved_and_a_copied_page(
-    nextcloud: Nextcloud, session: ClientSession
+    nextcloud: Nextcloud, session: ClientSession, base: str
 ) -> None:
     """A collective created, two pages in it, one moved under the other, then copied with its
     subpage under the landing page; a page under itself and the landing page are refused. Each
@@ -153,6 +157,40 @@ async def _a_new_collective_with_a_moved_and_a_copied_page(
     assert "the landing page cannot be moved" in _text(top)
     by_id = {p["id"]: p for p in _pages_listed(nextcloud, collective)}
     assert (by_id[tools["id"]]["parentId"], by_id[landing]["parentId"]) == (onboarding["id"], 0)
+
+    # the copy to the trash: asked; a page added below it while asked voids the approval
+    human = Human()
+
+    async def added_below() -> None:
+        _ocs(nextcloud, nextcloud.alice, "POST", f"/{collective}/pages/{copied['id']}", title="Late")
+
+    human.while_asked = added_below
+    async with http_session(f"{base}/mcp", elicitation_callback=human.answer) as asking:
+        raced = await asking.call_tool("nc_collectives_trash_page", {**on, "page_id": copied["id"]})
+        assert "changed while you were being asked" in _text(raced)
+        assert copied["id"] in {p["id"] for p in _pages_listed(nextcloud, collective)}
+        human.while_asked = None
+        gone = await _call(asking, "nc_collectives_trash_page", **on, page_id=copied["id"])
+        assert (gone["trashed"], gone["subpages"]) == (True, 2)
+        assert human.questions[-1] == (
+            'Move the page "Onboarding (old)" and its 2 subpages to the trash of collective '
+            f"{collective}? Every member loses it until it is restored."
+        )
+    left = {p["id"] for p in _pages_listed(nextcloud, collective)}
+    assert copied["id"] not in left
+    assert onboarding["id"] in left
+    trash = _ocs(nextcloud, nextcloud.alice, "GET", f"/{collective}/pages/trash")["pages"]
+    assert [p["id"] for p in trash] == [copied["id"]]
+    listed = structured(await session.call_tool("nc_collectives_restore_page", on))
+    assert [p["id"] for p in listed["result"]] == [copied["id"]]
+    back = structured(await session.call_tool("nc_collectives_restore_page", {**on, "page_id": copied["id"]}))
+    assert back["result"][0]["trashed"] is False
+    restored = {p["id"]: p for p in _pages_listed(nextcloud, collective)}
+    assert restored[copied["id"]]["parentId"] == landing
+    assert _ocs(nextcloud, nextcloud.alice, "GET", f"/{collective}/pages/trash")["pages"] == []
+    no_ask = await session.call_tool("nc_collectives_trash_page", {**on, "page_id": tools["id"]})
+    assert "this client cannot ask for it" in _text(no_ask)  # a client that cannot ask: nothing trashed
+    assert tools["id"] in {p["id"] for p in _pages_listed(nextcloud, collective)}
 
 
 def _pages_listed(nextcloud: Nextcloud, collective_id: int) -> list[dict[str, Any]]:

@@ -401,6 +401,7 @@ async def test_a_board_with_stacks_and_labels_and_a_card_archived_and_moved_acro
                 client, "nc_deck_create_board", title="Launch", stacks=["Ideas", "Doing"], labels=["Press"]
             )
             board_id = made["id"]
+            assert made["url"] == f"{apps_nextcloud.url}/index.php/apps/deck/board/{board_id}"
             stored = api.call("GET", f"{API}/boards/{board_id}")
             assert stored["title"] == "Launch"
             assert "Press" in [label["title"] for label in stored["labels"]]
@@ -431,6 +432,11 @@ async def test_a_board_with_stacks_and_labels_and_a_card_archived_and_moved_acro
                 client, "nc_deck_create_card", board_id=board_id, stack_id=ideas, title="Teaser"
             )
             ids = {"board_id": board_id, "stack_id": ideas, "card_id": card["id"]}
+            assert (
+                card["url"] == f"{apps_nextcloud.url}/index.php/apps/deck/board/{board_id}/card/{card['id']}"
+            )
+            with apps_nextcloud.http(apps_nextcloud.alice) as page:  # Deck's own route for that page
+                assert page.get(card["url"], headers={"Accept": "text/html"}).status_code == 200
             await call(client, "nc_deck_update_card", **ids, add_labels=["Press"])
             await call(client, "nc_deck_update_card", **ids, archived=True)
             stored = api.get_card(board_id, ideas, card["id"]).json()
@@ -479,12 +485,40 @@ async def test_a_board_with_stacks_and_labels_and_a_card_archived_and_moved_acro
             ]
             assert api.stacks(shared["id"])[backlog] == []
             human.approve = True
+
+            async def rewritten() -> None:  # what was shown changes while the person is asked
+                body = {"title": "Teaser", "type": "plain", "owner": "alice", "description": "price: 9 EUR"}
+                api.call("PUT", f"{API}/boards/{quiet['id']}/stacks/{inbox}/cards/{card['id']}", json=body)
+
+            human.while_asked = rewritten
+            said = await refused(
+                client, "nc_deck_move_card", **there, to_board_id=shared["id"], to_stack_id=backlog
+            )
+            assert "changed while you were being asked" in said
+            assert api.stacks(shared["id"])[backlog] == []
+            human.while_asked = None
             moved = await call(
                 client, "nc_deck_move_card", **there, to_board_id=shared["id"], to_stack_id=backlog
             )
             assert api.stacks(shared["id"])[backlog] == [card["id"]]
             assert api.get_card(shared["id"], backlog, card["id"]).json()["stackId"] == backlog
 
+            renamed = await call(
+                client,
+                "nc_deck_update_board",
+                board_id=board_id,
+                rename_stacks={"ideas": "Backlog"},
+                rename_labels={"Web": "Website"},
+                add_labels=["Web"],
+            )
+            assert [s["title"] for s in renamed["stacks"]] == ["Backlog", "Doing", "Done"]
+            stored = api.call("GET", f"{API}/boards/{board_id}")
+            assert {"Website", "Web"} <= {label["title"] for label in stored["labels"]}
+            assert sorted(s["order"] for s in stored["stacks"]) == [0, 1, 2]  # kept their places
+            said = await refused(
+                client, "nc_deck_update_board", board_id=board_id, rename_labels={"Web": "press"}
+            )
+            assert "the board has a label 'press' already" in said
             archived = await call(client, "nc_deck_update_board", board_id=board_id, archived=True)
             assert archived["archived"] is True
             assert api.call("GET", f"{API}/boards/{board_id}")["archived"] is True
