@@ -23,6 +23,8 @@ CARD_TEXT = "Q1 numbers, Q2 numbers, the travel budget and the hiring plan for n
 CASES: dict[str, str] = {
     "nc_deck_update_card": "Change the card 'Budget'?",
     "nc_deck_move_card": "Move the card 'Budget' to the board 'Open plans'?",
+    # {old_title}: as Collectives kept it (it may adjust a title, which becomes a file name)
+    "nc_collectives_trash_page": "Move the page '{old_title}' and its 1 subpage to the trash?",
     "nc_cookbook_delete_recipe": "Delete the recipe 'Pancakes'?",
     "nc_cookbook_update_recipe": "Change the recipe 'Pancakes'?",
     "nc_bookmarks_delete_bookmark": f"Delete the bookmark '{MARKUP}'?",
@@ -57,8 +59,9 @@ def seed_apps(nc: Nextcloud, account: dict[str, Any]) -> dict[str, Any]:
     return {"board2": board, "stack2": stack}
 
 
-async def add_records(session: ClientSession) -> dict[str, Any]:
-    """A recipe, a bookmark and a poll with a vote, added as a client would; their ids and versions."""
+async def add_records(session: ClientSession, collective: int) -> dict[str, Any]:
+    """A recipe, a bookmark, a poll with a vote, a page with a subpage in the collective, added as
+    a client would; their ids and versions."""
 
     async def call(tool: str, **arguments: Any) -> dict[str, Any]:
         return structured(await session.call_tool(tool, arguments))
@@ -80,7 +83,11 @@ async def add_records(session: ClientSession) -> dict[str, Any]:
     )
     poll = await call("nc_polls_create_poll", title=f"{MARKUP} Lunch", options=["Pizza", "Soup"])
     await call("nc_polls_vote", poll_id=poll["id"], option_id=poll["options"][0]["id"], answer="yes")
+    old = await call("nc_collectives_create_page", collective_id=collective, title=f"{MARKUP} Old notes")
+    await call("nc_collectives_create_page", collective_id=collective, title="Older", parent_id=old["id"])
     return {
+        "old_page": old["id"],
+        "old_title": old["title"],
         "recipe": recipe["id"],
         "recipe_version": recipe["version"],
         "bookmark": bookmark["id"],
@@ -106,6 +113,7 @@ def arguments(tool: str, s: dict[str, Any]) -> dict[str, Any]:
             "to_board_id": s["board2"],
             "to_stack_id": s["stack2"],
         },
+        "nc_collectives_trash_page": {"collective_id": s["collective"], "page_id": s["old_page"]},
         "nc_cookbook_delete_recipe": {"recipe_id": s["recipe"]},
         "nc_cookbook_update_recipe": {
             "recipe_id": s["recipe"],
@@ -138,6 +146,8 @@ def check_texts(texts: dict[str, str]) -> None:
     assert "Plans \u203a To do" in move, move
     assert "Open plans \u203a Inbox" in move, move
     assert CARD_TEXT in move, move
+    assert "Older" in texts["nc_collectives_trash_page"]
+    assert "<" in texts["nc_collectives_trash_page"]  # the title's markup, as text
     recipe = texts["nc_cookbook_update_recipe"]
     assert "⟦U+202E⟧gnp.exe" in recipe, recipe
     assert OVERRIDE not in recipe, recipe

@@ -145,7 +145,7 @@ async def _versions(base: str, seeded: dict[str, Any]) -> dict[str, Any]:
     """What a client reads first: the etags and versions the changing tools are given (and the
     records it adds: a recipe, a bookmark, a poll)."""
     async with http_session(f"{base}/mcp") as session:
-        seeded.update(await records.add_records(session))
+        seeded.update(await records.add_records(session, seeded["collective"]))
 
         async def read(tool: str, **arguments: Any) -> dict[str, Any]:
             return structured(await session.call_tool(tool, arguments))

@@ -1,5 +1,6 @@
 // Previews of the questions of the app toolsets: Deck (delete a card or a board, change or move a
-// card, publish a comment), Talk (post), Tables (delete or change a row), Collectives (replace a page's text).
+// card, publish a comment), Talk (post), Tables (delete or change a row), Collectives (replace a page's text,
+// move a page to the trash).
 // Read with the toolsets' own read tools; where a tool takes only an id (a Deck comment's card,
 // a Tables row), the view looks for it among a bounded number of boards or tables.
 import { changes, el, facts, heading, localTime, named, plural, short, text, tryRead, unread, visible } from './kit.js';
@@ -201,6 +202,29 @@ async function pageEdit(app, args) {
   ];
 }
 
+const MAX_SUBPAGES = 200; // subpages of a trashed page listed (the total is named)
+
+async function pageTrash(app, args) {
+  const missing = [];
+  const tree = await tryRead(app, 'nc_collectives_list_pages', { collective_id: args.collective_id, under: args.page_id, limit: MAX_SUBPAGES + 1 }, missing);
+  const [page, ...below] = tree?.pages ?? [];
+  const count = Math.max((tree?.total ?? 0) - 1, 0);
+  return [
+    heading(page ? `Move the page ${named(page.title)}${count ? ` and its ${plural(count, 'subpage')}` : ''} to the trash?` : `Move page ${short(args.page_id, 20)} to the trash?`),
+    page ? facts([['Last changed', localTime(page.modified)]]) : null,
+    below.length
+      ? el(
+          'table',
+          { class: 'entries' },
+          el('tbody', {}, below.slice(0, MAX_SUBPAGES).map((p) => el('tr', { class: 'entry' }, el('td', { class: 'name' }, `${'\u2003'.repeat(Math.min(Math.max(p.depth - page.depth - 1, 0), 10))}${short(visible(p.title), 120)}`), el('td', { class: 'modified' }, localTime(p.modified))))),
+        )
+      : null,
+    count > MAX_SUBPAGES ? el('p', { class: 'meta' }, `…and ${count - MAX_SUBPAGES} more`) : null,
+    el('p', { class: 'meta' }, 'Every member of the collective loses it until it is restored from the trash.'),
+    unread(missing),
+  ];
+}
+
 export const APP_PREVIEWS = {
   nc_deck_delete_card: cardDelete,
   nc_deck_delete_board: boardDelete,
@@ -211,4 +235,5 @@ export const APP_PREVIEWS = {
   nc_tables_delete_row: rowDelete,
   nc_tables_update_row: rowUpdate,
   nc_collectives_edit_page: pageEdit,
+  nc_collectives_trash_page: pageTrash,
 };
