@@ -10,6 +10,7 @@ from mcp import ClientSession
 
 from tests.backends import Nextcloud
 from tests.mcp_clients import structured
+from tests.security.test_publishing import DECK, ocs
 from tests.toolsets.mail.test_mail import _mail_api
 
 OVERRIDE = "\u202e"  # RIGHT-TO-LEFT OVERRIDE: "\u202egnp.exe" is drawn as "exe.png"
@@ -21,6 +22,9 @@ CARD_TEXT = "Q1 numbers, Q2 numbers, the travel budget and the hiring plan for n
 
 CASES: dict[str, str] = {
     "nc_deck_update_card": "Change the card 'Budget'?",
+    "nc_deck_move_card": "Move the card 'Budget' to the board 'Open plans'?",
+    # {old_title}: as Collectives kept it (it may adjust a title, which becomes a file name)
+    "nc_collectives_trash_page": "Move the page '{old_title}' and its 1 subpage to the trash?",
     "nc_cookbook_delete_recipe": "Delete the recipe 'Pancakes'?",
     "nc_cookbook_update_recipe": "Change the recipe 'Pancakes'?",
     "nc_bookmarks_delete_bookmark": f"Delete the bookmark '{MARKUP}'?",
@@ -38,16 +42,26 @@ def _ocs(nc: Nextcloud, method: str, path: str, *, admin: bool = False, **body: 
     return answer.json()["ocs"]["data"] if answer.content else None
 
 
-def seed_apps(nc: Nextcloud, account: dict[str, Any]) -> None:
-    """What Nextcloud's side holds: a mail account, two notifications (one in markup)."""
+def seed_apps(nc: Nextcloud, account: dict[str, Any]) -> dict[str, Any]:
+    """What Nextcloud's side holds: a mail account, two notifications (one in markup), a second
+    board shared with a group the first is not (a card moved there is read by more people)."""
     _mail_api(nc, "POST", "accounts", **account)
+    board = ocs(nc, nc.alice, "POST", f"{DECK}/boards", json={"title": "Open plans", "color": "0082c9"})["id"]
+    stack = ocs(nc, nc.alice, "POST", f"{DECK}/boards/{board}/stacks", json={"title": "Inbox", "order": 1})[
+        "id"
+    ]
+    nc.add_group("staff", "admin")
+    acl = {"type": 1, "participant": "staff", "permissionEdit": True, "permissionShare": False}
+    ocs(nc, nc.alice, "POST", f"{DECK}/boards/{board}/acl", json={**acl, "permissionManage": False})
     _ocs(nc, "DELETE", "notifications/api/v2/notifications")  # the kit's "new app password"
     for subject in ("Backup finished", "<script>parent.hacked=1</script> Disk almost full"):
         _ocs(nc, "POST", "notifications/api/v2/admin_notifications/alice", admin=True, shortMessage=subject)
+    return {"board2": board, "stack2": stack}
 
 
-async def add_records(session: ClientSession) -> dict[str, Any]:
-    """A recipe, a bookmark and a poll with a vote, added as a client would; their ids and versions."""
+async def add_records(session: ClientSession, collective: int) -> dict[str, Any]:
+    """A recipe, a bookmark, a poll with a vote, a page with a subpage in the collective, added as
+    a client would; their ids and versions."""
 
     async def call(tool: str, **arguments: Any) -> dict[str, Any]:
         return structured(await session.call_tool(tool, arguments))
@@ -69,7 +83,11 @@ async def add_records(session: ClientSession) -> dict[str, Any]:
     )
     poll = await call("nc_polls_create_poll", title=f"{MARKUP} Lunch", options=["Pizza", "Soup"])
     await call("nc_polls_vote", poll_id=poll["id"], option_id=poll["options"][0]["id"], answer="yes")
+    old = await call("nc_collectives_create_page", collective_id=collective, title=f"{MARKUP} Old notes")
+    await call("nc_collectives_create_page", collective_id=collective, title="Older", parent_id=old["id"])
     return {
+        "old_page": old["id"],
+        "old_title": old["title"],
         "recipe": recipe["id"],
         "recipe_version": recipe["version"],
         "bookmark": bookmark["id"],
@@ -88,6 +106,14 @@ def arguments(tool: str, s: dict[str, Any]) -> dict[str, Any]:
             "title": "Budget 2027",
             "done": True,
         },
+        "nc_deck_move_card": {
+            "board_id": s["board"],
+            "stack_id": s["stack"],
+            "card_id": s["card"],
+            "to_board_id": s["board2"],
+            "to_stack_id": s["stack2"],
+        },
+        "nc_collectives_trash_page": {"collective_id": s["collective"], "page_id": s["old_page"]},
         "nc_cookbook_delete_recipe": {"recipe_id": s["recipe"]},
         "nc_cookbook_update_recipe": {
             "recipe_id": s["recipe"],
@@ -116,6 +142,12 @@ def check_texts(texts: dict[str, str]) -> None:
     assert "<b>cut</b>" in card, card
     assert "Budget 2027" in card, card
     assert "To do" in card, card
+    move = texts["nc_deck_move_card"]
+    assert "Plans \u203a To do" in move, move
+    assert "Open plans \u203a Inbox" in move, move
+    assert CARD_TEXT in move, move
+    assert "Older" in texts["nc_collectives_trash_page"]
+    assert "<" in texts["nc_collectives_trash_page"]  # the title's markup, as text
     recipe = texts["nc_cookbook_update_recipe"]
     assert "⟦U+202E⟧gnp.exe" in recipe, recipe
     assert OVERRIDE not in recipe, recipe

@@ -145,7 +145,7 @@ async def _versions(base: str, seeded: dict[str, Any]) -> dict[str, Any]:
     """What a client reads first: the etags and versions the changing tools are given (and the
     records it adds: a recipe, a bookmark, a poll)."""
     async with http_session(f"{base}/mcp") as session:
-        seeded.update(await records.add_records(session))
+        seeded.update(await records.add_records(session, seeded["collective"]))
 
         async def read(tool: str, **arguments: Any) -> dict[str, Any]:
             return structured(await session.call_tool(tool, arguments))
@@ -252,7 +252,7 @@ async def test_every_question_has_a_preview_that_names_the_thing(
     texts: dict[str, str] = {}
     settings = nc.settings(nc.alice, nextcloud_mcp_toolsets=TOOLSETS)
     with mail_servers() as servers, running_app(settings) as base:
-        records.seed_apps(nc, servers.account("alice@example.com"))
+        seeded.update(records.seed_apps(nc, servers.account("alice@example.com")))
         versions = await _versions(base, seeded)
         async with browser.person("alice", screenshots) as person:
             host, _ = await AppsHost.open(person, base, host_script)

@@ -1,7 +1,7 @@
 """The worst a Nextcloud can hand a view (against the double, with Chromium): names and titles
-that are markup, a folder of more entries than the preview lists, a note longer than it draws, an
-event title of thousands of characters. Everything is shown as text, bounded, and says what it
-left out; nothing runs."""
+that are markup, a file name with a right-to-left override, a folder of more entries than the
+preview lists, a note longer than it draws, an event title of thousands of characters. Everything
+is shown as text, bounded, and says what it left out; nothing runs."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.browser]
 
 HOSTILE = '"><img src=x onerror="parent.hacked=1">'
 FILES = 205  # more than the 200 entries the preview lists
+OVERRIDE = "\u202e"  # RIGHT-TO-LEFT OVERRIDE: "\u202egpj.txt" would be drawn as "txt.jpg"
 
 
 def _seed(url: str) -> int:
@@ -27,7 +28,7 @@ def _seed(url: str) -> int:
         assert nc.request("MKCOL", dav).status_code == 201
         for i in range(FILES - 1):
             assert nc.put(f"{dav}/f{i:03}.txt", content=b"x").status_code == 201
-        assert nc.put(f"{dav}/{HOSTILE.replace('/', '')}.txt", content=b"x").status_code == 201
+        assert nc.put(f"{dav}/{HOSTILE.replace('/', '')}{OVERRIDE}gpj.txt", content=b"x").status_code == 201
         note = nc.post(
             "/index.php/apps/notes/api/v1/notes",
             json={"title": "Long", "content": HOSTILE + "a" * 50_000},
@@ -84,7 +85,8 @@ async def test_markup_and_sizes_stay_text_and_bounded(
     assert rows == 200
     assert images == 0
     assert "The folder /Big with 205 items directly inside" in folder
-    assert HOSTILE.replace("/", "") + ".txt" in folder  # the name, as text
+    assert HOSTILE.replace("/", "") + "⟦U+202E⟧gpj.txt" in folder  # the name, as text, the override named
+    assert OVERRIDE not in folder
     assert pre.startswith(HOSTILE)
     whole = len(HOSTILE) + 50_000
     assert f"\n⟦… characters 19001 to {whole - 1000} are not shown here …⟧\n" in pre  # start and end shown

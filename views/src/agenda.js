@@ -4,7 +4,7 @@
 // one), never converted to the browser's zone; days are written in the person's locale. For
 // find_availability the free slots are highlighted among the busy events of the same range,
 // which the view reads with nc_calendar_list_events through the host.
-import { el, personLocale, problem, read, short, show, start, textOf } from './common.js';
+import { el, personLocale, problem, read, short, show, start, textOf, visible } from './common.js';
 
 const MAX_DAYS_PER_EVENT = 62; // an all-day event is drawn on at most this many days
 const MAX_DAYS = 400; // days drawn at most (the tools allow two years)
@@ -57,8 +57,8 @@ function eventItem(event, headerZone) {
     'li',
     { class: event.status === 'CANCELLED' ? 'event cancelled' : 'event', 'data-uid': short(event.uid, 200) },
     el('span', { class: 'when' }, when),
-    el('span', { class: 'what' }, short(event.summary) || '(no title)'),
-    event.location ? el('span', { class: 'where' }, short(event.location)) : null,
+    el('span', { class: 'what' }, short(visible(event.summary)) || '(no title)'),
+    event.location ? el('span', { class: 'where' }, short(visible(event.location))) : null,
     !event.all_day && own !== headerZone ? el('span', { class: 'zone' }, own) : null,
   );
 }

@@ -1,8 +1,9 @@
-// Previews of the questions of the app toolsets: Deck (delete a card or a board, change a card,
-// publish a comment), Talk (post), Tables (delete or change a row), Collectives (replace a page's text).
+// Previews of the questions of the app toolsets: Deck (delete a card or a board, change or move a
+// card, publish a comment), Talk (post), Tables (delete or change a row), Collectives (replace a page's text,
+// move a page to the trash).
 // Read with the toolsets' own read tools; where a tool takes only an id (a Deck comment's card,
 // a Tables row), the view looks for it among a bounded number of boards or tables.
-import { changes, el, facts, heading, localTime, named, plural, short, text, tryRead, unread } from './kit.js';
+import { changes, el, facts, heading, localTime, named, plural, short, text, tryRead, unread, visible } from './kit.js';
 
 const MAX_SEARCHED = 10; // boards or tables looked through for a card or row named by id alone
 const MAX_PAGES = 3; // pages of 100 rows read per table while looking for a row
@@ -43,7 +44,7 @@ async function boardDelete(app, args) {
       ? el(
           'table',
           { class: 'entries' },
-          el('tbody', {}, stacks.map((s) => el('tr', {}, el('td', { class: 'name' }, short(s.title, 120)), el('td', { class: 'size' }, plural(Number(s.card_count) || 0, 'card'))))),
+          el('tbody', {}, stacks.map((s) => el('tr', {}, el('td', { class: 'name' }, short(visible(s.title), 120)), el('td', { class: 'size' }, plural(Number(s.card_count) || 0, 'card'))))),
         )
       : null,
     unread(missing),
@@ -83,6 +84,31 @@ async function cardUpdate(app, args) {
       ? [...(card ? text('Its description now', card.description, 'description') : []), ...text('Its description after', args.description, 'description')]
       : []),
     ...(card?.notes ?? []).map((note) => el('p', { class: 'meta' }, short(note, 200))),
+    unread(missing),
+  ];
+}
+
+async function cardMove(app, args) {
+  const missing = [];
+  const card = await cardOf(app, args, missing);
+  const source = await tryRead(app, 'nc_deck_get_board', { board_id: args.board_id, cards_per_stack: 0 }, missing);
+  const across = args.to_board_id !== undefined && args.to_board_id !== null && args.to_board_id !== args.board_id;
+  const target = across ? await tryRead(app, 'nc_deck_get_board', { board_id: args.to_board_id, cards_per_stack: 0 }, missing) : source;
+  const from = (source?.stacks ?? []).find((s) => s.id === args.stack_id);
+  const to = (target?.stacks ?? []).find((s) => s.id === args.to_stack_id);
+  const place = (board, stack, id) => `${board ? short(visible(board.title), 80) : `board ${short(id, 20)}`} › ${stack ? short(visible(stack.title), 80) : `list ${short(id === args.board_id ? args.stack_id : args.to_stack_id, 20)}`}`;
+  const before = new Set(source?.members ?? []);
+  const newly = across && source && target ? (target.members ?? []).filter((m) => !before.has(m)) : [];
+  const thing = card ? `the card ${named(card.title)}` : `card ${short(args.card_id, 20)}`;
+  return [
+    heading(across ? `Move ${thing} to the board ${target ? named(target.title) : short(args.to_board_id, 20)}?` : `Move ${thing} to ${to ? named(to.title) : `list ${short(args.to_stack_id, 20)}`}?`),
+    facts([
+      ['From', place(source, from, args.board_id)],
+      ['To', place(target, to, across ? args.to_board_id : args.board_id)],
+      ['Position', args.position ? `${short(args.position, 10)} from the top` : 'the top'],
+      ['Newly read by', across && source && target ? newly.join(', ') || 'no one who cannot read it now (groups and teams: see the question)' : ''],
+    ]),
+    across && card ? text('What the board’s readers will see', `${card.title}\n\n${card.description ?? ''}`.trim(), 'card') : null,
     unread(missing),
   ];
 }
@@ -176,13 +202,38 @@ async function pageEdit(app, args) {
   ];
 }
 
+const MAX_SUBPAGES = 200; // subpages of a trashed page listed (the total is named)
+
+async function pageTrash(app, args) {
+  const missing = [];
+  const tree = await tryRead(app, 'nc_collectives_list_pages', { collective_id: args.collective_id, under: args.page_id, limit: MAX_SUBPAGES + 1 }, missing);
+  const [page, ...below] = tree?.pages ?? [];
+  const count = Math.max((tree?.total ?? 0) - 1, 0);
+  return [
+    heading(page ? `Move the page ${named(page.title)}${count ? ` and its ${plural(count, 'subpage')}` : ''} to the trash?` : `Move page ${short(args.page_id, 20)} to the trash?`),
+    page ? facts([['Last changed', localTime(page.modified)]]) : null,
+    below.length
+      ? el(
+          'table',
+          { class: 'entries' },
+          el('tbody', {}, below.slice(0, MAX_SUBPAGES).map((p) => el('tr', { class: 'entry' }, el('td', { class: 'name' }, `${'\u2003'.repeat(Math.min(Math.max(p.depth - page.depth - 1, 0), 10))}${short(visible(p.title), 120)}`), el('td', { class: 'modified' }, localTime(p.modified))))),
+        )
+      : null,
+    count > MAX_SUBPAGES ? el('p', { class: 'meta' }, `…and ${count - MAX_SUBPAGES} more`) : null,
+    el('p', { class: 'meta' }, 'Every member of the collective loses it until it is restored from the trash.'),
+    unread(missing),
+  ];
+}
+
 export const APP_PREVIEWS = {
   nc_deck_delete_card: cardDelete,
   nc_deck_delete_board: boardDelete,
   nc_deck_update_card: cardUpdate,
+  nc_deck_move_card: cardMove,
   nc_deck_add_comment: deckComment,
   nc_talk_post_message: talkPost,
   nc_tables_delete_row: rowDelete,
   nc_tables_update_row: rowUpdate,
   nc_collectives_edit_page: pageEdit,
+  nc_collectives_trash_page: pageTrash,
 };

@@ -1,7 +1,7 @@
 // Previews of the questions about files: delete, overwrite (write, move, copy), share, change or
 // remove a share, restore a version, empty the trash, comment on a file, create a tag. What is
 // there now is read with nc_webdav_list_directory (and the toolsets' own list tools).
-import { baseName, changes, el, facts, heading, localTime, named, plural, short, size, text, tryRead, unread } from './kit.js';
+import { baseName, changes, el, facts, heading, localTime, named, plural, short, size, text, tryRead, unread, visible } from './kit.js';
 
 const MAX_ENTRIES = 200; // folder entries listed (the listing's total is named)
 
@@ -9,7 +9,7 @@ function entryRow(entry) {
   return el(
     'tr',
     { class: entry.type === 'directory' ? 'entry folder' : 'entry file' },
-    el('td', { class: 'name' }, `${short(entry.name)}${entry.type === 'directory' ? '/' : ''}`),
+    el('td', { class: 'name' }, `${short(visible(entry.name))}${entry.type === 'directory' ? '/' : ''}`),
     el('td', { class: 'size' }, size(entry.size)),
     el('td', { class: 'modified' }, localTime(entry.modified)),
   );
@@ -26,7 +26,7 @@ export async function target(app, path, missing) {
       kind: 'folder',
       name,
       nodes: [
-        el('p', { class: 'target' }, `The folder ${short(listing.path ?? path)} with ${plural(total, 'item')} directly inside`),
+        el('p', { class: 'target' }, `The folder ${short(visible(listing.path ?? path))} with ${plural(total, 'item')} directly inside`),
         entries.length
           ? el('table', { class: 'entries' }, el('tbody', {}, entries.map(entryRow)))
           : el('p', { class: 'empty' }, 'The folder is empty.'),
@@ -38,11 +38,11 @@ export async function target(app, path, missing) {
   const parent = clean.slice(0, Math.max(clean.lastIndexOf('/'), 0)) || '/';
   const around = await tryRead(app, 'nc_webdav_list_directory', { path: parent, limit: 1000 }, missing);
   const entry = (around?.entries ?? []).find((e) => e.name === name);
-  if (!entry) return { kind: null, name, nodes: [el('p', { class: 'target' }, short(path))] };
+  if (!entry) return { kind: null, name, nodes: [el('p', { class: 'target' }, short(visible(path)))] };
   return {
     kind: entry.type === 'directory' ? 'folder' : 'file',
     name,
-    nodes: [el('p', { class: 'target' }, `The file ${short(path)}`), el('table', { class: 'entries' }, el('tbody', {}, entryRow(entry)))],
+    nodes: [el('p', { class: 'target' }, `The file ${short(visible(path))}`), el('table', { class: 'entries' }, el('tbody', {}, entryRow(entry)))],
   };
 }
 
@@ -86,7 +86,7 @@ async function share(app, args) {
   const missing = [];
   const found = await target(app, args.path, missing);
   const link = args.kind === 'link';
-  const who = link ? 'a public link' : short(args.share_with ?? '?', 80);
+  const who = link ? 'a public link' : short(visible(args.share_with ?? '?'), 80);
   return [
     heading(`Share ${thing(found)} with ${who}?`),
     facts([
@@ -108,7 +108,7 @@ async function shareOf(app, id, missing) {
 
 function whom(found) {
   if (!found) return 'someone';
-  return found.kind === 'link' ? 'a public link' : short(found.share_with_name || found.share_with || found.kind, 80);
+  return found.kind === 'link' ? 'a public link' : short(visible(found.share_with_name || found.share_with || found.kind), 80);
 }
 
 async function shareUpdate(app, args) {
