@@ -12,13 +12,30 @@ from typing import Any
 
 import httpx
 
-__all__ = ["FLOORS", "Floor", "calendar_multiget", "conditional_notes_304", "file_304", "folder_etag"]
+__all__ = [
+    "FLOORS",
+    "Floor",
+    "NoCookies",
+    "calendar_multiget",
+    "conditional_notes_304",
+    "file_304",
+    "folder_etag",
+]
 
 NOTES_API = "/index.php/apps/notes/api/v1"
 OCS = {"OCS-APIRequest": "true", "Accept": "application/json"}
 XML = {"Content-Type": "application/xml; charset=utf-8"}
 
 Floor = Callable[[httpx.AsyncClient, str, dict[str, Any]], Awaitable[int]]
+
+
+class NoCookies(httpx.Cookies):
+    """A cookie jar that keeps nothing: Nextcloud 29 answers 401 to a WebDAV request carrying
+    the session cookie an earlier OCS or Notes answer set beside Basic credentials (no CSRF
+    token); a careful direct client sends its app password alone, as this server does."""
+
+    def extract_cookies(self, response: httpx.Response) -> None:
+        return None
 
 
 def _ok(response: httpx.Response, *codes: int) -> httpx.Response:

@@ -22,7 +22,7 @@ import httpx
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE)]
 
-from floors import FLOORS  # noqa: E402
+from floors import FLOORS, NoCookies  # noqa: E402
 from mcp.server.mcpserver import MCPServer  # noqa: E402
 
 _client: httpx.AsyncClient | None = None
@@ -40,6 +40,7 @@ async def floor(case: str) -> dict[str, int]:
             auth=(os.environ["NEXTCLOUD_USERNAME"], os.environ["NEXTCLOUD_PASSWORD"]),
             timeout=120,
             limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
+            cookies=NoCookies(),
         )
     return {"answer": await FLOORS[case](_client, os.environ["NEXTCLOUD_USERNAME"], _manifest)}
 
