@@ -15,11 +15,11 @@ import httpx
 __all__ = [
     "FLOORS",
     "Floor",
-    "NoCookies",
     "calendar_multiget",
     "conditional_notes_304",
     "file_304",
     "folder_etag",
+    "forget_cookies",
 ]
 
 NOTES_API = "/index.php/apps/notes/api/v1"
@@ -29,13 +29,17 @@ XML = {"Content-Type": "application/xml; charset=utf-8"}
 Floor = Callable[[httpx.AsyncClient, str, dict[str, Any]], Awaitable[int]]
 
 
-class NoCookies(httpx.Cookies):
-    """A cookie jar that keeps nothing: Nextcloud 29 answers 401 to a WebDAV request carrying
-    the session cookie an earlier OCS or Notes answer set beside Basic credentials (no CSRF
-    token); a careful direct client sends its app password alone, as this server does."""
+def forget_cookies(client: httpx.AsyncClient) -> httpx.AsyncClient:
+    """Make `client` keep no cookies: Nextcloud 29 answers 401 to a WebDAV request carrying the
+    session cookie an earlier OCS or Notes answer set, beside Basic credentials (no CSRF token);
+    a careful direct client sends its app password alone, as this server does. (httpx copies a
+    jar given to it, so the jar is emptied after each answer instead.)"""
 
-    def extract_cookies(self, response: httpx.Response) -> None:
-        return None
+    async def clear(response: httpx.Response) -> None:
+        client.cookies.clear()
+
+    client.event_hooks["response"].append(clear)
+    return client
 
 
 def _ok(response: httpx.Response, *codes: int) -> httpx.Response:
