@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 from _mcp import published_env
+from floors import forget_cookies
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from meter import Meter
 from published import ensure_installed
@@ -63,13 +64,15 @@ def tool_call(session: ClientSession, tool: str, args: dict[str, Any]) -> Call:
 
 
 def floor_client(url: str, password: str) -> httpx.AsyncClient:
-    """The floor's client: one keep-alive connection with alice's app password."""
-    return httpx.AsyncClient(
-        base_url=url,
-        auth=("alice", password),
-        timeout=CALL_TIMEOUT_S,
-        limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
-        headers={"User-Agent": "bench-real-floor"},
+    """The floor's client: one keep-alive connection with alice's app password, no cookies."""
+    return forget_cookies(
+        httpx.AsyncClient(
+            base_url=url,
+            auth=("alice", password),
+            timeout=CALL_TIMEOUT_S,
+            limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
+            headers={"User-Agent": "bench-real-floor"},
+        )
     )
 
 

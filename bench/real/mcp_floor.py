@@ -22,7 +22,7 @@ import httpx
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE)]
 
-from floors import FLOORS  # noqa: E402
+from floors import FLOORS, forget_cookies  # noqa: E402
 from mcp.server.mcpserver import MCPServer  # noqa: E402
 
 _client: httpx.AsyncClient | None = None
@@ -35,11 +35,13 @@ async def floor(case: str) -> dict[str, int]:
     """Run the floor of `case` (an id of cases.py) and return the number it checks."""
     global _client
     if _client is None:
-        _client = httpx.AsyncClient(
-            base_url=os.environ["NEXTCLOUD_HOST"],
-            auth=(os.environ["NEXTCLOUD_USERNAME"], os.environ["NEXTCLOUD_PASSWORD"]),
-            timeout=120,
-            limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
+        _client = forget_cookies(
+            httpx.AsyncClient(
+                base_url=os.environ["NEXTCLOUD_HOST"],
+                auth=(os.environ["NEXTCLOUD_USERNAME"], os.environ["NEXTCLOUD_PASSWORD"]),
+                timeout=120,
+                limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
+            )
         )
     return {"answer": await FLOORS[case](_client, os.environ["NEXTCLOUD_USERNAME"], _manifest)}
 
