@@ -313,10 +313,10 @@ async def run(instance: FindInstance, args: argparse.Namespace) -> dict[str, Any
     labels = Labels()
     exact = json.loads(find_data.QUERIES.read_text())
     paraphrase = find_data.paraphrase_queries()
-    if args.quick:
-        exact, paraphrase = exact[::10], paraphrase[::10]
+    every = 10 if args.quick else args.every
+    exact, paraphrase = exact[::every], paraphrase[::every]
     queries = {"exact": exact, "paraphrase": paraphrase}
-    results: dict[str, Any] = {"queries": {k: len(v) for k, v in queries.items()}}
+    results: dict[str, Any] = {"queries": {k: len(v) for k, v in queries.items()}, "every": every}
     base = {
         "NEXTCLOUD_HOST": url,
         "NEXTCLOUD_USERNAME": USER,
@@ -554,6 +554,9 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="a tenth of the queries: a smoke run")
     parser.add_argument("--skip-published", action="store_true", help="without the PyPI package")
     parser.add_argument("--skip-endpoint", action="store_true", help="without the loopback endpoint")
+    parser.add_argument(
+        "--every", type=int, default=1, help="every Nth labelled query (each call costs a sync round)"
+    )
     parser.add_argument(
         "--sample", type=int, default=4, help="the endpoint and the PyPI package: every Nth query (default 4)"
     )
