@@ -136,13 +136,24 @@ async def call_find(session: ClientSession, query: str, **arguments: Any) -> dic
 async def first_index(session: ClientSession, meter: Meter, mode: str) -> dict[str, Any]:
     """Calls until the index is complete (one call when the budget suffices): wall, requests, CPU."""
     started, calls, requests, cpu = time.perf_counter(), 0, 0, 0.0
+    last, stalled = None, 0
     while True:
         meter.mark()
         answer = await call_find(session, "xkaloren", mode=mode)
         cost = meter.cost()
         calls, requests, cpu = calls + 1, requests + len(cost.requests), cpu + cost.cpu_s
-        if answer["index"]["complete"] or calls >= 20:
+        total = sum(answer["index"]["items"].values())
+        embedded = answer["index"].get("by_meaning")
+        # done when everything is read and, finding by meaning, embedded (the first call embeds
+        # what its budget allows, the rest is embedded in the background: polled here)
+        stalled = stalled + 1 if embedded == last else 0  # items without text are never embedded
+        last = embedded
+        if answer["index"]["complete"] and (mode == "words" or embedded >= total or stalled >= 5):
             break
+        if calls >= 200:
+            break
+        if mode != "words":
+            await asyncio.sleep(1.0)
     return {
         "wall_s": time.perf_counter() - started,
         "calls": calls,
