@@ -136,13 +136,24 @@ async def call_find(session: ClientSession, query: str, **arguments: Any) -> dic
 async def first_index(session: ClientSession, meter: Meter, mode: str) -> dict[str, Any]:
     """Calls until the index is complete (one call when the budget suffices): wall, requests, CPU."""
     started, calls, requests, cpu = time.perf_counter(), 0, 0, 0.0
+    last, stalled = None, 0
     while True:
         meter.mark()
         answer = await call_find(session, "xkaloren", mode=mode)
         cost = meter.cost()
         calls, requests, cpu = calls + 1, requests + len(cost.requests), cpu + cost.cpu_s
-        if answer["index"]["complete"] or calls >= 20:
+        total = sum(answer["index"]["items"].values())
+        embedded = answer["index"].get("by_meaning")
+        # done when everything is read and, finding by meaning, embedded (the first call embeds
+        # what its budget allows, the rest is embedded in the background: polled here)
+        stalled = stalled + 1 if embedded == last else 0  # items without text are never embedded
+        last = embedded
+        if answer["index"]["complete"] and (mode == "words" or embedded >= total or stalled >= 5):
             break
+        if calls >= 200:
+            break
+        if mode != "words":
+            await asyncio.sleep(1.0)
     return {
         "wall_s": time.perf_counter() - started,
         "calls": calls,
@@ -313,10 +324,10 @@ async def run(instance: FindInstance, args: argparse.Namespace) -> dict[str, Any
     labels = Labels()
     exact = json.loads(find_data.QUERIES.read_text())
     paraphrase = find_data.paraphrase_queries()
-    if args.quick:
-        exact, paraphrase = exact[::10], paraphrase[::10]
+    every = 10 if args.quick else args.every
+    exact, paraphrase = exact[::every], paraphrase[::every]
     queries = {"exact": exact, "paraphrase": paraphrase}
-    results: dict[str, Any] = {"queries": {k: len(v) for k, v in queries.items()}}
+    results: dict[str, Any] = {"queries": {k: len(v) for k, v in queries.items()}, "every": every}
     base = {
         "NEXTCLOUD_HOST": url,
         "NEXTCLOUD_USERNAME": USER,
@@ -554,6 +565,9 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="a tenth of the queries: a smoke run")
     parser.add_argument("--skip-published", action="store_true", help="without the PyPI package")
     parser.add_argument("--skip-endpoint", action="store_true", help="without the loopback endpoint")
+    parser.add_argument(
+        "--every", type=int, default=1, help="every Nth labelled query (each call costs a sync round)"
+    )
     parser.add_argument(
         "--sample", type=int, default=4, help="the endpoint and the PyPI package: every Nth query (default 4)"
     )
