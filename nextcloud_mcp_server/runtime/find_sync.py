@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from nextcloud_mcp_server.auth.caller import Caller
-from nextcloud_mcp_server.config.validity import chosen_toolsets
+from nextcloud_mcp_server.config.validity import chosen_toolsets, on_demand_toolsets
 from nextcloud_mcp_server.index.background import BackgroundSync
 from nextcloud_mcp_server.index.service import limits_of
 
@@ -33,7 +33,8 @@ def background_sync(
 ) -> BackgroundSync | None:
     """The background sync this deployment runs, or None (switched off, no find toolset, or no
     credential held); `client_for(caller)` is the runtime's."""
-    if settings.find_background_seconds <= 0 or "find" not in chosen_toolsets(settings):
+    offered = chosen_toolsets(settings) | on_demand_toolsets(settings)  # listed, or enabled per user
+    if settings.find_background_seconds <= 0 or "find" not in offered:
         return None
     if not settings.oauth_enabled:
 
