@@ -160,7 +160,9 @@ class OnDemand:
             if refused is not None:
                 not_usable[name] = str(refused)
             elif not allowed:
-                not_usable[name] = f"your authorization lacks its scopes ({' '.join(specs[0].scopes)})"
+                # the scopes of a reading tool: the least that makes the toolset usable
+                least = next((s for s in specs if s.read_only), specs[0])
+                not_usable[name] = f"your authorization lacks its scopes ({' '.join(least.scopes)})"
             else:
                 usable[name] = allowed
         return usable, not_usable

@@ -1,10 +1,10 @@
-"""What a Deck delete's approval is bound to (toolsets/deck/tools.py `_version`): Deck's ETag changes once a
+"""What a Deck approval is bound to (toolsets/deck/tools_common.py `version_of`): Deck's ETag changes once a
 second at most, so a change within the same second must still make another version."""
 
 from __future__ import annotations
 
 from nextcloud_mcp_server.toolsets.deck.models import DeckAssignment, DeckCard, DeckLabel, DeckUser
-from nextcloud_mcp_server.toolsets.deck.tools import _version
+from nextcloud_mcp_server.toolsets.deck.tools_common import version_of as _version
 
 
 def test_a_change_in_the_same_second_is_another_version() -> None:
