@@ -129,8 +129,8 @@ bench: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python bench/run_all.py $(ARGS)
 
 ## bench-real: the tools on the kit's real Nextcloud 34 (or 29: ARGS="--version 29") full of data (issue
-## 30): seeds it once (about 15 min; kept in /var/tmp/nextcloud-mcp-bench/VERSION/.seeded, restored in
-## seconds), then this server, the floor and the PyPI package side by side, warm and as the first call
+## 30): seeds it once (24 min on 34, 38 min on 29 on a busy machine; kept in
+## /var/tmp/nextcloud-mcp-bench/VERSION/.seeded, restored in seconds to minutes), then this server, the floor and the PyPI package side by side, warm and as the first call
 ## of a new process (ARGS="--quick", "--skip-published", "--rounds N", "--sections first_call")
 bench-real: $(STAMP)
 	$(BIN)/python bench/real/measure.py $(ARGS)
