@@ -22,7 +22,7 @@ def _settings(nextcloud: Nextcloud, tmp_path: Path, login: Login | None = None) 
         find_index_path=tmp_path / "index" / "find-index.sqlite3",
         store_path=tmp_path / "store.sqlite3",
         find_meaning="off",  # by words only here; by meaning: test_find_meaning.py
-        # a call's round finishes on a busy machine too; the call's budget: tests/index
+        # a first round completes on a busy machine too (out of time: tests/index/test_sync.py)
         find_sync_seconds=30,
     )
 
