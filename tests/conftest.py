@@ -79,8 +79,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     the two real versions run on one of them each (reported as deselected)."""
     left_out = spread_over_versions(items)
     if left_out:
-        dropped = set(map(id, left_out))
-        items[:] = [item for item in items if id(item) not in dropped]
+        items[:] = [item for item in items if all(item is not out for out in left_out)]
         config.hook.pytest_deselected(items=left_out)
     for item in items:
         if _real_version(item) is not None:
@@ -245,13 +244,8 @@ TESTS_SEED = "tests"
 
 
 def _real(instance: Instance, *, as_seeded: bool = False) -> Nextcloud:
-    config = instance.config
-    if as_seeded or int(str(config["version"]).split(".")[0]) < 34:
-        url = instance.reset(KIT_SEED)
-    elif instance.has_seed(TESTS_SEED):
-        url = instance.reset(TESTS_SEED)
-    else:
-        url = instance.reset(KIT_SEED)
+    kit_seed = as_seeded or int(str(instance.version).split(".")[0]) < 34 or not instance.has_seed(TESTS_SEED)
+    url = instance.reset(KIT_SEED if kit_seed else TESTS_SEED)
     config = instance.config
     logins = {
         name: Login(name, config[name]["password"], config[name]["app_password"], display_name=display)
