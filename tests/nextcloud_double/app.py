@@ -136,10 +136,27 @@ class NextcloudDouble:
         request = Request(scope, receive)
         caller = self.accounts.authenticate(request.headers.get("authorization"))
         status_holder = {"status": 0}
+        recorded = False
+
+        def record() -> None:
+            nonlocal recorded
+            recorded = True
+            self.requests.append(
+                Recorded(
+                    request.method,
+                    scope["path"],
+                    caller.user_id if caller else None,
+                    caller.scheme if caller else None,
+                    status_holder["status"],
+                    "cookie" in request.headers,
+                    request.headers.get("user-agent"),
+                )
+            )
 
         async def recording_send(message: Any) -> None:
             if message["type"] == "http.response.start":
                 status_holder["status"] = message["status"]
+                record()  # before the answer leaves: a client never sees it unrecorded
                 if caller is not None:
                     message = {
                         **message,
@@ -158,17 +175,8 @@ class NextcloudDouble:
             else:
                 await self._dispatch(scope, receive, recording_send, request, caller)
         finally:
-            self.requests.append(
-                Recorded(
-                    request.method,
-                    scope["path"],
-                    caller.user_id if caller else None,
-                    caller.scheme if caller else None,
-                    status_holder["status"],
-                    "cookie" in request.headers,
-                    request.headers.get("user-agent"),
-                )
-            )
+            if not recorded:  # no answer started (the handler failed, or the client went)
+                record()
 
     def _injected_status(self, request: Request) -> int | None:
         for (method, prefix), statuses in self.injected.items():
