@@ -10,7 +10,7 @@ DECLARATION = Declaration(
     name="mail",
     title="Mail",
     summary="Your mail in the Mail app: mailboxes, search and read messages, drafts; sending asks first",
-    app=App("mail", "Mail"),
+    app=App("mail", "Mail", nextcloud_from=30),  # Mail 3 (29) has no API but its web page's
     scopes=(
         Scope("mail:read", "Read and search your email in the Mail app"),
         Scope("mail:write", "Save drafts and send email in your name (each email asks you first)"),
