@@ -20,7 +20,8 @@ from typing import Any
 
 import find_data
 import httpx
-from seed import BASE_DIR, NOTES_API, OCS, Instance, _bulk, _check, _mkcols, _put_all
+from seed import BASE_DIR, NOTES_API, OCS, Instance, _put_all
+from seed_files import bulk_upload, check, mkcols
 
 __all__ = ["FindInstance", "ensure_find_seeded"]
 
@@ -52,8 +53,8 @@ async def seed(instance: FindInstance) -> dict[str, Any]:
         base_url=cfg["url"], auth=(user, password), timeout=600, limits=limits
     ) as client:
         started = time.monotonic()
-        await _mkcols(client, files_root, {d.path.rpartition("/")[0] for d in docs})
-        await _bulk(client, [(d.path, d.content, find_data.MTIME) for d in docs], 100, 2)
+        await mkcols(client, files_root, {d.path.rpartition("/")[0] for d in docs})
+        await bulk_upload(client, [(d.path, d.content, find_data.MTIME) for d in docs], 100, 2)
         timings["files"] = time.monotonic() - started
         started = time.monotonic()
         await _put_all(
@@ -63,7 +64,7 @@ async def seed(instance: FindInstance) -> dict[str, Any]:
             "text/calendar; charset=utf-8",
         )
         timings["events"] = time.monotonic() - started
-        listed = _check(
+        listed = check(
             await client.get(f"{NOTES_API}/notes", params={"exclude": "content"}, headers=OCS), 200
         ).json()
     notes = [d for d in docs if d.kind == "note"]
