@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import itertools
 import re
 from dataclasses import dataclass, field
@@ -124,3 +125,45 @@ def test_a_parametrized_fixture_counts_by_its_params() -> None:
     ]
     left = {cast(_Item, item).nodeid for item in spread_over_versions(cast(list[pytest.Item], items))}
     assert left == {f"{TEST}[note-real34]", f"{TEST}[event-real]", f"{TEST}[file-real34]"}
+
+
+def test_a_test_without_forms_runs_on_the_one_version_its_name_picks() -> None:
+    names = [name for name in SPREAD if "test_sync.py" in name]
+    assert len(names) >= 4
+    kept = {}
+    for name in names:
+        items = [_Item(f"{name}[{t}]", _CallSpec({"nextcloud": t}, {})) for t in ("real", "real34")]
+        left = spread_over_versions(cast(list[pytest.Item], items))
+        assert len(left) == 1, name  # on exactly one real version
+        kept[name] = next(i.callspec.params["nextcloud"] for i in items if i not in left)
+    assert set(kept.values()) == {"real", "real34"}, kept  # not all on one
+
+
+_TARGETS = {"nextcloud", "apps_nextcloud", "each_real_nextcloud", "each_real_nextcloud_as_seeded"}
+
+
+def _real_tests(path: Path) -> set[str]:
+    """The tests of a file that meet both real versions unless `SPREAD` says otherwise: they take
+    a target fixture and are not marked to run on the double only."""
+    found = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test_"):
+            arguments = {a.arg for a in node.args.args}
+            on_the_double = any(ast.unparse(d) == "ON_THE_DOUBLE" for d in node.decorator_list)
+            if arguments & _TARGETS and not on_the_double:
+                found.add(node.name)
+    return found
+
+
+def test_every_toolset_still_meets_both_real_versions() -> None:
+    """Spreading never takes a toolset off a version: each toolset's folder keeps a test that runs
+    on the real 29 and the real 34 (its flow), which `SPREAD` does not name."""
+    folders = [p for p in (ROOT / "tests" / "toolsets").iterdir() if p.is_dir() and p.name[0] != "_"]
+    assert len(folders) >= 17
+    for folder in sorted(folders):
+        both = {
+            f"{path.relative_to(ROOT)}::{name}"
+            for path in folder.glob("test_*.py")
+            for name in _real_tests(path)
+        } - set(SPREAD)
+        assert both, f"{folder.name}: no test left on both real versions"
