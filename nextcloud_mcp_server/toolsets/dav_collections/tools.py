@@ -93,7 +93,7 @@ async def nc_calendar_update_calendar(
     name: Annotated[Name | None, Field(description="Its new name")] = None,
     color: Color | None = None,
 ) -> CalendarMade:
-    """Rename a calendar of yours, or change its colour."""
+    """Rename a calendar of yours, or change its colour; refused when another has that name."""
     if name is None and color is None:
         raise InvalidInput("give a new name, a colour, or both")
     wanted = collections.check_name(name, "calendar") if name is not None else None
@@ -147,7 +147,7 @@ async def nc_contacts_create_address_book(name: Name, ctx: Context[Any, Any]) ->
 async def nc_contacts_rename_address_book(
     address_book: BookRef, name: Annotated[Name, Field(description="Its new name")], ctx: Context[Any, Any]
 ) -> AddressBookMade:
-    """Rename an address book of yours."""
+    """Rename an address book of yours; refused when another one has that name."""
     wanted = collections.check_name(name, "address book")
     carddav = (await nextcloud_for(ctx)).carddav
     found = await carddav.address_book(address_book)
