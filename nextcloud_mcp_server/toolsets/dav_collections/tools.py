@@ -61,10 +61,15 @@ def _calendar(found: Calendar) -> CalendarMade:
 
 
 def _own(found: Calendar | AddressBook, what: str) -> None:
-    if not found.writable:
+    """Only the user's own: Nextcloud lists one shared with them as `<id>_shared_by_<owner>`
+    (29 and 34), and deleting that would only unsubscribe them."""
+    if "_shared_by_" in found.id:
+        owner = found.id.rpartition("_shared_by_")[2][:60]
         raise InvalidInput(
-            f"the {what} {found.id!r} is read-only for you (shared with you, or Nextcloud's own)"
+            f"the {what} {found.id!r} is shared with you by {owner}; only they can rename or delete it"
         )
+    if not found.writable:
+        raise InvalidInput(f"the {what} {found.id!r} is read-only for you (Nextcloud's own)")
 
 
 @toolset.tool(title="Create a calendar")

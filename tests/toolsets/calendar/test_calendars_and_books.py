@@ -111,6 +111,23 @@ async def test_calendars_and_address_books_are_made_renamed_and_deleted_after_as
                 "It cannot be restored.",
             ]
 
+            if nc.double is None:  # a calendar shared with alice (Radicale shares none) is not hers
+                share = (
+                    '<?xml version="1.0"?><o:share xmlns:d="DAV:" xmlns:o="http://owncloud.org/ns"><o:set>'
+                    f"<d:href>principal:principals/users/{nc.alice.user}</d:href><o:read-write/></o:set></o:share>"
+                )
+                with nc.http(nc.admin) as admin:
+                    shared = admin.post(
+                        f"/remote.php/dav/calendars/{nc.admin.user}/personal/",
+                        content=share,
+                        headers={"Content-Type": "application/xml"},
+                    )
+                assert shared.status_code in (200, 204), shared.text[:300]
+                theirs = f"personal_shared_by_{nc.admin.user}"
+                assert theirs in _collections(nc, calendars)
+                said = await session.call_tool("nc_calendar_delete_calendar", {"calendar": theirs})
+                assert said.is_error
+                assert f"shared with you by {nc.admin.user}" in str(said.content[0])
             human.approve = True
             gone = await _call(session, "nc_calendar_delete_calendar", calendar="work-trips")
             assert gone == {"id": "work-trips", "name": "Trips", "held": 1, "deleted": True}
