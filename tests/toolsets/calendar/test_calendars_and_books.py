@@ -11,6 +11,7 @@ from xml.etree import ElementTree
 import pytest
 from mcp import ClientSession
 
+from nextcloud_mcp_server.nextcloud.dav.collections import collection_id
 from nextcloud_mcp_server.tools import toolset_tools
 from tests.backends import Nextcloud
 from tests.mcp_clients import Human, http_session, running_app, structured
@@ -196,3 +197,12 @@ def test_the_toolset_is_on_demand_and_names_its_scopes() -> None:
         "nc_contacts_rename_address_book": (("contacts:write",), False),
         "nc_contacts_delete_address_book": (("contacts:write",), True),
     }
+
+
+def test_ids_are_made_from_names_and_numbered_when_taken() -> None:
+    assert collection_id("Work trips", [], "calendar") == "work-trips"
+    assert collection_id("Work trips", ["work-trips", "work-trips-2"], "calendar") == "work-trips-3"
+    assert collection_id("日本", [], "calendar") == "calendar"
+    assert collection_id("../../x", [], "contacts") == "x"
+    assert collection_id("a" * 300, [], "calendar") == "a" * 40
+    assert collection_id("Ärzte & Co.", [], "contacts") == "arzte-co"
