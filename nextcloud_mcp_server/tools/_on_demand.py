@@ -133,7 +133,7 @@ class OnDemand:
         titles = ", ".join(declaration(name).title for name in self._toolsets())
         return (
             f"More tools for the user's Nextcloud: {titles}. Without arguments: those this user can "
-            "enable. `enable`: list their tools from now on; the answer describes them (call them by "
+            "enable. `enable`: list their tools; the answer describes them (call them by "
             f"name, or through {CALL_TOOL}). `disable`: hide them again."
         )
 

@@ -20,6 +20,7 @@ NAMES = (
     "calendar",
     "files",
     "contacts",
+    "dav_collections",
     "sharing",
     "search",
     "find",

@@ -17,6 +17,9 @@ from nextcloud_mcp_server.toolsets import declarations
 # Toolsets that act on the user's files use the files scopes (ADR 0047).
 # toolsets whose tools use another toolset's scopes (trash, versions, tags, comments, reminders: files)
 ON_FILES = {d.name: d.scopes_of for d in declarations() if d.scopes_of}
+# calendars and address books themselves: each tool uses the scopes of what it changes, calendar
+# or contacts, as the tools that fill them do (ADR 0087)
+BY_PREFIX = {"dav_collections": {"nc_calendar_": "calendar", "nc_contacts_": "contacts"}}
 
 
 def test_every_tool_declares_known_scopes_of_its_own_toolset() -> None:
@@ -25,6 +28,8 @@ def test_every_tool_declares_known_scopes_of_its_own_toolset() -> None:
         assert spec.scopes, spec.name
         assert set(spec.scopes) <= set(ALL_SCOPES), spec.name
         prefix = ON_FILES.get(spec.toolset, spec.toolset)
+        for start, owner in BY_PREFIX.get(spec.toolset, {}).items():
+            prefix = owner if spec.name.startswith(start) else prefix
         assert all(s.startswith(f"{prefix}:") for s in spec.scopes), spec.name
         if spec.read_only:
             assert all(s.endswith(":read") for s in spec.scopes), spec.name

@@ -32,6 +32,10 @@ CASES: dict[str, str] = {
     "nc_mail_send": "Send the email 'Lunch' to bob@example.com and 1 other?",
     "nc_notifications_dismiss": "Dismiss all 2 of your notifications?",
     "nc_status_set": "Show the status message '\U0001f6e0 In a <b>workshop</b>' to others?",
+    "nc_calendar_delete_calendar": "Delete the calendar 'Trips'?",
+    "nc_contacts_delete_address_book": "Delete the address book 'Contacts'?",
+    "nc_deck_delete_stack": "Delete the stack 'To do' with 1 card?",
+    "nc_deck_delete_label": "Delete the label 'Later' of the board 'Plans'?",
 }
 
 
@@ -46,6 +50,7 @@ def seed_apps(nc: Nextcloud, account: dict[str, Any]) -> dict[str, Any]:
     """What Nextcloud's side holds: a mail account, two notifications (one in markup), a second
     board shared with a group the first is not (a card moved there is read by more people)."""
     _mail_api(nc, "POST", "accounts", **account)
+    nc.make_calendar("trips", "Trips", nc.alice)
     board = ocs(nc, nc.alice, "POST", f"{DECK}/boards", json={"title": "Open plans", "color": "0082c9"})["id"]
     stack = ocs(nc, nc.alice, "POST", f"{DECK}/boards/{board}/stacks", json={"title": "Inbox", "order": 1})[
         "id"
@@ -131,6 +136,10 @@ def arguments(tool: str, s: dict[str, Any]) -> dict[str, Any]:
         },
         "nc_notifications_dismiss": {"all": True},
         "nc_status_set": {"status": "dnd", "message": "In a  <b>workshop</b>", "icon": "\U0001f6e0"},
+        "nc_calendar_delete_calendar": {"calendar": "trips"},
+        "nc_contacts_delete_address_book": {"address_book": "contacts"},
+        "nc_deck_delete_stack": {"board_id": s["board"], "stack_id": s["stack"]},
+        "nc_deck_delete_label": {"board_id": s["board"], "label": "later"},
     }[tool]
 
 
@@ -169,6 +178,9 @@ def check_texts(texts: dict[str, str]) -> None:
     notices = texts["nc_notifications_dismiss"]
     assert "<script>parent.hacked=1</script> Disk almost full" in notices
     assert "Backup finished" in notices
+    assert "Budget" in texts["nc_deck_delete_stack"]
+    assert "trash bin" in texts["nc_calendar_delete_calendar"]
+    assert "cannot be restored" in texts["nc_contacts_delete_address_book"]
     status = texts["nc_status_set"]
     assert "Do not disturb" in status, status
     assert "every user of this Nextcloud" in status, status

@@ -26,7 +26,7 @@ from tests.views.test_views_browser import _event
 pytestmark = [pytest.mark.integration, pytest.mark.browser]
 
 TOOLSETS = (
-    "notes,calendar,contacts,files,sharing,trash,versions,comments,tags,deck,talk,tables,collectives,"
+    "notes,calendar,contacts,dav_collections,files,sharing,trash,versions,comments,tags,deck,talk,tables,collectives,"
     "cookbook,bookmarks,polls,mail,notifications,status"
 )
 WIDTH = 360  # a phone's width: the views must stay readable there

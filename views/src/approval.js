@@ -12,8 +12,9 @@ import { FILE_PREVIEWS } from './previews/files.js';
 import { MESSAGE_PREVIEWS } from './previews/messages.js';
 import { PERSONAL_PREVIEWS } from './previews/personal.js';
 import { RECORD_PREVIEWS } from './previews/records.js';
+import { STRUCTURE_PREVIEWS } from './previews/structure.js';
 
-export const PREVIEWS = { ...FILE_PREVIEWS, ...PERSONAL_PREVIEWS, ...APP_PREVIEWS, ...RECORD_PREVIEWS, ...MESSAGE_PREVIEWS };
+export const PREVIEWS = { ...FILE_PREVIEWS, ...PERSONAL_PREVIEWS, ...APP_PREVIEWS, ...RECORD_PREVIEWS, ...MESSAGE_PREVIEWS, ...STRUCTURE_PREVIEWS };
 
 let outcome = null; // the tool's result, once it came
 let preview = [el('p', { class: 'meta' }, 'Loading what this is about…')];

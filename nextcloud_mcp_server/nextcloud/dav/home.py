@@ -120,3 +120,16 @@ class DavHomeClient:
             return home if home.endswith("/") else home + "/"
 
         return await self._home_cache.once(self._credential.user_id, discover)
+
+    # --- the collections of the home themselves (calendars, address books): docs/ADR/0087
+
+    async def change_collection(self, method: str, href: str, body: str | None = None) -> None:
+        """MKCALENDAR, an extended MKCOL (RFC 5689), PROPPATCH or DELETE of one collection of the
+        home: `href` must be directly inside the home (the caller checks it), `body` the XML."""
+        await self._http.request(
+            method,
+            self._path(href),
+            credential=self._credential,
+            headers=XML_HEADERS if body is not None else None,
+            content=body.encode() if body is not None else None,
+        )

@@ -193,6 +193,14 @@ class DeckClient:
         body = {"title": title, "color": label.color or "31CC7C"}
         await self._call("PUT", f"/boards/{board_id}/labels/{label.id}", body=body)
 
+    async def delete_stack(self, board_id: int, stack_id: int) -> None:
+        """Deck marks the stack and its cards deleted (1.13 and 1.18)."""
+        await self._call("DELETE", f"/boards/{board_id}/stacks/{stack_id}")
+
+    async def delete_label(self, board_id: int, label_id: int) -> None:
+        """The label goes, and with it from every card that carried it."""
+        await self._call("DELETE", f"/boards/{board_id}/labels/{label_id}")
+
     async def create_label(self, board_id: int, title: str, color: str) -> DeckLabel:
         answer = await self._call("POST", f"/boards/{board_id}/labels", body={"title": title, "color": color})
         return self._parse(DeckLabel, json_body(answer, self.host), "label")
@@ -200,6 +208,12 @@ class DeckClient:
     async def stacks(self, board_id: int) -> list[DeckStack]:
         """The board's stacks with their cards (archived cards are not included)."""
         answer = await self._call("GET", f"/boards/{board_id}/stacks")
+        stacks = self._parse_list(DeckStack, json_body(answer, self.host), "stack")
+        return sorted(stacks, key=lambda s: (s.order, s.id))
+
+    async def archived_stacks(self, board_id: int) -> list[DeckStack]:
+        """The board's stacks with their archived cards only."""
+        answer = await self._call("GET", f"/boards/{board_id}/stacks/archived")
         stacks = self._parse_list(DeckStack, json_body(answer, self.host), "stack")
         return sorted(stacks, key=lambda s: (s.order, s.id))
 

@@ -1,8 +1,8 @@
 """Deck toolset: boards, stacks and cards of the Nextcloud Deck app (ADR 0043). A card is named by
 its board, its stack and its own id, as nc_deck_get_board lists them; comments need only the
 card id. Deleting a card or a board asks the human first, and so does moving a card to a board
-more people read. Boards are created and changed in `tools_boards.py`,
-cards moved in `tools_moves.py`."""
+more people read, or deleting a stack or a label (`tools_removals.py`). Boards are created and
+changed in `tools_boards.py`, cards moved in `tools_moves.py`."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from nextcloud_mcp_server.auth.scopes import DECK_READ, DECK_WRITE, require_scop
 from nextcloud_mcp_server.tools._approval import approve_removal, refuse_changed, require_approval, shrinks
 from nextcloud_mcp_server.tools._audience import approve_publication
 from nextcloud_mcp_server.tools._context import nextcloud_for
-from nextcloud_mcp_server.toolsets.deck import tools_boards, tools_moves
+from nextcloud_mcp_server.toolsets.deck import tools_boards, tools_moves, tools_removals
 from nextcloud_mcp_server.toolsets.deck.client import UPCOMING_GROUPS, DeckClient
 from nextcloud_mcp_server.toolsets.deck.input import (
     MAX_COMMENT,
@@ -60,7 +60,7 @@ from nextcloud_mcp_server.toolsets.deck.tools_common import (
 )
 from nextcloud_mcp_server.views import APPROVAL
 
-__all__ = ["tools_boards", "tools_moves", "toolset"]
+__all__ = ["tools_boards", "tools_moves", "tools_removals", "toolset"]
 
 
 @toolset.tool(title="List Deck boards", read_only=True)

@@ -34,6 +34,8 @@ DECK_TOOLS = {
     "nc_deck_delete_board": ("deck:write", False, True),
     "nc_deck_create_board": ("deck:write", False, False),
     "nc_deck_update_board": ("deck:write", False, False),
+    "nc_deck_delete_stack": ("deck:write", False, True),
+    "nc_deck_delete_label": ("deck:write", False, True),
 }
 
 
@@ -329,26 +331,58 @@ async def test_a_card_named_in_the_wrong_place_or_bad_input_changes_nothing(
         assert api.stacks(board["id"])[todo] == [card["id"]]
 
 
-async def test_deleting_a_card_or_a_board_asks_the_human(apps_nextcloud: Nextcloud) -> None:
+async def test_deleting_a_card_a_stack_a_label_or_a_board_asks_the_human(apps_nextcloud: Nextcloud) -> None:
+    """Each delete asks, bound to what it reads (a stack's cards and a label's cards, archived ones
+    too); a decline leaves all in place."""
     with deck(apps_nextcloud) as api:
         board = api.board("Garden")
-        todo = board["stack_ids"][0]
+        todo, done = board["stack_ids"][0], board["stack_ids"][2]
         card = api.card(board, todo, "Cut the hedge")
         ids = {"board_id": board["id"], "stack_id": todo, "card_id": card["id"]}
+        labels = api.call("GET", f"{API}/boards/{board['id']}")["labels"]
+        later = next(lb["id"] for lb in labels if lb["title"] == "Later")
+        old = api.card(board, done, "Last year's bulbs")
+        for one, stack in ((card, todo), (old, done)):
+            api.call(
+                "PUT",
+                f"{API}/boards/{board['id']}/stacks/{stack}/cards/{one['id']}/assignLabel",
+                json={"labelId": later},
+            )
         no = Human(approve=False)
         async with session(apps_nextcloud, human=no) as client:
+            # Deck 1.13 has no archive route of its own: archived as a client would
+            stored = {"board_id": board["id"], "stack_id": done, "card_id": old["id"]}
+            await call(client, "nc_deck_update_card", **stored, archived=True)
             said = await refused(client, "nc_deck_delete_card", **ids)
+            await refused(client, "nc_deck_delete_label", board_id=board["id"], label="later")
+            await refused(client, "nc_deck_delete_stack", board_id=board["id"], stack_id=done)
         assert "Nothing was changed" in said
-        assert no.questions == ['Delete the card "Cut the hedge" in stack "To do" of board "Garden"?']
+        assert no.questions == [
+            'Delete the card "Cut the hedge" in stack "To do" of board "Garden"?',
+            'Delete the label "Later" of the board "Garden"? It comes off the 2 cards that carry it.',
+            'Delete the stack "Done" of the board "Garden" with its 1 cards (1 of them archived)?',
+        ]
         assert api.stacks(board["id"])[todo] == [card["id"]]
+        assert done in api.stacks(board["id"])
+        assert "Later" in [lb["title"] for lb in api.call("GET", f"{API}/boards/{board['id']}")["labels"]]
 
         yes = Human()
         async with session(apps_nextcloud, human=yes) as client:
+            gone = await call(client, "nc_deck_delete_label", board_id=board["id"], label="Later")
+            assert (gone["id"], gone["cards"]) == (later, 2)
+            read = api.get_card(board["id"], todo, card["id"]).json()
+            assert read["labels"] in ([], None)
+            assert "Later" not in [
+                lb["title"] for lb in api.call("GET", f"{API}/boards/{board['id']}")["labels"]
+            ]
+            stack = await call(client, "nc_deck_delete_stack", board_id=board["id"], stack_id=done)
+            assert (stack["title"], stack["cards"]) == ("Done", 1)
+            assert done not in api.stacks(board["id"])
             assert (await call(client, "nc_deck_delete_card", **ids))["deleted"] is True
             assert api.stacks(board["id"])[todo] == []
             api.card(board, todo, "Water the roses")
             await call(client, "nc_deck_delete_board", board_id=board["id"])
-        assert yes.questions[1] == 'Delete the board "Garden" with its 3 stacks and 1 cards?'
+        assert yes.questions[-1] == 'Delete the board "Garden" with its 2 stacks and 1 cards?'
         left = api.call("GET", f"{API}/boards")
         assert [b["id"] for b in left if b["id"] == board["id"] and not b["deletedAt"]] == []
 

@@ -11,9 +11,10 @@ import pytest
 
 from nextcloud_mcp_server.nextcloud.errors import Forbidden, InvalidInput
 from nextcloud_mcp_server.toolsets.deck.input import check_names
-from nextcloud_mcp_server.toolsets.deck.models import DeckBoard, DeckCard, DeckLabel
+from nextcloud_mcp_server.toolsets.deck.models import DeckBoard, DeckCard, DeckLabel, DeckStack
 from nextcloud_mcp_server.toolsets.deck.tools_audience import move_audience
 from nextcloud_mcp_server.toolsets.deck.tools_moves import _move_across
+from nextcloud_mcp_server.toolsets.deck.tools_removals import _carrying, _label
 
 
 def _board(
@@ -129,3 +130,20 @@ async def test_a_refused_move_puts_the_labels_back() -> None:
     with pytest.raises(Forbidden):
         await _move_across(deck, 1, CARD, _board(2, "alice"), 20)  # type: ignore[arg-type]
     assert deck.calls == [("label", 1, 1, 100, False), ("update", 2, 20), ("label", 1, 1, 100, True)]
+
+
+def test_a_label_is_named_by_one_title_and_its_cards_counted_archived_ones_too() -> None:
+    board = _board(1, "alice", labels=("Later", "later ", "Press"))
+    with pytest.raises(InvalidInput, match="names 2 labels of the board"):
+        _label(board, "LATER")
+    with pytest.raises(InvalidInput, match="names 0 labels.*'Press'"):
+        _label(board, "Urgent")
+    press = _label(board, " press ")
+    live = DeckStack.model_validate(
+        {"id": 1, "cards": [CARD.model_dump(by_alias=True), {"id": 8, "labels": None}]}
+    )
+    stored = DeckStack.model_validate(
+        {"id": 1, "cards": [{"id": 9, "archived": True, "labels": [{"id": press.id, "title": "Press"}]}]}
+    )
+    assert [c.id for c in _carrying([live, stored], press.id)] == [9]
+    assert [c.id for c in _carrying([live, stored], 100)] == [7]
