@@ -1,0 +1,124 @@
+"""App tools make only the requests their answer needs (issue 43; `make bench-apps` measures every
+app tool on the real Nextcloud). Each test declares exactly the requests allowed: any other request
+has no route and fails the test, and the routes count what was asked. No Nextcloud needed."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from nextcloud_mcp_server.nextcloud.auth import BasicCredential
+from nextcloud_mcp_server.nextcloud.client import NextcloudClient
+from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
+from nextcloud_mcp_server.toolsets.polls import client as polls_client
+from nextcloud_mcp_server.toolsets.polls import tools as polls_tools
+from nextcloud_mcp_server.toolsets.status import tools as status_tools
+from tests import http_mock
+
+BASE = "https://cloud.example.com"
+ALICE = BasicCredential("alice", "pw")
+POLLS = f"{BASE}/ocs/v2.php/apps/polls/api/v1.0"
+STATUS = f"{BASE}/ocs/v2.php/apps/user_status/api/v1/user_status"
+
+
+def _ocs(data: Any) -> http_mock.Response:
+    return http_mock.Response(200, json={"ocs": {"meta": {"status": "ok", "statuscode": 200}, "data": data}})
+
+
+def _poll(poll_id: int = 7) -> dict[str, Any]:
+    """As Polls 9.2 and 7.5 answer it (their creation answers alike)."""
+    config = {"title": "Lunch", "description": ""}
+    return {"id": poll_id, "configuration": config, "owner": {"userId": "alice"}, "status": {"created": 1}}
+
+
+def _option(option_id: int, text: str) -> dict[str, Any]:
+    return {
+        "id": option_id,
+        "pollId": 7,
+        "text": text,
+        "order": option_id,
+        "votes": {"yes": 0, "no": 0, "maybe": 0},
+    }
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[NextcloudHTTP]:
+    client = NextcloudHTTP(BASE, max_retries=0)
+    yield client
+    await client.aclose()
+
+
+@pytest.fixture
+def nextcloud(http: NextcloudHTTP, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each tool call gets a new client, as each call of the server does; the process keeps what
+    it keeps between calls (the Polls dialect, fresh for each test)."""
+
+    async def nextcloud_for(ctx: Any) -> NextcloudClient:
+        return NextcloudClient(http, ALICE)
+
+    monkeypatch.setattr(polls_tools, "nextcloud_for", nextcloud_for)
+    monkeypatch.setattr(status_tools, "nextcloud_for", nextcloud_for)
+    monkeypatch.setattr(polls_client, "dialects", polls_client.Dialects())
+
+
+@http_mock.mock
+async def test_the_polls_dialect_is_asked_once_per_process(nextcloud: None) -> None:
+    """Nextcloud's capabilities say which Polls API it speaks: asked by the first Polls call, not by
+    every one (each asked it before: one request more per call)."""
+    capabilities = http_mock.get(f"{BASE}/ocs/v2.php/cloud/capabilities").mock(
+        return_value=_ocs({"capabilities": {"polls": {"version": "9.2.0"}}})
+    )
+    listed = http_mock.get(f"{POLLS}/polls").mock(return_value=_ocs({"polls": [_poll()]}))
+    for _ in range(3):
+        answer = await polls_tools.nc_polls_list_polls(ctx=None)  # type: ignore[arg-type]
+        assert [p.id for p in answer.polls] == [7]
+    assert (capabilities.call_count, listed.call_count) == (1, 3)
+
+
+def test_a_dialect_is_kept_for_its_seconds_and_per_nextcloud() -> None:
+    now = [0.0]
+    dialects = polls_client.Dialects(300, max_hosts=2, clock=lambda: now[0])
+    dialects.put("https://a", True)
+    dialects.put("https://b", False)
+    assert (dialects.get("https://a"), dialects.get("https://b"), dialects.get("https://c")) == (
+        True,
+        False,
+        None,
+    )
+    dialects.put("https://c", True)  # a third Nextcloud: the oldest answer goes
+    assert dialects.get("https://a") is None
+    now[0] = 300.0  # expired: asked again
+    assert dialects.get("https://b") is None
+
+
+@http_mock.mock
+async def test_a_new_poll_is_answered_from_its_creation_and_its_options(nextcloud: None) -> None:
+    """Creating a poll with two options: the poll, one request per option, then its options read
+    once (after the dialect, asked once per process); no read of the poll (its creation answered it) nor of its votes (a new poll has none)."""
+    http_mock.get(f"{BASE}/ocs/v2.php/cloud/capabilities").mock(
+        return_value=_ocs({"capabilities": {"polls": {"version": "9.2.0"}}})
+    )
+    made = http_mock.post(f"{POLLS}/poll").mock(return_value=_ocs({"poll": _poll()}))
+    option = http_mock.post(f"{POLLS}/poll/7/option").mock(return_value=_ocs({"option": _option(1, "Pizza")}))
+    options = http_mock.get(f"{POLLS}/poll/7/options").mock(
+        return_value=_ocs({"options": [_option(1, "Pizza"), _option(2, "Sushi")]})
+    )
+    answer = await polls_tools.nc_polls_create_poll("Lunch", ["Pizza", "Sushi"], ctx=None)  # type: ignore[arg-type]
+    assert (answer.id, answer.title, answer.owner, answer.votes) == (7, "Lunch", "alice", [])
+    assert [o.text for o in answer.options] == ["Pizza", "Sushi"]
+    assert (made.call_count, option.call_count, options.call_count) == (1, 2, 1)
+
+
+@http_mock.mock
+async def test_setting_the_online_status_is_one_request(nextcloud: None) -> None:
+    """Nextcloud's PUT answers the whole status: the tool shows that answer, reading nothing after."""
+    put = http_mock.put(f"{STATUS}/status").mock(
+        return_value=_ocs(
+            {"userId": "alice", "status": "away", "message": "Lunch", "icon": "🍕", "clearAt": None}
+        )
+    )
+    answer = await status_tools.nc_status_set(ctx=None, status="away")  # type: ignore[arg-type]
+    assert (answer.status, answer.message, answer.icon) == ("away", "Lunch", "🍕")
+    assert put.call_count == 1
