@@ -15,9 +15,11 @@ from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.toolsets.polls import client as polls_client
 from nextcloud_mcp_server.toolsets.polls import tools as polls_tools
 from nextcloud_mcp_server.toolsets.status import tools as status_tools
+from nextcloud_mcp_server.toolsets.talk import tools as talk_tools
 from tests import http_mock
+from tests.apps.replayed import replay
 
-BASE = "https://cloud.example.com"
+BASE = "https://cloud.example.com"  # as tests.apps.replayed answers
 ALICE = BasicCredential("alice", "pw")
 POLLS = f"{BASE}/ocs/v2.php/apps/polls/api/v1.0"
 STATUS = f"{BASE}/ocs/v2.php/apps/user_status/api/v1/user_status"
@@ -60,6 +62,7 @@ def nextcloud(http: NextcloudHTTP, monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(polls_tools, "nextcloud_for", nextcloud_for)
     monkeypatch.setattr(status_tools, "nextcloud_for", nextcloud_for)
+    monkeypatch.setattr(talk_tools, "nextcloud_for", nextcloud_for)
     monkeypatch.setattr(polls_client, "dialects", polls_client.Dialects())
 
 
@@ -96,7 +99,8 @@ def test_a_dialect_is_kept_for_its_seconds_and_per_nextcloud() -> None:
 @http_mock.mock
 async def test_a_new_poll_is_answered_from_its_creation_and_its_options(nextcloud: None) -> None:
     """Creating a poll with two options: the poll, one request per option, then its options read
-    once (after the dialect, asked once per process); no read of the poll (its creation answered it) nor of its votes (a new poll has none)."""
+    once (after the dialect, asked once per process); no read of the poll (its creation answered
+    it) nor of its votes (a new poll has none)."""
     http_mock.get(f"{BASE}/ocs/v2.php/cloud/capabilities").mock(
         return_value=_ocs({"capabilities": {"polls": {"version": "9.2.0"}}})
     )
@@ -122,3 +126,18 @@ async def test_setting_the_online_status_is_one_request(nextcloud: None) -> None
     answer = await status_tools.nc_status_set(ctx=None, status="away")  # type: ignore[arg-type]
     assert (answer.status, answer.message, answer.icon) == ("away", "Lunch", "🍕")
     assert put.call_count == 1
+
+
+@http_mock.mock
+async def test_a_talk_post_reads_its_conversation_once(nextcloud: None) -> None:
+    """Posting (Talk 24's recorded answers): the conversation (may the user post, who reads it),
+    its participants and bots, then the post; the conversation was read twice before. Each
+    recorded answer is given once: a second read fails the test."""
+    replay("34", "talk_conversation")
+    replay("34", "talk_participants")
+    bots = http_mock.get(f"{BASE}/ocs/v2.php/apps/spreed/api/v1/bot/tok1").mock(return_value=_ocs([]))
+    replay("34", "talk_post")
+    answer = await talk_tools.nc_talk_post_message("tok1", "Train at 9, @admin?", ctx=None)  # type: ignore[arg-type]
+    assert answer.token == "tok1"
+    assert "Train at 9" in answer.message.text
+    assert bots.call_count == 1
