@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import sys
@@ -33,7 +34,7 @@ from calls import floor_client  # noqa: E402
 from meter import Meter  # noqa: E402
 from minimum import MINIMUM  # noqa: E402
 from report import table  # noqa: E402
-from scenario import FLOWS  # noqa: E402
+from scenario import AS, FLOWS  # noqa: E402
 from services import Bench, services  # noqa: E402
 
 from tests.mcp_clients import Human, stdio_session  # noqa: E402
@@ -111,18 +112,26 @@ async def run(bench: Bench, rounds: int, only: list[str]) -> dict[str, Any]:
                     bench.before(name)
 
                     async def call(tool: str, args: dict[str, Any], session: Any = ours) -> Any:
+                        variant = args.pop(AS, None)
+                        key = f"{tool} ({variant})" if variant else tool
                         record, result = await recorder.call(session, tool, args)
-                        if record["error"] is None and tool in MINIMUM and MINIMUM[tool][2]:
+                        if record["error"] is None and key in MINIMUM and MINIMUM[key][2]:
                             record["floor_s"] = await floor_time(client, record["asked"])
-                        recorder.keep(tool, record)
+                        recorder.keep(key, record)
                         if record["error"] is not None:
                             raise RuntimeError(f"{tool}: {record['error']}")
-                        return dict(result.structured_content or {})
+                        answer = dict(result.structured_content or {})
+                        if os.environ.get("BENCH_APPS_SHOW"):
+                            print(tool, json.dumps(answer)[:600], flush=True)
+                        return answer
 
                     try:
                         await flow(call, bench.setup, n)
-                    except (RuntimeError, KeyError, IndexError, StopIteration) as exc:
-                        print(f"[round {n + 1}] {name}: stopped at {type(exc).__name__}: {exc}"[:400], flush=True)
+                    except Exception as exc:  # one flow's fault is reported, the others still run
+                        print(
+                            f"[round {n + 1}] {name}: stopped at {type(exc).__name__}: {exc}"[:400],
+                            flush=True,
+                        )
             print(f"[round {n + 1}/{rounds}] done", flush=True)
         # the first call's own cost, in a process that has already discovered
         async with stdio_session(env, cwd=work, errlog=errlog) as ours:

@@ -55,7 +55,9 @@ def table(results: dict[str, Any], minimum: Minimum) -> str:
     first = results["first_calls"]
     warm = results["first_call_warm"]
     extra = [r["requests"] - warm["requests"] for r in first]
-    asked = sorted({a.split("?")[0] for r in first for a in r["asked"]} - {a.split("?")[0] for a in warm["asked"]})
+    asked = sorted(
+        {a.split("?")[0] for r in first for a in r["asked"]} - {a.split("?")[0] for a in warm["asked"]}
+    )
     lines += [
         "",
         f"Discovery, once per process (and again after NEXTCLOUD_APPS_CACHE_SECONDS): the first call "

@@ -20,7 +20,7 @@ from tests.real_nextcloud import Kit
 
 __all__ = ["BENCH_DIR", "Bench", "services"]
 
-BENCH_DIR = Path("/var/tmp/nextcloud-mcp-bench")
+BENCH_DIR = Path("/var/tmp/nextcloud-mcp-bench")  # noqa: S108 - www-data must traverse it (the kit)
 OCS = {"OCS-APIRequest": "true", "Accept": "application/json"}
 RSS = b"""<?xml version="1.0" encoding="UTF-8"?>
 <rss version="2.0"><channel><title>Kitchen news</title><link>http://127.0.0.1/</link>
@@ -70,7 +70,9 @@ class Bench:
 
     def http(self, user: str = "alice") -> httpx.Client:
         login = self.config[user]
-        return httpx.Client(base_url=self.url, auth=(login["user"], login["app_password"]), headers=OCS, timeout=60)
+        return httpx.Client(
+            base_url=self.url, auth=(login["user"], login["app_password"]), headers=OCS, timeout=60
+        )
 
     def before(self, flow: str) -> None:
         """A notification for alice before the flow that lists and dismisses one (34 only)."""
@@ -102,6 +104,8 @@ def services(version: str) -> Iterator[Bench]:
         if bench.major >= 30:
             servers = stack.enter_context(mail_servers())
             with bench.http() as alice:
-                made = alice.post("/index.php/apps/mail/api/accounts", json=servers.account("alice@example.com"))
+                made = alice.post(
+                    "/index.php/apps/mail/api/accounts", json=servers.account("alice@example.com")
+                )
                 made.raise_for_status()
         yield bench

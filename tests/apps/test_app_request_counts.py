@@ -12,6 +12,7 @@ import pytest
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
+from nextcloud_mcp_server.toolsets.forms import tools as forms_tools
 from nextcloud_mcp_server.toolsets.polls import client as polls_client
 from nextcloud_mcp_server.toolsets.polls import tools as polls_tools
 from nextcloud_mcp_server.toolsets.status import tools as status_tools
@@ -63,6 +64,7 @@ def nextcloud(http: NextcloudHTTP, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(polls_tools, "nextcloud_for", nextcloud_for)
     monkeypatch.setattr(status_tools, "nextcloud_for", nextcloud_for)
     monkeypatch.setattr(talk_tools, "nextcloud_for", nextcloud_for)
+    monkeypatch.setattr(forms_tools, "nextcloud_for", nextcloud_for)
     monkeypatch.setattr(polls_client, "dialects", polls_client.Dialects())
 
 
@@ -141,3 +143,17 @@ async def test_a_talk_post_reads_its_conversation_once(nextcloud: None) -> None:
     assert answer.token == "tok1"
     assert "Train at 9" in answer.message.text
     assert bots.call_count == 1
+
+
+@http_mock.mock
+async def test_a_forms_submissions_are_named_by_its_questions_in_one_request(nextcloud: None) -> None:
+    """Forms answers the submissions with the form's questions (4.3 and 5.3 alike): the answers are
+    named by question text without reading the form first (that was one request more)."""
+    question = {"id": 3, "formId": 2, "order": 1, "type": "short", "isRequired": False, "text": "Name?"}
+    given = {"id": 9, "userId": "alice", "timestamp": 1, "answers": [{"questionId": 3, "text": "Alice"}]}
+    listed = http_mock.get(f"{BASE}/ocs/v2.php/apps/forms/api/v3/forms/2/submissions").mock(
+        return_value=_ocs({"submissions": [given], "questions": [question]})
+    )
+    answer = await forms_tools.nc_forms_list_submissions(2, ctx=None)  # type: ignore[arg-type]
+    assert [s.answers for s in answer.submissions] == [{"Name?": ["Alice"]}]
+    assert listed.call_count == 1
