@@ -4,7 +4,10 @@ has no route and fails the test, and the routes count what was asked. No Nextclo
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -15,6 +18,7 @@ from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.toolsets.forms import tools as forms_tools
 from nextcloud_mcp_server.toolsets.polls import client as polls_client
 from nextcloud_mcp_server.toolsets.polls import tools as polls_tools
+from nextcloud_mcp_server.toolsets.reminders import tools as reminders_tools
 from nextcloud_mcp_server.toolsets.status import tools as status_tools
 from nextcloud_mcp_server.toolsets.talk import tools as talk_tools
 from tests import http_mock
@@ -65,6 +69,12 @@ def nextcloud(http: NextcloudHTTP, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(status_tools, "nextcloud_for", nextcloud_for)
     monkeypatch.setattr(talk_tools, "nextcloud_for", nextcloud_for)
     monkeypatch.setattr(forms_tools, "nextcloud_for", nextcloud_for)
+    monkeypatch.setattr(reminders_tools, "nextcloud_for", nextcloud_for)
+
+    async def resolve(ctx: Any, path: str) -> tuple[None, SimpleNamespace, int]:
+        return None, SimpleNamespace(path="Plans/week.md"), 20  # the file's PROPFIND, not counted here
+
+    monkeypatch.setattr(reminders_tools, "resolve", resolve)
     monkeypatch.setattr(polls_client, "dialects", polls_client.Dialects())
 
 
@@ -157,3 +167,23 @@ async def test_a_forms_submissions_are_named_by_its_questions_in_one_request(nex
     answer = await forms_tools.nc_forms_list_submissions(2, ctx=None)  # type: ignore[arg-type]
     assert [s.answers for s in answer.submissions] == [{"Name?": ["Alice"]}]
     assert listed.call_count == 1
+
+
+@http_mock.mock
+async def test_a_reminder_is_set_and_removed_without_reading_it_back(nextcloud: None) -> None:
+    """files_reminders' PUT answers nothing and keeps the time to the second: the reminder is sent
+    as it is kept and answered as sent (it was read back: one request more). Removing reads
+    whether there is one (its DELETE answers 404 otherwise), then deletes."""
+    reminder = f"{BASE}/ocs/v2.php/apps/files_reminders/api/v1/20"
+    put = http_mock.put(reminder).mock(return_value=_ocs([]))
+    due = datetime.now(UTC) + timedelta(days=2)
+    answer = await reminders_tools.nc_reminders_set("Plans/week.md", ctx=None, due=due)  # type: ignore[arg-type]
+    kept = due.replace(microsecond=0)
+    assert answer.due == kept.isoformat()
+    assert put.call_count == 1
+    assert json.loads(put.calls.last.request.content) == {"dueDate": kept.isoformat()}
+    read = http_mock.get(reminder).mock(return_value=_ocs({"dueDate": kept.isoformat()}))
+    gone = http_mock.request("DELETE", reminder).mock(return_value=_ocs([]))
+    removed = await reminders_tools.nc_reminders_set("Plans/week.md", ctx=None, due=None)  # type: ignore[arg-type]
+    assert removed.due is None
+    assert (read.call_count, gone.call_count, put.call_count) == (1, 1, 1)
