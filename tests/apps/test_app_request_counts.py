@@ -15,6 +15,7 @@ import pytest
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
+from nextcloud_mcp_server.toolsets.deck import tools_boards as deck_boards
 from nextcloud_mcp_server.toolsets.forms import tools as forms_tools
 from nextcloud_mcp_server.toolsets.polls import client as polls_client
 from nextcloud_mcp_server.toolsets.polls import tools as polls_tools
@@ -70,6 +71,7 @@ def nextcloud(http: NextcloudHTTP, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(talk_tools, "nextcloud_for", nextcloud_for)
     monkeypatch.setattr(forms_tools, "nextcloud_for", nextcloud_for)
     monkeypatch.setattr(reminders_tools, "nextcloud_for", nextcloud_for)
+    monkeypatch.setattr(deck_boards, "nextcloud_for", nextcloud_for)
 
     async def resolve(ctx: Any, path: str) -> tuple[None, SimpleNamespace, int]:
         return None, SimpleNamespace(path="Plans/week.md"), 20  # the file's PROPFIND, not counted here
@@ -187,3 +189,36 @@ async def test_a_reminder_is_set_and_removed_without_reading_it_back(nextcloud: 
     removed = await reminders_tools.nc_reminders_set("Plans/week.md", ctx=None, due=None)  # type: ignore[arg-type]
     assert removed.due is None
     assert (read.call_count, gone.call_count, put.call_count) == (1, 1, 1)
+
+
+@http_mock.mock
+async def test_a_new_deck_board_is_answered_from_what_deck_answered(nextcloud: None) -> None:
+    """A board with two stacks and a label: Deck's answers to the four POSTs make the answer (its
+    board comes with the default labels and no stacks, on 1.13 and 1.18 alike); the board and its
+    stacks were read back (two requests more)."""
+    deck = f"{BASE}/index.php/apps/deck/api/v1.0/boards"
+    default = [
+        {"id": 1, "title": "Finished", "color": "31CC7C"},
+        {"id": 2, "title": "Later", "color": "317CCC"},
+    ]
+    board = {"id": 5, "title": "Trip", "color": "0082c9", "archived": False, "labels": default, "stacks": []}
+    made = http_mock.post(deck).mock(return_value=http_mock.Response(200, json=board))
+    stacks = http_mock.post(f"{deck}/5/stacks").mock(
+        side_effect=[
+            http_mock.Response(200, json={"id": 8, "title": "To do", "boardId": 5, "order": 0}),
+            http_mock.Response(200, json={"id": 9, "title": "Done", "boardId": 5, "order": 1}),
+        ]
+    )
+    labels = http_mock.post(f"{deck}/5/labels").mock(
+        return_value=http_mock.Response(200, json={"id": 3, "title": "Tickets", "color": "F1DB50"})
+    )
+    answer = await deck_boards.nc_deck_create_board(
+        "Trip",
+        ctx=None,  # type: ignore[arg-type]
+        stacks=["To do", "Done"],
+        labels=["Tickets"],
+    )
+    assert [(s.id, s.title) for s in answer.stacks] == [(8, "To do"), (9, "Done")]
+    assert answer.labels == ["Finished", "Later", "Tickets"]
+    assert (answer.id, answer.title, answer.archived) == (5, "Trip", False)
+    assert (made.call_count, stacks.call_count, labels.call_count) == (1, 2, 1)
