@@ -11,7 +11,7 @@ VIEWS_STAMP := views/node_modules/.installed
 SYSTEM_STAMP := $(VENV)/.system-packages
 ARGS ?=
 
-.PHONY: install run check demo test test-fast kit test-loaded lint typecheck pytest bench bench-real bench-real-find docs dist mcpb views views-preview clean
+.PHONY: install run check demo test test-fast kit test-loaded lint typecheck pytest bench bench-real bench-real-find bench-apps docs dist mcpb views views-preview clean
 
 # The server and its runtime dependencies only (`make install`, `make run`, `make check`).
 $(RUNTIME_STAMP): pyproject.toml constraints.txt
@@ -141,6 +141,13 @@ bench-real: $(STAMP)
 ## search and the PyPI package (ARGS="--quick", "--skip-published", "--skip-endpoint")
 bench-real-find: $(STAMP)
 	$(BIN)/python bench/real/find_measure.py $(ARGS)
+
+## bench-apps: every app toolset's tools on the kit's real Nextcloud 34 with its apps (ARGS="--version 29";
+## issue 43): requests per call beside the fewest the app's API needs (OVER marks one that asks more),
+## wall time beside the floor; installs /var/tmp/nextcloud-mcp-bench/apps-VERSION once (2-3 min), then
+## about 5 min (ARGS="--rounds N", "--only deck,tables"); writes bench/results/bench_apps_VERSION.txt
+bench-apps: $(STAMP)
+	$(BIN)/python bench/apps/measure.py $(ARGS)
 
 ## clean: the venv, node_modules, caches, and this checkout's real Nextcloud instances
 clean:

@@ -12,12 +12,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPTS = sorted(p for folder in (ROOT / "bench", ROOT / "bench" / "real") for p in folder.glob("*.py"))
+FOLDERS = (ROOT / "bench", ROOT / "bench" / "real", ROOT / "bench" / "apps")
+SCRIPTS = sorted(p for folder in FOLDERS for p in folder.glob("*.py"))
 
 
 def test_the_benchmark_scripts_are_found() -> None:
     names = {p.name for p in SCRIPTS}
     assert {"run_all.py", "measure.py", "find_measure.py", "find_seed.py", "seed.py"} <= names
+    assert {"apps/measure.py", "apps/minimum.py", "apps/scenario.py"} <= {
+        str(p.relative_to(ROOT / "bench")) for p in SCRIPTS
+    }
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: str(p.relative_to(ROOT / "bench")))

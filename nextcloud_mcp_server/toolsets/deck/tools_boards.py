@@ -13,7 +13,7 @@ from nextcloud_mcp_server.auth.scopes import DECK_WRITE, require_scopes
 from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.toolsets.deck.client import DeckClient
 from nextcloud_mcp_server.toolsets.deck.input import InvalidDeckInput, check_names
-from nextcloud_mcp_server.toolsets.deck.models import DeckBoard, DeckStack
+from nextcloud_mcp_server.toolsets.deck.models import DeckBoard, DeckLabel, DeckStack
 from nextcloud_mcp_server.toolsets.deck.tools_answers import cut
 from nextcloud_mcp_server.toolsets.deck.tools_common import BoardId, Names, toolset
 
@@ -77,19 +77,27 @@ def _made(deck: DeckClient, board: DeckBoard, stacks: list[DeckStack], notes: li
     )
 
 
-async def _add(deck: DeckClient, board: DeckBoard, stacks: list[str], labels: list[str]) -> list[str]:
+async def _add(
+    deck: DeckClient,
+    board: DeckBoard,
+    stacks: list[str],
+    labels: list[str],
+    made: tuple[list[DeckStack], list[DeckLabel]] | None = None,
+) -> list[str]:
     """Add stacks to the right of the board's and the labels it does not have yet; what was
-    already there is said, not added twice."""
+    already there is said, not added twice. `made` collects what Deck answered for each."""
     notes: list[str] = []
+    made_stacks, made_labels = made if made is not None else ([], [])
     order = max((s.order for s in board.stacks), default=-1) + 1
     for i, title in enumerate(stacks):
-        await deck.create_stack(board.id, title, order + i)
+        made_stacks.append(await deck.create_stack(board.id, title, order + i))
     have = {label.title.strip().casefold() for label in board.labels}
     for i, title in enumerate(labels):
         if title.casefold() in have:
             notes.append(f"the label {title[:60]!r} was already on the board")
             continue
-        await deck.create_label(board.id, title, LABEL_COLORS[(len(board.labels) + i) % len(LABEL_COLORS)])
+        color = LABEL_COLORS[(len(board.labels) + i) % len(LABEL_COLORS)]
+        made_labels.append(await deck.create_label(board.id, title, color))
     return notes
 
 
@@ -107,8 +115,13 @@ async def nc_deck_create_board(
     nc = await nextcloud_for(ctx)
     deck = nc.api(DeckClient)
     board = await deck.create_board(name, BOARD_COLOR)
-    notes = await _add(deck, board, wanted_stacks, wanted_labels)
-    return _made(deck, await deck.board(board.id), await deck.stacks(board.id), notes)
+    stacks_made: list[DeckStack] = []
+    labels_made: list[DeckLabel] = []
+    notes = await _add(deck, board, wanted_stacks, wanted_labels, (stacks_made, labels_made))
+    # a new board is what Deck answered for it and for each stack and label (Deck adds no stacks
+    # of its own): nothing is read back (issue 43: two requests fewer)
+    board = board.model_copy(update={"labels": [*board.labels, *labels_made]})
+    return _made(deck, board, stacks_made, notes)
 
 
 @toolset.tool(title="Change a Deck board", idempotent=True)

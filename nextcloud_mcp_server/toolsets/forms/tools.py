@@ -224,9 +224,9 @@ async def nc_forms_list_submissions(
     """The answers submitted to a form you own, newest first, by question text."""
     nc = await nextcloud_for(ctx)
     client = nc.api(FormsClient)
-    form = await client.form(form_id)
-    texts = {q.id: q.text[:200] for q in form.questions}
-    found = sorted(await client.submissions(form_id), key=lambda s: (s.timestamp, s.id), reverse=True)
+    submissions, questions = await client.submissions(form_id)  # one request: both come at once
+    texts = {q.id: q.text[:200] for q in questions}
+    found = sorted(submissions, key=lambda s: (s.timestamp, s.id), reverse=True)
     page: list[SubmissionOut] = []
     for submission in found[offset : offset + limit]:
         answers: dict[str, list[str]] = {}

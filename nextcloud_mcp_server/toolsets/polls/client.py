@@ -8,10 +8,16 @@ Two APIs, by release (seen on the real Polls 7.5.0 on Nextcloud 29 and 9.2.0 on 
   added as `{"pollOptionText": ...}`, an unknown poll answers 404 `{"error": "Not found"}`.
 Otherwise alike: `poll` (create `{"title", "type": "textPoll"}`), `polls`, `poll/{id}`,
 `poll/{id}/options`, `poll/{id}/votes`, `PUT option/{id}/vote/{yes|no|maybe}`, `DELETE poll/{id}`.
+
+Which of the two a Nextcloud speaks is asked once (its capabilities) and kept per Nextcloud for
+`DIALECT_SECONDS`: a tool call then makes only the requests of its answer, not one more for the
+dialect each time (issue 43). A Polls upgraded meanwhile is met within those seconds.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import Field, TypeAdapter, ValidationError, field_validator
@@ -31,11 +37,54 @@ from nextcloud_mcp_server.nextcloud.ocs import OCS_HEADERS, OCSClient
 if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 
-__all__ = ["POLLS_MISSING", "Poll", "PollOption", "PollVote", "PollsClient"]
+__all__ = [
+    "DIALECT_SECONDS",
+    "POLLS_MISSING",
+    "Dialects",
+    "Poll",
+    "PollOption",
+    "PollVote",
+    "PollsClient",
+    "dialects",
+]
 
 OCS = "/ocs/v2.php/apps/polls/api/v1.0"
 REST = "/index.php/apps/polls/api/v1.0"
 POLLS_MISSING = "Polls is not installed or not enabled for you on this Nextcloud"
+DIALECT_SECONDS = 300.0  # as long as the enabled apps are kept (NEXTCLOUD_APPS_CACHE_SECONDS' default)
+MAX_HOSTS = 256
+
+
+class Dialects:
+    """Whether each Nextcloud's Polls speaks the OCS API, for `seconds`; at most `max_hosts`
+    Nextclouds (the oldest answer forgotten first). Polls is installed per Nextcloud, so the
+    answer is the same for all its users."""
+
+    def __init__(
+        self,
+        seconds: float = DIALECT_SECONDS,
+        *,
+        max_hosts: int = MAX_HOSTS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.seconds, self.max_hosts, self._clock = seconds, max_hosts, clock
+        self._known: dict[str, tuple[float, bool]] = {}
+
+    def get(self, host: str) -> bool | None:
+        found = self._known.get(host)
+        if found is None or found[0] <= self._clock():
+            self._known.pop(host, None)
+            return None
+        return found[1]
+
+    def put(self, host: str, modern: bool) -> None:
+        self._known.pop(host, None)
+        self._known[host] = (self._clock() + self.seconds, modern)
+        while len(self._known) > self.max_hosts:
+            del self._known[next(iter(self._known))]
+
+
+dialects = Dialects()  # the process's
 
 
 def _special(exc: NextcloudHTTPError, said: str, what: str) -> NextcloudError | None:
@@ -135,8 +184,11 @@ class PollsClient:
 
     async def _is_modern(self) -> bool:
         if self._modern is None:
+            self._modern = dialects.get(self.host)
+        if self._modern is None:
             caps = (await self._ocs.capabilities()).get("capabilities", {})
             self._modern = isinstance(caps, dict) and isinstance(caps.get("polls"), dict)
+            dialects.put(self.host, self._modern)
         return self._modern
 
     async def _call(self, method: str, path: str, what: str, body: Any = None) -> dict[str, Any]:

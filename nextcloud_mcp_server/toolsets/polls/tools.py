@@ -154,7 +154,8 @@ async def nc_polls_create_poll(
     poll = await client.create(title.strip())
     for text in texts:
         await client.add_option(poll.id, text)
-    return _detail(*await _read(client, poll.id))
+    # the poll is as Polls answered its creation and has no votes yet: only its options are read
+    return _detail(poll, await client.options(poll.id), [])
 
 
 @toolset.tool(title="Vote in a poll", idempotent=True)

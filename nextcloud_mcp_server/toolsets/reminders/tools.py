@@ -52,10 +52,13 @@ async def nc_reminders_set(
             raise InvalidInput("due must be in the future")
     _, entry, file_id = await resolve(ctx, path)
     reminders = (await nextcloud_for(ctx)).api(RemindersClient)
+    shown = paths.display(entry.path)
     if when is None:
         if await reminders.due(file_id) is not None:  # DELETE answers 404 when there is none
             await reminders.remove(file_id)
-    else:
-        await reminders.set(file_id, when)
-    found = await reminders.due(file_id)
-    return Reminder(path=paths.display(entry.path), due=found.isoformat() if found else None)
+        return Reminder(path=shown, due=None)
+    # Nextcloud keeps the due time to the second and its PUT answers nothing: sent as it is kept,
+    # the answer says what is stored without reading it back (issue 43: one request fewer)
+    when = when.astimezone(UTC).replace(microsecond=0)
+    await reminders.set(file_id, when)
+    return Reminder(path=shown, due=when.isoformat())

@@ -3,7 +3,8 @@
 GET answers the user's status (404 "No status for the current user" before one was ever set);
 PUT `status` `{"statusType"}` sets online, away, dnd (do not disturb) or invisible; PUT
 `message/custom` `{"statusIcon", "message", "clearAt"}` sets the message (at most 80
-characters, one emoji as icon, `clearAt` a Unix time), DELETE `message` clears it. Same on 29 and 34.
+characters, one emoji as icon, `clearAt` a Unix time), DELETE `message` clears it. Both PUTs
+answer the whole status as GET does, so a change needs no GET after it. Same on 29 and 34.
 """
 
 from __future__ import annotations
@@ -48,17 +49,22 @@ class UserStatusClient:
             found = await self._ocs.request("GET", API)
         except NotFound:
             return UserStatus()
+        return self._status(found)
+
+    def _status(self, found: object) -> UserStatus:
         try:
             return UserStatus.model_validate(found)
         except ValidationError:
             raise InvalidResponse(self._host, "the user status answered in an unexpected shape") from None
 
-    async def set_status(self, status: str) -> None:
-        await self._ocs.request("PUT", f"{API}/status", data={"statusType": status})
+    async def set_status(self, status: str) -> UserStatus:
+        """Set the online status; the status as it is now."""
+        return self._status(await self._ocs.request("PUT", f"{API}/status", data={"statusType": status}))
 
-    async def set_message(self, message: str, icon: str | None, clear_at: int | None) -> None:
+    async def set_message(self, message: str, icon: str | None, clear_at: int | None) -> UserStatus:
+        """Set the status message; the status as it is now."""
         data = {"statusIcon": icon, "message": message, "clearAt": clear_at}
-        await self._ocs.request("PUT", f"{API}/message/custom", data=data)
+        return self._status(await self._ocs.request("PUT", f"{API}/message/custom", data=data))
 
     async def clear_message(self) -> None:
         await self._ocs.request("DELETE", f"{API}/message")

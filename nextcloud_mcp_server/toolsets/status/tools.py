@@ -90,6 +90,7 @@ async def nc_status_set(
     if text and icon is not None:
         check_visible(icon, "the icon")
     client = (await nextcloud_for(ctx)).api(UserStatusClient)
+    now: UserStatus | None = None  # the status as the last change answered it
     if text:
         shown = f"{icon} {text}" if icon else text
         await approve_publication(
@@ -100,9 +101,9 @@ async def nc_status_set(
             action="Set your status message",
             again=_seen_by,
         )
-        await client.set_message(text, icon, moment)
+        now = await client.set_message(text, icon, moment)
     elif message is not None:
-        await client.clear_message()
+        await client.clear_message()  # answers nothing: the status is read after
     if status is not None:
-        await client.set_status(status)
-    return _info(await client.get())
+        now = await client.set_status(status)
+    return _info(now if now is not None else await client.get())

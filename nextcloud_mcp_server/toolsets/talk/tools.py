@@ -206,11 +206,12 @@ _NOT_PEOPLE = {
 }
 
 
-async def _audience(talk: TalkClient, token: str, text: str) -> Audience:
+async def _audience(talk: TalkClient, token: str, text: str, room: Conversation | None = None) -> Audience:
     """Everything Talk says about who reads a post (ADR 0058): the conversation's type, whether
     it is listed to every user, what it is bound to, federation, bots, its participants, and the
-    users the text mentions who are not among them (ADR 0061)."""
-    room = await talk.conversation(token)
+    users the text mentions who are not among them (ADR 0061). `room`: the conversation as just
+    read (else it is read here, as after an approval)."""
+    room = room if room is not None else await talk.conversation(token)
     others = _others(room, await talk.participants(token))
     bots = await talk.bots(token)
     where = f'the {room.kind} conversation "{room.name}"'
@@ -268,7 +269,7 @@ async def nc_talk_post_message(
     await approve_publication(
         ctx,
         tool="nc_talk_post_message",
-        audience=await _audience(talk, token, text),
+        audience=await _audience(talk, token, text, room),
         text=text,
         action="Post",
         again=lambda: _audience(talk, token, text),
