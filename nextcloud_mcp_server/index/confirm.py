@@ -1,9 +1,9 @@
 """Never a stale or foreign hit: before hits are shown, Nextcloud confirms with the caller's own
-credential that each is still there for them (docs/ADR/0071). Batched: one notes listing for
-all the notes among the hits, one PROPFIND (Depth 1) per folder holding file hits, and for the
-other kinds one listing per calendar, address book, board or collective holding hits
-(`sources.present`). What Nextcloud no longer shows the caller is dropped from the answer and from
-the index."""
+credential that each is still there for them (docs/ADR/0071, 0089). Batched: one notes listing
+for all the notes among the hits, one PROPFIND (Depth 1) per folder holding file hits, and for
+the other kinds one listing per calendar, address book, board or collective holding hits
+(`sources.present`); every kind at once. What Nextcloud no longer shows the caller is dropped
+from the answer and from the index."""
 
 from __future__ import annotations
 
@@ -61,15 +61,23 @@ async def confirmed(
     """The hits Nextcloud still shows the caller, and how many were dropped (and unindexed)."""
     notes = [h for h in hits if h.kind == "note"]
     files = [h for h in hits if h.kind == "file"]
-    present: set[tuple[str, str]] = set()
-    if notes:
+
+    async def of_notes() -> set[tuple[str, str]]:
         ids = [int(h.key) for h in notes if h.key.isdigit()]
-        present |= {("note", key) for key in await _notes_present(nc, ids)}
-    if files:
-        present |= {("file", path) for path in await _files_present(nc, {h.location for h in files})}
-    for kind in sorted({h.kind for h in hits} - {"note", "file"}):
+        return {("note", key) for key in await _notes_present(nc, ids)}
+
+    async def of_files() -> set[tuple[str, str]]:
+        return {("file", path) for path in await _files_present(nc, {h.location for h in files})}
+
+    async def of_kind(kind: str) -> set[tuple[str, str]]:
         keys = {h.key for h in hits if h.kind == kind}
-        present |= {(kind, key) for key in await present_of_kind(nc, kind, keys)}
+        return {(kind, key) for key in await present_of_kind(nc, kind, keys)}
+
+    # every kind at once: a confirmation costs about one request's time (docs/ADR/0089)
+    checks = [of_kind(kind) for kind in sorted({h.kind for h in hits} - {"note", "file"})]
+    checks += [of_notes()] if notes else []
+    checks += [of_files()] if files else []
+    present: set[tuple[str, str]] = set().union(*await asyncio.gather(*checks)) if checks else set()
     kept = [h for h in hits if (h.kind, h.key) in present]
     gone = [h for h in hits if (h.kind, h.key) not in present]
     for kind in {h.kind for h in gone}:
