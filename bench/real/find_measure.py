@@ -395,6 +395,12 @@ def main() -> int:
     parser.add_argument(
         "--reuse-index", action="store_true", help="the words index and first-index figures of the last run"
     )
+    parser.add_argument(
+        "--instance-dir",
+        type=Path,
+        help="another instance's directory (a copy of find-<version> with its paths changed): runs "
+        "beside one that is busy; its index is kept beside it as <dir>-index",
+    )
     parser.add_argument("--keep-running", action="store_true", help="leave the instance running when done")
     parser.add_argument(
         "--report", type=Path, help="print the report of a results file again, measure nothing"
@@ -403,7 +409,7 @@ def main() -> int:
     if args.report:
         report(json.loads(args.report.read_text()), FindInstance(args.version).manifest)
         return 0
-    instance = ensure_find_seeded(args.version)
+    instance = ensure_find_seeded(args.version, directory=args.instance_dir)
     load_before = Path("/proc/loadavg").read_text().split()[:3]
     try:
         results = asyncio.run(run(instance, args))
