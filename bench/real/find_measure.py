@@ -182,15 +182,16 @@ async def rank_all(
     out: dict[str, Any] = {}
     for kind, items in queries.items():
         for mode in modes:
-            recalls, reciprocal, times = [], [], []
+            recalls, reciprocal, times, rounds = [], [], [], 0
             for q in items:
                 started = time.perf_counter()
                 answer = await call_find(session, q["q"], mode=mode, limit=10)
                 times.append(time.perf_counter() - started)
+                rounds += answer["index"].get("synced_now", True)  # the call read Nextcloud first
                 r, m = scores([labels.of_hit(h) for h in answer["hits"]], set(q["relevant"]))
                 recalls.append(r)
                 reciprocal.append(m)
-            out[f"{kind}/{mode}"] = summary(recalls, reciprocal, times)
+            out[f"{kind}/{mode}"] = {**summary(recalls, reciprocal, times), "own_rounds": rounds}
             print(f"[find] {kind:10} {mode:8} {out[f'{kind}/{mode}']}", flush=True)
     return out
 
@@ -351,7 +352,8 @@ async def run(instance: FindInstance, args: argparse.Namespace) -> dict[str, Any
         write_result("bench_real_find_partial", results)
         # 3. Nextcloud's unified search on every query
         try:
-            results["unified"] = await rank_unified(client, labels, queries)
+            if not args.skip_unified:
+                results["unified"] = await rank_unified(client, labels, queries)
         except Exception as exc:  # recorded: the rest is still reported
             results["unified_error"] = f"{type(exc).__name__}: {exc}"[:500]
         write_result("bench_real_find_partial", results)
@@ -380,6 +382,9 @@ def main() -> int:
     parser.add_argument("--version", default="34", choices=("29", "34"))
     parser.add_argument("--quick", action="store_true", help="a tenth of the queries: a smoke run")
     parser.add_argument("--skip-published", action="store_true", help="without the PyPI package")
+    parser.add_argument(
+        "--skip-unified", action="store_true", help="without Nextcloud's unified search (about 6 s a query)"
+    )
     parser.add_argument("--skip-endpoint", action="store_true", help="without the loopback endpoint")
     parser.add_argument(
         "--every", type=int, default=1, help="every Nth labelled query (each call costs a sync round)"
@@ -390,6 +395,12 @@ def main() -> int:
     parser.add_argument(
         "--reuse-index", action="store_true", help="the words index and first-index figures of the last run"
     )
+    parser.add_argument(
+        "--instance-dir",
+        type=Path,
+        help="another instance's directory (a copy of find-<version> with its paths changed): runs "
+        "beside one that is busy; its index is kept beside it as <dir>-index",
+    )
     parser.add_argument("--keep-running", action="store_true", help="leave the instance running when done")
     parser.add_argument(
         "--report", type=Path, help="print the report of a results file again, measure nothing"
@@ -398,7 +409,7 @@ def main() -> int:
     if args.report:
         report(json.loads(args.report.read_text()), FindInstance(args.version).manifest)
         return 0
-    instance = ensure_find_seeded(args.version)
+    instance = ensure_find_seeded(args.version, directory=args.instance_dir)
     load_before = Path("/proc/loadavg").read_text().split()[:3]
     try:
         results = asyncio.run(run(instance, args))

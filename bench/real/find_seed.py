@@ -83,9 +83,9 @@ async def seed(instance: FindInstance) -> dict[str, Any]:
     }
 
 
-def ensure_find_seeded(version: str, *, force: bool = False) -> FindInstance:
+def ensure_find_seeded(version: str, *, force: bool = False, directory: Path | None = None) -> FindInstance:
     """A running instance holding the find documents: restored when saved, else seeded."""
-    instance = FindInstance(version)
+    instance = FindInstance(version, directory)
     if not force and instance.seeded_matches():
         started = time.monotonic()
         instance.restore()

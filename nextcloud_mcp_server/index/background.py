@@ -68,6 +68,12 @@ class BackgroundSync:
         self.passes = 0
         self._task: asyncio.Task[None] | None = None
 
+    @property
+    def window(self) -> float:
+        """How old the start of a user's last complete round may be for a call to answer without
+        its own (docs/ADR/0089): one interval and one round, while passes keep up."""
+        return self.every + self.round_seconds
+
     def start(self) -> None:
         if self.every > 0 and self._task is None:
             self._task = asyncio.create_task(self._run(), name="find-background-sync")
@@ -120,5 +126,7 @@ class BackgroundSync:
             if self.service.forgotten_since(user, started) or not await self._wanted(user):
                 await self.service.forget(user)  # forgotten or revoked while the round read
                 return Outcome(user, skipped="no longer wanted")
+        if work.read or work.removed:
+            self.service.changed(user)
         self.service.continue_in_background(user)  # embeddings for meaning, from the index's text
         return Outcome(user, round=work)

@@ -32,6 +32,10 @@ class Meaning:
         self.embedder = embedder
         self.store = store
         self._users: dict[str, asyncio.Lock] = {}
+        # users with nothing left to embed as far as this process knows, and their progress then;
+        # dropped when their index changes here (`changed`), so a warm call skips the look
+        self._settled: dict[str, Progress] = {}
+        self._changes: dict[str, int] = {}  # per user, how often `changed` was told (a race guard)
 
     @property
     def model(self) -> str:
@@ -46,16 +50,31 @@ class Meaning:
             return 0
         async with lock:
             await self.store.prune(user, self.model)
+            self._settled.pop(user, None)
+            changes = self._changes.get(user, 0)
             stop = time.monotonic() + seconds
             done = 0
             while done < max_items and time.monotonic() < stop:
                 batch = await self.store.pending(user, self.model, min(16, max_items - done))
                 if not batch:
+                    settled = await self.progress(user)
+                    if self._changes.get(user, 0) == changes:  # nothing was written meanwhile
+                        self._settled[user] = settled
                     break
                 for item in batch:
                     await self._embed_item(user, item)
                     done += 1
             return done
+
+    def changed(self, user: str) -> None:
+        """The user's index changed in this process: there may be something to embed."""
+        self._settled.pop(user, None)
+        self._changes[user] = self._changes.get(user, 0) + 1
+
+    def settled(self, user: str) -> Progress | None:
+        """The user's progress when this process last found nothing left to embed, unless their
+        index changed here since (another replica's rounds embed what they read themselves)."""
+        return self._settled.get(user)
 
     async def _embed_item(self, user: str, item: Pending) -> None:
         parts = passages(item.title, item.body)
@@ -80,4 +99,5 @@ class Meaning:
 
     async def forget(self, user: str) -> int:
         self._users.pop(user, None)
+        self._settled.pop(user, None)
         return await self.store.forget(user)

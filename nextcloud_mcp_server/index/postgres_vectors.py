@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from nextcloud_mcp_server.index.embedding import Vectors
 from nextcloud_mcp_server.index.engine import Filters
 from nextcloud_mcp_server.index.postgres import LOCK, PostgresIndex, filtered
-from nextcloud_mcp_server.index.vectors import Candidate, Pending, Span, vector_bytes
+from nextcloud_mcp_server.index.vectors import PASSAGE_CHARS, Candidate, Pending, Span, vector_bytes
 
 __all__ = ["PostgresVectors"]
 
@@ -82,9 +82,11 @@ class PostgresVectors:
         where: list[str] = ["e.user_key = %s"]
         args: list[object] = [model, user]
         where += filtered(filters, args)
+        passage = f"least(p.length, {PASSAGE_CHARS})"  # the passage alone, as far as an excerpt needs
         sql = (
-            "SELECT e.kind, e.key, e.title, e.location, e.modified, e.version, p.start, p.length, "  # noqa: S608 - constants and placeholders
-            f"e.body, p.vector FROM find_passages AS p JOIN find_entries AS e ON {_CURRENT} "
+            f"SELECT e.kind, e.key, e.title, e.location, e.modified, e.version, 0, {passage}, "  # noqa: S608 - constants and placeholders
+            f"substr(e.body, p.start + 1, {passage}), p.vector "
+            f"FROM find_passages AS p JOIN find_entries AS e ON {_CURRENT} "
             f"WHERE {' AND '.join(where)}"
         )
         async with self.index.pool.connection() as conn:

@@ -6,14 +6,23 @@ kinds, they cost that one request. Events and tasks, contacts, Deck cards and Co
 each cost one listing per round when nothing changed (sources.py). An app the user does not have
 (Deck, Collectives) is skipped without an error; a refused credential ends the round (the caller
 must sign in again); any other error is reported and the round goes on.
+
+The sources are read at the same time (docs/ADR/0089): an unchanged Nextcloud costs one request
+per source, all in flight together, so a round costs about one request's time, not six. Only
+Collectives must finish before the files (its pages' folder is left out of them).
+
+`synced_at` in the status is when a round over every kind *started*: the index holds every change
+made in Nextcloud before that moment (deletions are also caught by the confirmation of each hit).
+A round over some kinds only leaves it as it was (it is not a statement about the others).
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable
 
-from nextcloud_mcp_server.index.engine import FindIndex
+from nextcloud_mcp_server.index.engine import FindIndex, Status
 from nextcloud_mcp_server.index.extract import Limits
 from nextcloud_mcp_server.index.sources import sync_boards, sync_books, sync_calendars, sync_pages
 from nextcloud_mcp_server.index.sync import Round, sync_files, sync_notes
@@ -23,7 +32,7 @@ from nextcloud_mcp_server.toolsets.collectives.client import CollectivesUnavaila
 from nextcloud_mcp_server.toolsets.deck.client import DeckAppMissing
 from nextcloud_mcp_server.toolsets.notes.client import NotesClient
 
-__all__ = ["ALL_KINDS", "ROUND", "sync_round"]
+__all__ = ["ALL_KINDS", "ROUND", "fresh", "sync_round"]
 
 ROUND = "round"  # the marks' source for the root's ETag at the start of the last complete round
 ALL_KINDS = ("note", "file", "event", "task", "contact", "card", "page")
@@ -50,28 +59,64 @@ async def _step(work: Round, what: str, step: Callable[[], Awaitable[object]], *
 async def sync_round(
     index: FindIndex, user: str, nc: NextcloudClient, kinds: set[str], seconds: float, limits: Limits
 ) -> Round:
-    """Read what changed in the kinds asked for, within `seconds`; errors are reported, never
-    fatal, but a refused credential is."""
+    """Read what changed in the kinds asked for, within `seconds`, every source at once; errors are
+    reported, never fatal, but a refused credential is."""
+    started = time.time()
     work = Round(deadline=time.monotonic() + seconds)
     skip: list[str] = []
-    if "page" in kinds:
 
-        async def pages() -> None:
-            skip.extend(await sync_pages(index, user, nc, work, limits.max_bytes))
+    async def pages() -> None:
+        if "page" in kinds:
 
-        await _step(work, "collectives", pages, app=True)
+            async def read() -> None:
+                skip.extend(await sync_pages(index, user, nc, work, limits.max_bytes))
+
+            await _step(work, "collectives", read, app=True)
+
+    async def root_etag() -> str | None:
+        # read before notes and files are: a change during the round shows at the next one
+        if not kinds & {"note", "file"}:
+            return None
+        work.requests += 1
+        return await (await nc.files()).current_etag("")
+
+    async def pages_then_notes_and_files() -> None:
+        _, etag = await asyncio.gather(pages(), root_etag())
+        if kinds & {"note", "file"}:
+            await _notes_and_files(index, user, nc, kinds & {"note", "file"}, work, skip, limits, etag)
+
+    steps: list[Awaitable[None]] = [pages_then_notes_and_files()]
     if kinds & {"event", "task"}:
-        await _step(work, "calendars", lambda: sync_calendars(index, user, nc, work))
+        steps.append(_step(work, "calendars", lambda: sync_calendars(index, user, nc, work)))
     if "contact" in kinds:
-        await _step(work, "contacts", lambda: sync_books(index, user, nc, work))
+        steps.append(_step(work, "contacts", lambda: sync_books(index, user, nc, work)))
     if "card" in kinds:
-        await _step(work, "deck", lambda: sync_boards(index, user, nc, work), app=True)
-    if kinds & {"note", "file"}:
-        await _notes_and_files(index, user, nc, kinds & {"note", "file"}, work, skip, limits)
-    await index.set_status(
-        user, synced_at=time.time(), complete=work.complete, error="; ".join(work.errors)[:1000]
-    )
+        steps.append(_step(work, "deck", lambda: sync_boards(index, user, nc, work), app=True))
+    outcomes = await asyncio.gather(*steps, return_exceptions=True)
+    for outcome in outcomes:  # a refused credential first: the caller must sign in again
+        if isinstance(outcome, Unauthorized):
+            raise outcome
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
+    error = "; ".join(work.errors)[:1000]
+    if kinds >= set(ALL_KINDS):
+        await index.set_status(user, synced_at=started, complete=work.complete, error=error)
+        return work
+    before = await index.status(user)
+    if before.synced_at is None:  # the index begins: made, but not every kind read yet
+        await index.set_status(user, synced_at=started, complete=False, error=error)
+    elif not work.complete:  # what failed is retried by the next round
+        await index.set_status(user, synced_at=before.synced_at, complete=False, error=error)
     return work
+
+
+def fresh(status: Status, window: float, now: float | None = None) -> bool:
+    """Whether `status` says a complete round over every kind started within `window` seconds
+    (so the index holds every change made in Nextcloud more than `window` seconds ago)."""
+    if status.synced_at is None or not status.complete:
+        return False
+    return 0.0 <= (time.time() if now is None else now) - status.synced_at <= window
 
 
 async def _notes_and_files(
@@ -82,24 +127,25 @@ async def _notes_and_files(
     work: Round,
     skip: list[str],
     limits: Limits,
+    root_etag: str | None,
 ) -> None:
-    # Read the root's ETag before the round (a change during it shows at the next call).
     files = await nc.files()
     gate = ",".join(sorted(kinds))
-    root_etag = await files.current_etag("")
-    work.requests += 1
     if root_etag and (await index.marks(user, ROUND)).get(gate) == root_etag:
         return
-    complete_before = work.complete
-    work.complete = True
+    part = Round(deadline=work.deadline)  # notes and files alone: their gate needs their own completeness
     if "note" in kinds:
 
         async def notes() -> None:
             skip.append((await nc.api(NotesClient).settings()).notes_path)  # found as notes
-            await sync_notes(index, user, nc.api(NotesClient), work)
+            await sync_notes(index, user, nc.api(NotesClient), part)
 
-        await _step(work, "notes", notes)
+        await _step(part, "notes", notes)
     if "file" in kinds:
-        await _step(work, "files", lambda: sync_files(index, user, files, work, skip=skip, limits=limits))
-    await index.set_marks(user, ROUND, {gate: root_etag if work.complete else None})
-    work.complete = work.complete and complete_before
+        await _step(part, "files", lambda: sync_files(index, user, files, part, skip=skip, limits=limits))
+    await index.set_marks(user, ROUND, {gate: root_etag if part.complete else None})
+    work.read += part.read
+    work.removed += part.removed
+    work.requests += part.requests
+    work.errors.extend(part.errors)
+    work.complete = work.complete and part.complete

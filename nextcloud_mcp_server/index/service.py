@@ -120,6 +120,11 @@ class FindService:
         self._background[user] = task
         task.add_done_callback(self._settled)
 
+    def changed(self, user: str) -> None:
+        """The user's index changed (a round read or removed items): embeddings may be due."""
+        if self._meaning is not None:
+            self._meaning.changed(user)
+
     def _settled(self, task: asyncio.Task[int]) -> None:
         if not task.cancelled() and task.exception() is not None:
             logger.warning("embedding in the background failed: %s", task.exception())
@@ -138,6 +143,7 @@ class FindService:
         if not self.made():
             return 0
         self._forgotten[user] = time.monotonic()
+        self.changed(user)
         task = self._background.pop(user, None)
         if task is not None:
             task.cancel()

@@ -21,6 +21,7 @@ from nextcloud_mcp_server.index.engine import Filters, Hit, bounded
 
 __all__ = [
     "EXCERPT_CHARS",
+    "PASSAGE_CHARS",
     "Candidate",
     "Pending",
     "Span",
@@ -31,6 +32,9 @@ __all__ = [
 ]
 
 EXCERPT_CHARS = 300
+# A candidate carries its passage only, at most this many characters of it (what an excerpt
+# needs): never the item's whole text once per passage, which made a query read megabytes.
+PASSAGE_CHARS = 2 * EXCERPT_CHARS
 
 
 @dataclass(frozen=True)
@@ -63,7 +67,7 @@ class Candidate:
     version: str
     start: int
     length: int
-    body: str  # the item's text (the passage is body[start:start + length])
+    body: str  # text holding the passage at body[start:start + length] (engines: the passage alone)
     vector: bytes
 
 

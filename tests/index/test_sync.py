@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -132,6 +133,33 @@ async def test_notes_sync_by_their_etags(
         assert http.delete(f"/index.php/apps/notes/api/v1/notes/{created['id']}").status_code == 200
     await sync_notes(index, USER, client.api(NotesClient), _round())
     assert await _keys(index, "capybara") == set()
+
+
+async def test_file_hits_still_there_are_confirmed_by_one_search(
+    nextcloud: Nextcloud, client: NextcloudClient, index: SQLiteIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """File hits in three folders that Nextcloud still has are confirmed by one SEARCH for their
+    names, not one PROPFIND per folder (docs/ADR/0089); a file of the same name elsewhere does
+    not stand in for one that moved (its own folder then decides)."""
+    for path in ("One/ibex.md", "Two/deeper/ibex notes.md", "Three/ibex.md"):
+        nextcloud.put_file(nextcloud.admin, path, b"ibex")
+    paths = ["One/ibex.md", "Two/deeper/ibex notes.md", "Three/ibex.md", "Four/ibex.md"]
+    items = [Item("file", p, p.rpartition("/")[2], p.rpartition("/")[0], 0.0, "e", "ibex") for p in paths]
+    await index.put(USER, items)
+    hits = await index.search(USER, parse_query("ibex"), Filters(), limit=10)
+    await client.files()  # the client discovered (once per process in the server)
+    sent: list[str] = []
+    send = client.http._open
+
+    async def counted(method: str, *args: Any, **kwargs: Any) -> Any:
+        sent.append(method.upper())
+        return await send(method, *args, **kwargs)
+
+    monkeypatch.setattr(client.http, "_open", counted)
+    kept, dropped = await confirmed(index, USER, hits, client)
+    assert sorted(h.key for h in kept) == sorted(paths[:3])
+    assert dropped == 1  # Four/ibex.md: "ibex.md" is found elsewhere, its own folder is not there
+    assert sent == ["SEARCH", "PROPFIND"]
 
 
 async def test_hits_nextcloud_no_longer_shows_are_dropped_and_unindexed(

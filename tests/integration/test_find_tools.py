@@ -15,7 +15,7 @@ from tests.mcp_clients import http_session, running_app, structured
 pytestmark = pytest.mark.integration
 
 
-def _settings(nextcloud: Nextcloud, tmp_path: Path, login: Login | None = None) -> Any:
+def _settings(nextcloud: Nextcloud, tmp_path: Path, login: Login | None = None, **more: Any) -> Any:
     return nextcloud.settings(
         login,
         nextcloud_mcp_toolsets="default,find",
@@ -24,6 +24,7 @@ def _settings(nextcloud: Nextcloud, tmp_path: Path, login: Login | None = None) 
         find_meaning="off",  # by words only here; by meaning: test_find_meaning.py
         # a first round completes on a busy machine too (out of time: tests/index/test_sync.py)
         find_sync_seconds=30,
+        **more,
     )
 
 
@@ -69,7 +70,9 @@ async def test_a_word_in_a_note_and_in_a_markdown_file_is_found_with_an_excerpt(
 async def test_a_deleted_note_and_file_vanish_from_the_next_answer(
     nextcloud: Nextcloud, tmp_path: Path
 ) -> None:
-    """Once found, a note and a file deleted in Nextcloud are no longer shown."""
+    """Once found, a note and a file deleted in Nextcloud are no longer shown, at once: the
+    background keeps the index (single-user mode), so the next call runs no round of its own and
+    only the confirmation of its hits drops them (docs/ADR/0089)."""
     created = nextcloud.add_note(title="Temp", content="quetzal sighting")
     nextcloud.put_file(nextcloud.admin, "Birds/quetzal.txt", b"a quetzal again")
     with running_app(_settings(nextcloud, tmp_path)) as base:
@@ -80,14 +83,17 @@ async def test_a_deleted_note_and_file_vanish_from_the_next_answer(
         after = await _find(base, "quetzal")
     assert len(before["hits"]) == 2
     assert after["hits"] == []
+    assert (after["index"]["synced_now"], after["dropped"]) == (False, 2)
 
 
 async def test_a_note_and_a_file_added_after_a_complete_round_are_found_at_the_next_call(
     nextcloud: Nextcloud, tmp_path: Path
 ) -> None:
-    """After a complete round, a call reads Nextcloud again only when the root's ETag moved: a
-    note (a file in the notes folder) and a file added since are both seen at once."""
-    with running_app(_settings(nextcloud, tmp_path)) as base:
+    """Where nothing keeps the index current in the background (pass-through mode; here switched
+    off), each call runs its own round, which reads Nextcloud again only when the root's ETag
+    moved: a note (a file in the notes folder) and a file added since are both seen at once.
+    (With the background on, they show within 60 s: test_find_background.py.)"""
+    with running_app(_settings(nextcloud, tmp_path, find_background_seconds=0)) as base:
         before = await _find(base, "okapi")
         nextcloud.add_note(title="Zoo", content="the okapi enclosure")
         nextcloud.put_file(nextcloud.admin, "Deep/er/okapi.md", b"okapi facts")

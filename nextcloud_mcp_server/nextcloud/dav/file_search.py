@@ -23,7 +23,7 @@ from nextcloud_mcp_server.nextcloud.dav.xml import DAV, OC, sabre_message, xml_e
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NextcloudHTTPError
 from nextcloud_mcp_server.nextcloud.models import FileEntry
 
-__all__ = ["MAX_RESULTS", "SearchFilter", "search_files", "search_request"]
+__all__ = ["MAX_RESULTS", "SearchFilter", "files_named", "search_files", "search_request"]
 
 MAX_RESULTS = 500
 _NEWEST_FIRST = (
@@ -108,3 +108,18 @@ async def search_files(
     epoch = datetime.min.replace(tzinfo=UTC)
     found.sort(key=lambda e: (e.modified or epoch, e.path), reverse=True)
     return found
+
+
+async def files_named(files: WebDAVClient, names: set[str]) -> set[str]:
+    """The paths of the user's files (below their root, shares included) named exactly as one of
+    `names`, at most MAX_RESULTS of them: one SEARCH, however many names (at most 100)."""
+    if not names:
+        return set()
+    if len(names) > 100:
+        raise InvalidInput("at most 100 names at once")
+    conditions = "".join(_compare("eq", "<d:displayname/>", name) for name in sorted(names))
+    where = conditions if len(names) == 1 else f"<d:or>{conditions}</d:or>"
+    body = search_request(f"/files/{files.user_id}", where, "<d:resourcetype/>", MAX_RESULTS)
+    headers = {"Content-Type": "text/xml; charset=utf-8"}
+    async with aclosing(files.entries("SEARCH", "/remote.php/dav/", body, headers, missing="")) as entries:
+        return {entry.path async for entry in entries if entry.kind == "file"}

@@ -1,6 +1,8 @@
 """Find toolset: notes and files found by the words in them, from the caller's own index
-(docs/ADR/0071, 0072). Each call first reads what changed in Nextcloud, within FIND_SYNC_SECONDS,
-and every hit is confirmed with the caller's credential before it is shown."""
+(docs/ADR/0071, 0072, 0089). A call answers from the index at once when the background keeps it
+current and its last round is recent; otherwise it first reads what changed in Nextcloud, every
+source at once, within FIND_SYNC_SECONDS. Every hit is confirmed with the caller's credential
+before it is shown."""
 
 from __future__ import annotations
 
@@ -25,13 +27,13 @@ from nextcloud_mcp_server.index.engine import (
 )
 from nextcloud_mcp_server.index.fusion import hybrid
 from nextcloud_mcp_server.index.query import MAX_QUERY_CHARS, Query, QueryError, parse_query
-from nextcloud_mcp_server.index.rounds import sync_round
 from nextcloud_mcp_server.index.sources import collection_of
+from nextcloud_mcp_server.index.sync import Round
 from nextcloud_mcp_server.nextcloud import paths
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
 from nextcloud_mcp_server.resources._uris import contact_uri, file_uri, note_uri
 from nextcloud_mcp_server.tools._context import nextcloud_for, runtime_of
-from nextcloud_mcp_server.tools._find_index import limits_of, user_key
+from nextcloud_mcp_server.tools._find_index import own_round, user_key
 from nextcloud_mcp_server.tools._registry import Toolset
 from nextcloud_mcp_server.toolsets.find import DECLARATION
 from nextcloud_mcp_server.toolsets.find.tools_consent import (
@@ -77,8 +79,14 @@ class FoundItem(BaseModel):
 class IndexState(BaseModel):
     complete: bool = Field(description="False: parts of Nextcloud are not indexed yet; ask again to go on")
     items: dict[str, int] = Field(description="Items indexed per kind")
-    synced_at: str | None = Field(description="When the index last read Nextcloud (ISO 8601, UTC)")
+    synced_at: str | None = Field(
+        description="The index holds every change made before this time (ISO 8601, UTC); "
+        "what was deleted or unshared since is never shown"
+    )
     read_now: int = Field(default=0, description="Items this call (re)indexed")
+    synced_now: bool = Field(
+        default=True, description="False: answered from the index, kept current in the background"
+    )
     by_meaning: int | None = Field(
         default=None, description="Items findable by meaning so far (None: finding by meaning is off)"
     )
@@ -246,7 +254,7 @@ async def nc_find(
     files by name, path and the text of plain-text, Markdown, PDF, Word/Excel/PowerPoint and
     OpenDocument files; events and tasks; contacts; Deck cards; Collectives pages. Each hit has an excerpt
     with the matches marked «like this», where it is, when it changed, and how to open it. The
-    index is brought up to date within a few seconds first; if `index.complete` is false, parts of
+    index is brought up to date first unless kept so in the background; if `index.complete` is false, parts of
     Nextcloud were not read yet: asking again goes on. By meaning, "the heating repair" finds a
     note titled "Boiler service", and the excerpt is the passage that matched."""
     runtime = runtime_of(ctx)
@@ -286,9 +294,15 @@ async def nc_find(
         )
     settings = runtime.settings
     wanted: set[str] = set(kinds or KINDS)
-    work = await sync_round(index, user, nc, wanted, settings.find_sync_seconds, limits_of(settings))
+    own = await own_round(runtime, index, user, nc, wanted)  # None: fresh, kept in the background
+    work = own or Round(deadline=time.monotonic() + settings.find_sync_seconds)
+    if work.read or work.removed:
+        runtime.find.changed(user)
     by_meaning: int | None = None
-    if meaning is not None:
+    settled = meaning.settled(user) if meaning is not None else None
+    if meaning is not None and settled is not None:
+        by_meaning = settled.embedded  # nothing left to embed: no look at the index for it
+    elif meaning is not None:
         try:
             # what is left of the call's budget; the rest goes on in the background
             await meaning.catch_up(user, seconds=max(0.5, work.deadline - time.monotonic()))
@@ -302,6 +316,8 @@ async def nc_find(
         index, meaning, chosen, user, parsed, query, filters, limit=limit, offset=offset
     )
     kept, dropped = await confirmed(index, user, hits, nc)
+    if dropped:
+        runtime.find.changed(user)
     status = await index.status(user)
     more = len(hits) == limit
     return FindAnswer(
@@ -313,6 +329,7 @@ async def nc_find(
             items=status.items,
             synced_at=_iso(status.synced_at),
             read_now=work.read,
+            synced_now=own is not None,
             errors=work.errors[:20],
             by_meaning=by_meaning,
         ),
