@@ -33,7 +33,9 @@ class FlatResponse(DavResponse):
     """A `<d:response>` as texts: `text(name)` and `children(name)` answer as `DavResponse`'s do;
     `props` stays empty (there are no elements)."""
 
-    def __init__(self, href: str, status: int | None, texts: dict[str, str], kinds: dict[str, list[str]]) -> None:
+    def __init__(
+        self, href: str, status: int | None, texts: dict[str, str], kinds: dict[str, list[str]]
+    ) -> None:
         super().__init__(href=href, status=status)
         self.texts = texts
         self.kinds = kinds
@@ -93,7 +95,9 @@ class FlatMultistatusParser:
         tag = "{" + name if "}" in name else name
         depth = self._depth = self._depth + 1
         if depth > self._max_depth:
-            raise UnsafeXML(self._host, f"the XML answer nests deeper than {self._max_depth} (NEXTCLOUD_MAX_XML_DEPTH)")
+            raise UnsafeXML(
+                self._host, f"the XML answer nests deeper than {self._max_depth} (NEXTCLOUD_MAX_XML_DEPTH)"
+            )
         if depth == 1:
             self.root = tag
         elif depth == 2:

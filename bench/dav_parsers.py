@@ -59,7 +59,9 @@ def lxml_parser(body: bytes) -> list[Any]:
 
     from nextcloud_mcp_server.nextcloud.dav.xml import _to_response
 
-    parser = etree.XMLPullParser(events=("end",), tag="{DAV:}response", resolve_entities=False, no_network=True)
+    parser = etree.XMLPullParser(
+        events=("end",), tag="{DAV:}response", resolve_entities=False, no_network=True
+    )
     out = []
     for chunk in _chunks(body):
         parser.feed(chunk)
@@ -85,7 +87,10 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     body = args.body.read_bytes()
-    candidates: dict[str, Callable[[bytes], list[Any]]] = {"tree (as is)": tree_parser, "flat expat": flat_parser}
+    candidates: dict[str, Callable[[bytes], list[Any]]] = {
+        "tree (as is)": tree_parser,
+        "flat expat": flat_parser,
+    }
     try:
         import lxml  # type: ignore[import-untyped]  # noqa: F401
 

@@ -20,10 +20,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _procs import clean_env  # noqa: E402
-from cases import cases  # noqa: E402
-from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
-from seed import Instance  # noqa: E402
+from _procs import clean_env
+from cases import cases
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from seed import Instance
 
 
 def _imports(lines: list[str]) -> list[tuple[int, str]]:
@@ -43,10 +43,16 @@ def _imports(lines: list[str]) -> list[tuple[int, str]]:
 async def one(env: dict[str, str], work: Path, tool: str, args: dict[str, object], pause: float) -> None:
     log = work / f"{tool}.log"
     params = StdioServerParameters(
-        command=sys.executable, args=["-X", "importtime", "-m", "nextcloud_mcp_server", "run"], env=env, cwd=work
+        command=sys.executable,
+        args=["-X", "importtime", "-m", "nextcloud_mcp_server", "run"],
+        env=env,
+        cwd=work,
     )
     with open(log, "w") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
             await session.initialize()
             await session.list_tools()
             await asyncio.sleep(pause)
@@ -59,8 +65,10 @@ async def one(env: dict[str, str], work: Path, tool: str, args: dict[str, object
     lines = log.read_text().splitlines()
     after = _imports(lines[before:])
     total = sum(us for us, _ in after)
-    print(f"{tool:40} first call {seconds * 1000:6.0f} ms  error={result.is_error}  imported after tools/list: "
-          f"{len(after)} top-level, {total / 1000:.0f} ms")
+    print(
+        f"{tool:40} first call {seconds * 1000:6.0f} ms  error={result.is_error}  imported after tools/list: "
+        f"{len(after)} top-level, {total / 1000:.0f} ms"
+    )
     for us, name in after[:8]:
         print(f"    {us / 1000:7.1f} ms  {name}")
 

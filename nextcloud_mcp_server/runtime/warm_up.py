@@ -16,6 +16,7 @@ call would make.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import logging
 from collections.abc import Callable, Collection, Iterable
@@ -91,10 +92,8 @@ class WarmUp:
     async def aclose(self) -> None:
         if self.task is not None and not self.task.done():
             self.task.cancel()
-            try:
+            with contextlib.suppress(asyncio.CancelledError):
                 await self.task
-            except asyncio.CancelledError:
-                pass
 
 
 def after_handshake(warm: WarmUp) -> Any:
