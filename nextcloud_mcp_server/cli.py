@@ -255,7 +255,9 @@ def _run(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _serve_stdio(settings: Settings, runtime: Runtime) -> None:
+    from nextcloud_mcp_server.runtime.warm_up import WarmUp, after_handshake, modules_for
     from nextcloud_mcp_server.server import build_server
+    from nextcloud_mcp_server.tools import chosen_toolsets
 
     server = build_server(settings, runtime)
     _settle_heap()
@@ -270,8 +272,14 @@ async def _serve_stdio(settings: Settings, runtime: Runtime) -> None:
             flush=True,
         )
     runtime.startup_check.at_first_call = True
+    # what the first call would import and ask, done once the handshake is over (docs/ADR/0090)
+    warm = WarmUp(modules_for(chosen_toolsets(settings)), check=runtime.startup_check.first_call)
+    server.middleware.append(after_handshake(warm))
     async with runtime:
-        await server.run_stdio_async()
+        try:
+            await server.run_stdio_async()
+        finally:
+            await warm.aclose()
 
 
 def _serve_problems(problems: Sequence[str]) -> int:

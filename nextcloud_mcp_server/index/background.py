@@ -17,12 +17,14 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from nextcloud_mcp_server.index.extract import Limits
-from nextcloud_mcp_server.index.rounds import ALL_KINDS, sync_round
 from nextcloud_mcp_server.index.service import FindService
-from nextcloud_mcp_server.index.sync import Round
-from nextcloud_mcp_server.nextcloud.client import NextcloudClient
+
+if TYPE_CHECKING:
+    from nextcloud_mcp_server.index.sync import Round
+    from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 
 __all__ = ["MAX_USERS_PER_PASS", "BackgroundSync", "Outcome"]
 
@@ -117,6 +119,10 @@ class BackgroundSync:
             started = time.monotonic()
             try:
                 nc = await self._client_for(user)
+                # here, not at the top: only for start-up cost (the sources import icalendar,
+                # vCard and every app's client; docs/ADR/0090)
+                from nextcloud_mcp_server.index.rounds import ALL_KINDS, sync_round
+
                 work = await sync_round(index, user, nc, set(ALL_KINDS), self.round_seconds, self.limits)
             except asyncio.CancelledError:
                 raise

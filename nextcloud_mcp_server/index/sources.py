@@ -18,7 +18,6 @@ from collections.abc import Awaitable, Callable, Collection, Iterable
 from datetime import UTC, datetime
 
 import dateutil.parser
-import icalendar
 
 from nextcloud_mcp_server.index.engine import MAX_BODY_BYTES, FindIndex, Item
 from nextcloud_mcp_server.index.sync import Round
@@ -56,6 +55,8 @@ def _text(value: object) -> str:
 
 
 def _calendar_items(objects: Iterable[CalendarObject], where: str) -> list[Item]:
+    import icalendar  # here, not at the top: only for start-up cost (docs/ADR/0090)
+
     items = []
     for obj in objects:
         try:
