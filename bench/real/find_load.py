@@ -176,7 +176,7 @@ async def one_round(instance: FindInstance, words: Path, work: Path, n: int, pac
     shutil.copytree(words, folder)
     index = folder / "find-index.sqlite3"
     with server(url, _env(url, password, folder, "shipped"), work, paced=paced) as running:
-        async with http_session(server.url) as embedding, http_session(server.url) as other:
+        async with http_session(running.url) as embedding, http_session(running.url) as other:
             for tool, arguments in OTHER_CALLS[:2] + OTHER_CALLS[3:]:  # warm, without nc_find (it embeds)
                 await call(other, tool, arguments)
             out["rss_before_model_mb"] = rss_kib(running.pid) / 1024

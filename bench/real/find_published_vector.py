@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import ExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -132,13 +132,19 @@ async def published_vector_ranking(
         ]
         log = folder / "published-vector.log"
         ready = f"http://127.0.0.1:{port}/health/live"
+        # started and stopped in a thread: its start-up asks the endpoint, served by this loop
+        stack = ExitStack()
         try:
-            with spawn(args, env=env, log=log, cwd=folder, ready_url=ready, timeout=300):
-                out["reached"] = "server started with Qdrant in memory and the loopback endpoint"
-                async with http_session(f"http://127.0.0.1:{port}/mcp") as session:
-                    out |= await _sync_and_rank(session, labels, queries)
+            await asyncio.to_thread(
+                stack.enter_context, spawn(args, env=env, log=log, cwd=folder, ready_url=ready, timeout=300)
+            )
+            out["reached"] = "server started with Qdrant in memory and the loopback endpoint"
+            async with http_session(f"http://127.0.0.1:{port}/mcp") as session:
+                out |= await _sync_and_rank(session, labels, queries)
         except Exception as exc:  # recorded with the log's errors: the report says how far it got
             out["error"] = f"{type(exc).__name__}: {exc}"[:500]
+        finally:
+            await asyncio.to_thread(stack.close)
         out["log_errors"] = _errors(log) if log.exists() else []
     return out
 
