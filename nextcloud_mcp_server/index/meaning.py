@@ -14,11 +14,15 @@ from nextcloud_mcp_server.index.engine import Filters, Hit
 from nextcloud_mcp_server.index.passages import passages
 from nextcloud_mcp_server.index.vectors import Pending, Span, VectorStore, best_per_item
 
-__all__ = ["MIN_SIMILARITY", "Meaning", "Progress"]
+__all__ = ["BACKGROUND_REST", "MIN_SIMILARITY", "Meaning", "Progress"]
 
 # Below this cosine a passage is taken as unrelated (the shipped model's unrelated pairs score
 # -0.10 to 0.13, its paraphrases 0.13 to 0.40: docs/ADR/0078).
 MIN_SIMILARITY = 0.10
+# A run in the background waits this many times as long as each item took before the next one,
+# so the process works on embedding at most a quarter of the time and other calls get the rest
+# (docs/ADR/0091: embedding the seeded corpus at full speed slowed other calls 1.6 to 1.8 times).
+BACKGROUND_REST = 3.0
 
 
 @dataclass(frozen=True)
@@ -41,10 +45,13 @@ class Meaning:
     def model(self) -> str:
         return self.embedder.identity
 
-    async def catch_up(self, user: str, *, max_items: int = 200, seconds: float = 10.0) -> int:
+    async def catch_up(
+        self, user: str, *, max_items: int = 200, seconds: float = 10.0, rest: float = 0.0
+    ) -> int:
         """Embed up to `max_items` of the user's items that have no vectors of this model at their
         current version, for at most about `seconds`; how many were embedded. One run per user
-        at a time; vectors of other models and of changed or deleted items are dropped first."""
+        at a time; vectors of other models and of changed or deleted items are dropped first.
+        `rest`: after each item, wait `rest` times as long as it took (a background run)."""
         lock = self._users.setdefault(user, asyncio.Lock())
         if lock.locked():
             return 0
@@ -54,6 +61,7 @@ class Meaning:
             changes = self._changes.get(user, 0)
             stop = time.monotonic() + seconds
             done = 0
+            began = time.monotonic()
             while done < max_items and time.monotonic() < stop:
                 batch = await self.store.pending(user, self.model, min(16, max_items - done))
                 if not batch:
@@ -64,6 +72,9 @@ class Meaning:
                 for item in batch:
                     await self._embed_item(user, item)
                     done += 1
+                    if rest > 0:  # what the item took, reading its batch included
+                        await asyncio.sleep(rest * (time.monotonic() - began))
+                        began = time.monotonic()
             return done
 
     def changed(self, user: str) -> None:

@@ -113,10 +113,15 @@ class FindService:
 
     def continue_in_background(self, user: str) -> None:
         """Go on embedding the user's items after the answer (from the index's own text: no
-        credential is needed), one task per user, each bounded in items and time."""
+        credential is needed), one task per user, each bounded in items and time, resting
+        between items so that other calls keep their pace (docs/ADR/0091)."""
         if self._meaning is None or (user in self._background and not self._background[user].done()):
             return
-        task = asyncio.create_task(self._meaning.catch_up(user, max_items=2_000, seconds=120.0))
+        # imported here for start-up cost: numpy comes with meaning.py
+        from nextcloud_mcp_server.index.meaning import BACKGROUND_REST
+
+        run = self._meaning.catch_up(user, max_items=2_000, seconds=120.0, rest=BACKGROUND_REST)
+        task = asyncio.create_task(run)
         self._background[user] = task
         task.add_done_callback(self._settled)
 

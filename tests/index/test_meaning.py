@@ -3,9 +3,16 @@ shipped model: paraphrases find their item, old vectors never answer, users stay
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
 import pytest
 
-from nextcloud_mcp_server.index.embedding import ShippedModel
+from nextcloud_mcp_server.index import meaning as meaning_module
+from nextcloud_mcp_server.index.embedding import ShippedModel, Vectors, unit_rows
 from nextcloud_mcp_server.index.engine import Filters, FindIndex, Item
 from nextcloud_mcp_server.index.meaning import Meaning
 from nextcloud_mcp_server.index.postgres import PostgresIndex
@@ -166,3 +173,57 @@ async def test_catching_up_is_bounded_per_call(index: FindIndex, meaning: Meanin
     await index.put(ALICE, [note(str(i), f"Note {i}", "Words " * 5) for i in range(30)])
     assert await meaning.catch_up(ALICE, max_items=7) == 7
     assert (await meaning.progress(ALICE)).embedded == 7
+
+
+class _Clock:
+    """A monotonic clock that moves only when the stub model embeds (no real time is measured)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.slept: list[float] = []
+
+    def monotonic(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(round(seconds, 6))
+
+
+class _TimedModel:
+    """Embeds in 10 ms of the clock's time each call."""
+
+    identity = "timed-4"
+
+    def __init__(self, clock: _Clock) -> None:
+        self.clock = clock
+
+    async def embed(self, texts: Sequence[str]) -> Vectors:
+        self.clock.now += 0.010
+        return unit_rows(np.ones((len(texts), 4)))
+
+
+async def test_a_background_run_rests_between_items_and_a_call_does_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With `rest` 3, each item is followed by a wait three times as long as the item took (the
+    process embeds a quarter of the time at most: docs/ADR/0091); the default (a call's own
+    catch-up, the person waiting) never waits."""
+    clock = _Clock()
+    shim = SimpleNamespace(Lock=asyncio.Lock, to_thread=asyncio.to_thread, sleep=clock.sleep)
+    monkeypatch.setattr(meaning_module, "time", clock)
+    monkeypatch.setattr(meaning_module, "asyncio", shim)
+    index = SQLiteIndex(tmp_path / "find-index.sqlite3")
+    await index.open()
+    try:
+        store = SQLiteVectors(index)
+        await store.open()
+        await index.put(ALICE, NOTES)
+        await index.put(BOB, NOTES)
+        timed = Meaning(_TimedModel(clock), store)
+        assert await timed.catch_up(ALICE, rest=3.0) == len(NOTES)
+        assert clock.slept == [0.03] * len(NOTES)
+        clock.slept.clear()
+        assert await timed.catch_up(BOB) == len(NOTES)
+        assert clock.slept == []
+    finally:
+        await index.close()

@@ -10,6 +10,7 @@ import pytest
 
 from nextcloud_mcp_server.config import Settings, load_settings
 from nextcloud_mcp_server.index.engine import Filters, Item
+from nextcloud_mcp_server.index.meaning import BACKGROUND_REST
 from nextcloud_mcp_server.index.query import parse_query
 from nextcloud_mcp_server.index.service import FindService, index_path
 from nextcloud_mcp_server.runtime import Runtime
@@ -102,3 +103,24 @@ async def test_the_runtime_wires_the_index_to_the_stores_grant_deletion(tmp_path
         assert (await index.status("carol")).items == {}
     finally:
         await runtime.aclose()
+
+
+async def test_embedding_in_the_background_rests_between_items(tmp_path: Path) -> None:
+    """The run after an answer is paced (docs/ADR/0091): it is asked to rest, a call's is not."""
+    find = FindService(_settings(tmp_path))
+    try:
+        meaning = await find.meaning()
+        assert meaning is not None
+        asked: list[dict[str, float]] = []
+
+        async def catch_up(user: str, **bounds: float) -> int:
+            asked.append(bounds)
+            return 0
+
+        meaning.catch_up = catch_up  # type: ignore[method-assign]
+        find.continue_in_background("alice")
+        await find._background["alice"]
+        assert asked == [{"max_items": 2_000, "seconds": 120.0, "rest": BACKGROUND_REST}]
+        assert BACKGROUND_REST >= 1.0
+    finally:
+        await find.close()
