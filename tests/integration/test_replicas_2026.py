@@ -86,21 +86,31 @@ async def test_a_replica_killed_mid_run_costs_at_most_the_calls_in_flight(replic
     answered, failed = 0, 0
     stop = asyncio.Event()
 
-    async def keep_calling(client: Client) -> None:
+    async def keep_calling() -> None:
+        """One client per worker: when the killed replica cuts a reply mid-body, the SDK tears down
+        the client's whole transport, not only the call, so the worker counts one lost call and
+        connects again (a 2026-07-28 client has no session to lose)."""
         nonlocal answered, failed
         while not stop.is_set():
+            lost = False
             try:
-                result = await client.call_tool(*LIST)
-            except Exception:  # the call in flight on the killed replica
-                failed += 1
-                continue
-            structured(result)
-            answered += 1
+                async with Client(replicas.mcp, mode="2026-07-28") as client:
+                    while not stop.is_set():
+                        try:
+                            result = await client.call_tool(*LIST)
+                        except Exception:  # the call in flight on the killed replica
+                            lost = True
+                            break
+                        structured(result)
+                        answered += 1
+            except Exception:  # the same call, seen as the transport's end
+                lost = True
+            failed += lost
 
     workers = 4
-    async with Client(replicas.mcp, mode="2026-07-28") as client, asyncio.TaskGroup() as group:
+    async with asyncio.TaskGroup() as group:
         for _ in range(workers):
-            group.create_task(keep_calling(client))
+            group.create_task(keep_calling())
         with anyio.fail_after(120):
             while answered < 40:
                 await asyncio.sleep(0.05)
