@@ -63,8 +63,9 @@ class Meaning:
                 for item in batch:
                     await self._embed_item(user, item)
                     done += 1
-                    if rest > 0:  # what the item took, reading its batch included
-                        await asyncio.sleep(rest * (time.monotonic() - began))
+                    if rest > 0:  # what the item took, reading its batch included; never past `seconds`
+                        now = time.monotonic()
+                        await asyncio.sleep(max(0.0, min(rest * (now - began), stop - now)))
                         began = time.monotonic()
             return done
 
