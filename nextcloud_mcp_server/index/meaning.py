@@ -21,7 +21,7 @@ __all__ = ["BACKGROUND_REST", "MIN_SIMILARITY", "Meaning", "Progress"]
 MIN_SIMILARITY = 0.10
 # A run in the background waits this many times as long as each item took before the next one,
 # so the process works on embedding at most a quarter of the time and other calls get the rest
-# (docs/ADR/0091: embedding the seeded corpus at full speed slowed other calls 1.6 to 1.8 times).
+# (docs/ADR/0091: embedding the seeded corpus at full speed slowed other calls 1.6 to 2.2 times).
 BACKGROUND_REST = 3.0
 
 
