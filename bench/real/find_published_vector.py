@@ -11,7 +11,8 @@ none, so only notes can be found unless the files are tagged. Every document it 
 a BM25 sparse vector from fastembed's `Qdrant/bm25`, which fastembed fetches from Hugging Face
 on first use. What happens is recorded, not assumed: the sync's progress is polled until it stops
 moving (or a deadline), the errors of its log are kept, and the queries are asked only when it
-indexed something. find_measure.py calls `published_vector_ranking` when --published-vector is set.
+indexed something. `make bench-real-find` runs it after the package's searches by words (find_published.py;
+not with --skip-published).
 """
 
 from __future__ import annotations
