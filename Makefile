@@ -11,7 +11,7 @@ VIEWS_STAMP := views/node_modules/.installed
 SYSTEM_STAMP := $(VENV)/.system-packages
 ARGS ?=
 
-.PHONY: install run check demo test test-fast kit test-loaded lint typecheck pytest bench bench-real bench-real-find bench-apps docs dist mcpb views views-preview clean
+.PHONY: install run check demo test test-fast kit test-loaded lint typecheck pytest bench bench-real bench-real-find bench-real-find-load bench-apps docs dist mcpb views views-preview clean
 
 # The server and its runtime dependencies only (`make install`, `make run`, `make check`).
 $(RUNTIME_STAMP): pyproject.toml constraints.txt
@@ -141,6 +141,11 @@ bench-real: $(STAMP)
 ## search and the PyPI package (ARGS="--quick", "--skip-published", "--skip-endpoint")
 bench-real-find: $(STAMP)
 	$(BIN)/python bench/real/find_measure.py $(ARGS)
+
+## bench-real-find-load: embedding the find benchmark's corpus in the background beside another session's
+## calls (p50/p95 while embedding and idle), its time and the model's memory (ADR 0091; after bench-real-find)
+bench-real-find-load: $(STAMP)
+	$(BIN)/python bench/real/find_load.py $(ARGS)
 
 ## bench-apps: every app toolset's tools on the kit's real Nextcloud 34 with its apps (ARGS="--version 29";
 ## issue 43): requests per call beside the fewest the app's API needs (OVER marks one that asks more),

@@ -1,7 +1,8 @@
 """The PyPI package's searches on the find benchmark's queries (find_measure.py): it has no search
 of files' contents without its vector sync (Qdrant and an embedding service, of notes and tagged
 files), so what it offers a client by words is measured: `nc_notes_search_notes` (title and
-content of notes) and `nc_webdav_search_files` (names, `%query%`), their hits interleaved."""
+content of notes) and `nc_webdav_search_files` (names, `%query%`), their hits interleaved. Then
+its vector search where it runs here (find_published_vector.py), under the key "vector"."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from _mcp import published_env
+from find_published_vector import published_vector_ranking
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from published import ensure_installed
 
@@ -77,4 +79,8 @@ async def published_ranking(
                     "p50_ms": round(1000 * statistics.median(times), 1),
                     "p95_ms": round(1000 * cuts[18], 1),
                 }
+    try:
+        out["vector"] = await published_vector_ranking(url, password, work, labels, queries)
+    except Exception as exc:  # recorded: the rest is still reported
+        out["vector"] = {"error": f"{type(exc).__name__}: {exc}"[:500]}
     return out

@@ -11,7 +11,8 @@ none, so only notes can be found unless the files are tagged. Every document it 
 a BM25 sparse vector from fastembed's `Qdrant/bm25`, which fastembed fetches from Hugging Face
 on first use. What happens is recorded, not assumed: the sync's progress is polled until it stops
 moving (or a deadline), the errors of its log are kept, and the queries are asked only when it
-indexed something. find_measure.py calls `published_vector_ranking` when --published-vector is set.
+indexed something. `make bench-real-find` runs it after the package's searches by words (find_published.py;
+not with --skip-published).
 """
 
 from __future__ import annotations
@@ -56,14 +57,17 @@ class _Labels(Protocol):
 
 
 @asynccontextmanager
-async def openai_endpoint() -> AsyncIterator[str]:
+async def openai_endpoint() -> AsyncIterator[tuple[str, dict[str, int]]]:
     """`POST /v1/embeddings` as OpenAI answers it (any batch size, with `usage`), from the shipped
-    model; yields the base URL ending in /v1."""
+    model; yields the base URL ending in /v1 and the count of requests and texts it answered."""
     model = ShippedModel()
+    served = {"requests": 0, "texts": 0}
 
     async def embeddings(request: web.Request) -> web.Response:
         body = await request.json()
         texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        served["requests"] += 1
+        served["texts"] += len(texts)
         rows: list[list[float]] = []
         for i in range(0, len(texts), MAX_BATCH):
             rows += (await model.embed([str(t) for t in texts[i : i + MAX_BATCH]])).tolist()
@@ -80,7 +84,7 @@ async def openai_endpoint() -> AsyncIterator[str]:
     site = web.TCPSite(runner, "127.0.0.1", port)
     await site.start()
     try:
-        yield f"http://127.0.0.1:{port}/v1"
+        yield f"http://127.0.0.1:{port}/v1", served
     finally:
         await runner.cleanup()
 
@@ -110,7 +114,7 @@ async def published_vector_ranking(
     folder = work / "published-vector"
     folder.mkdir(exist_ok=True)
     out: dict[str, Any] = {"tool": TOOL, "reached": "installed with the semantic extra"}
-    async with openai_endpoint() as endpoint:
+    async with openai_endpoint() as (endpoint, served):
         env = published_env(url, "alice", password, folder) | {
             "ENABLE_SEMANTIC_SEARCH": "true",
             "QDRANT_LOCATION": ":memory:",
@@ -146,6 +150,12 @@ async def published_vector_ranking(
         finally:
             await asyncio.to_thread(stack.close)
         out["log_errors"] = _errors(log) if log.exists() else []
+        out["endpoint_served"] = dict(served)
+    if "exact" not in out:  # why nothing was ranked, in the package's own words
+        cause = next((e for e in out["log_errors"] if "Could not load model" in e), None)
+        out["error"] = out.get("error") or (
+            f"{out['reached']}: {cause}" if cause else f"{out['reached']} (log: {out['log_errors'][:1]})"
+        )
     return out
 
 

@@ -113,8 +113,12 @@ def report(results: dict[str, Any], manifest: dict[str, Any]) -> list[tuple[str,
         pub = results.get("published", {})
         if kind in pub:
             print(_row(f"{kind}: PyPI package (sample)", pub[kind]))
+        if kind in pub.get("vector", {}):
+            print(_row(f"{kind}: PyPI package, vectors (sample)", pub["vector"][kind]))
     if "error" in results.get("published", {}):
         print(f"PyPI package: {results['published']['error']}")
+    if "error" in results.get("published", {}).get("vector", {}):
+        print(f"PyPI package's vector search (nc_semantic_search): {results['published']['vector']['error']}")
     lines: list[tuple[str, bool | None, str]] = []
     both = results["shipped"]
     warm = both["exact/both"]["times_ms"] + both["paraphrase/both"]["times_ms"]

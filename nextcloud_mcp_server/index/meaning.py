@@ -21,7 +21,7 @@ __all__ = ["BACKGROUND_REST", "MIN_SIMILARITY", "Meaning", "Progress"]
 MIN_SIMILARITY = 0.10
 # A run in the background waits this many times as long as each item took before the next one,
 # so the process works on embedding at most a quarter of the time and other calls get the rest
-# (docs/ADR/0091: embedding the seeded corpus at full speed slowed other calls 1.6 to 1.8 times).
+# (docs/ADR/0091: embedding the seeded corpus at full speed slowed other calls 1.6 to 2.2 times).
 BACKGROUND_REST = 3.0
 
 
@@ -72,8 +72,9 @@ class Meaning:
                 for item in batch:
                     await self._embed_item(user, item)
                     done += 1
-                    if rest > 0:  # what the item took, reading its batch included
-                        await asyncio.sleep(rest * (time.monotonic() - began))
+                    if rest > 0:  # what the item took, reading its batch included; never past `seconds`
+                        now = time.monotonic()
+                        await asyncio.sleep(max(0.0, min(rest * (now - began), stop - now)))
                         began = time.monotonic()
             return done
 

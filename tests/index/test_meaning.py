@@ -190,15 +190,16 @@ class _Clock:
 
 
 class _TimedModel:
-    """Embeds in 10 ms of the clock's time each call."""
+    """Embeds in `took` seconds of the clock's time each call (10 ms unless told)."""
 
     identity = "timed-4"
 
-    def __init__(self, clock: _Clock) -> None:
+    def __init__(self, clock: _Clock, took: float = 0.010) -> None:
         self.clock = clock
+        self.took = took
 
     async def embed(self, texts: Sequence[str]) -> Vectors:
-        self.clock.now += 0.010
+        self.clock.now += self.took
         return unit_rows(np.ones((len(texts), 4)))
 
 
@@ -225,5 +226,10 @@ async def test_a_background_run_rests_between_items_and_a_call_does_not(
         clock.slept.clear()
         assert await timed.catch_up(BOB) == len(NOTES)
         assert clock.slept == []
+        # a slow item (an endpoint taking its time): the wait never runs past the run's `seconds`
+        await index.put(ALICE, [note("slow", "Slow", "one more")])
+        timed.embedder = _TimedModel(clock, took=50.0)
+        assert await timed.catch_up(ALICE, seconds=60.0, rest=3.0) == 1
+        assert clock.slept == [10.0]
     finally:
         await index.close()
