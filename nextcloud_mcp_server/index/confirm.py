@@ -72,6 +72,24 @@ async def _folders_present(nc: NextcloudClient, paths: set[str]) -> set[str]:
     return set().union(*found) & paths
 
 
+async def _notes_folder(index: FindIndex, user: str, nc: NextcloudClient, ids: set[int]) -> str | None:
+    """Where the Notes app keeps the user's notes, as the last round recorded it; asked of the
+    Notes app (and recorded) when no round recorded it yet. None: no notes to confirm."""
+    if not ids:
+        return None
+    recorded = (await index.marks(user, NOTES_FOLDER)).get("path")
+    if recorded:
+        return recorded
+    try:
+        found = (await nc.api(NotesClient).settings()).notes_path.strip("/")
+    except Unauthorized:
+        raise
+    except NextcloudError:
+        return None  # the notes are read by id instead
+    await index.set_marks(user, NOTES_FOLDER, {"path": found or None})
+    return found or None
+
+
 async def _notes_and_files(
     index: FindIndex, user: str, nc: NextcloudClient, notes: list[Hit], files: list[Hit]
 ) -> set[tuple[str, str]]:
@@ -80,8 +98,7 @@ async def _notes_and_files(
     which decides."""
     paths = {h.key for h in files}
     ids = {int(h.key) for h in notes if h.key.isdigit() and len(h.key) < 19}
-    folder = (await index.marks(user, NOTES_FOLDER)).get("path") if ids else None
-    shown = await _searched(nc, paths, ids if folder else set())
+    shown, folder = await asyncio.gather(_searched(nc, paths, ids), _notes_folder(index, user, nc, ids))
     found_files = paths & shown.keys()
     found_notes = {
         str(i) for path, i in shown.items() if i in ids and folder and path.startswith(folder + "/")
