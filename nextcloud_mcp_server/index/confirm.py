@@ -1,10 +1,11 @@
 """Never a stale or foreign hit: before hits are shown, Nextcloud confirms with the caller's own
-credential that each is still there for them (docs/ADR/0071, 0089). Batched: notes read by id
-(or one listing when many); file hits by one SEARCH for their names (a file is confirmed when
-Nextcloud lists it at its path), and those it did not show by one PROPFIND (Depth 1) per folder
-holding them, which decides; for the other kinds one listing per calendar, address book, board
-or collective holding hits (`sources.present`). Every kind at once. What Nextcloud no longer
-shows the caller is dropped from the answer and from the index."""
+credential that each is still there for them (docs/ADR/0071, 0089). Batched, every kind at once:
+one SEARCH for the file hits' names and the note hits' file ids (a file shown at the hit's path,
+a note's file shown inside the notes folder, is there); what it did not show is then checked as
+before, which decides: notes read by id (or one listing when many), one PROPFIND (Depth 1) per
+folder holding file hits; for the other kinds one listing per calendar, address book, board or
+collective holding hits (`sources.present`). What Nextcloud no longer shows the caller is
+dropped from the answer and from the index."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from collections.abc import Sequence
 
 from nextcloud_mcp_server.index.engine import FindIndex, Hit
 from nextcloud_mcp_server.index.sources import present as present_of_kind
+from nextcloud_mcp_server.index.sync import NOTES_FOLDER
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 from nextcloud_mcp_server.nextcloud.dav.file_search import files_named
 from nextcloud_mcp_server.nextcloud.errors import Forbidden, NextcloudError, NotFound, Unauthorized
@@ -42,14 +44,20 @@ async def _notes_present(nc: NextcloudClient, ids: list[int]) -> set[str]:
     return {found for found in await asyncio.gather(*(there(i) for i in ids)) if found is not None}
 
 
-async def _files_present(nc: NextcloudClient, paths: set[str]) -> set[str]:
-    files = await nc.files()
-    try:  # one request for all of them, usually: what it shows at the same path is there
-        shown = await files_named(files, {path.rpartition("/")[2] for path in paths}) & paths
+async def _searched(nc: NextcloudClient, paths: set[str], note_ids: set[int]) -> dict[str, int | None]:
+    """What one SEARCH shows of these files (by name) and notes' files (by id); nothing when it
+    fails (the slower checks then decide alone)."""
+    try:
+        return await files_named(await nc.files(), {p.rpartition("/")[2] for p in paths}, note_ids)
     except Unauthorized:
         raise
-    except NextcloudError:  # a SEARCH refused or failed: the folders decide alone
-        shown = set()
+    except NextcloudError:
+        return {}
+
+
+async def _folders_present(nc: NextcloudClient, paths: set[str]) -> set[str]:
+    """Which of these files their folders still list (one PROPFIND, Depth 1, per folder)."""
+    files = await nc.files()
     slots = asyncio.Semaphore(PARALLEL)
 
     async def listed(folder: str) -> set[str]:
@@ -59,9 +67,55 @@ async def _files_present(nc: NextcloudClient, paths: set[str]) -> set[str]:
             except (NotFound, Forbidden):  # the folder is gone, moved or no longer shared
                 return set()
 
-    rest = {path.rpartition("/")[0] for path in paths - shown}  # gone, moved, or not searchable
-    found = await asyncio.gather(*(listed(folder) for folder in sorted(rest)))
-    return shown.union(*found)
+    folders = sorted({p.rpartition("/")[0] for p in paths})
+    found = await asyncio.gather(*(listed(folder) for folder in folders))
+    return set().union(*found) & paths
+
+
+async def _notes_folder(index: FindIndex, user: str, nc: NextcloudClient, ids: set[int]) -> str | None:
+    """Where the Notes app keeps the user's notes, as the last round recorded it; asked of the
+    Notes app (and recorded) when no round recorded it yet. None: no notes to confirm."""
+    if not ids:
+        return None
+    recorded = (await index.marks(user, NOTES_FOLDER)).get("path")
+    if recorded:
+        return recorded
+    try:
+        found = (await nc.api(NotesClient).settings()).notes_path.strip("/")
+    except Unauthorized:
+        raise
+    except NextcloudError:
+        return None  # the notes are read by id instead
+    await index.set_marks(user, NOTES_FOLDER, {"path": found or None})
+    return found or None
+
+
+async def _notes_and_files(
+    index: FindIndex, user: str, nc: NextcloudClient, notes: list[Hit], files: list[Hit]
+) -> set[tuple[str, str]]:
+    """One SEARCH first: a file it shows at the hit's path is there, a note whose file it shows
+    inside the notes folder is there. The rest are read as before (notes by id, folders listed),
+    which decides."""
+    paths = {h.key for h in files}
+    ids = {int(h.key) for h in notes if h.key.isdigit() and len(h.key) < 19}
+    shown, folder = await asyncio.gather(_searched(nc, paths, ids), _notes_folder(index, user, nc, ids))
+    found_files = paths & shown.keys()
+    found_notes = {
+        str(i) for path, i in shown.items() if i in ids and folder and path.startswith(folder + "/")
+    }
+    rest_ids = sorted(i for i in ids if str(i) not in found_notes)
+    rest_paths = paths - found_files
+
+    async def notes_rest() -> set[str]:
+        return await _notes_present(nc, rest_ids) if rest_ids else set()
+
+    async def files_rest() -> set[str]:
+        return await _folders_present(nc, rest_paths) if rest_paths else set()
+
+    more_notes, more_files = await asyncio.gather(notes_rest(), files_rest())
+    return {("note", key) for key in found_notes | more_notes} | {
+        ("file", path) for path in found_files | more_files
+    }
 
 
 async def confirmed(
@@ -71,21 +125,14 @@ async def confirmed(
     notes = [h for h in hits if h.kind == "note"]
     files = [h for h in hits if h.kind == "file"]
 
-    async def of_notes() -> set[tuple[str, str]]:
-        ids = [int(h.key) for h in notes if h.key.isdigit()]
-        return {("note", key) for key in await _notes_present(nc, ids)}
-
-    async def of_files() -> set[tuple[str, str]]:
-        return {("file", path) for path in await _files_present(nc, {h.key for h in files})}
-
     async def of_kind(kind: str) -> set[tuple[str, str]]:
         keys = {h.key for h in hits if h.kind == kind}
         return {(kind, key) for key in await present_of_kind(nc, kind, keys)}
 
     # every kind at once: a confirmation costs about one request's time (docs/ADR/0089)
     checks = [of_kind(kind) for kind in sorted({h.kind for h in hits} - {"note", "file"})]
-    checks += [of_notes()] if notes else []
-    checks += [of_files()] if files else []
+    if notes or files:
+        checks.append(_notes_and_files(index, user, nc, notes, files))
     present: set[tuple[str, str]] = set().union(*await asyncio.gather(*checks)) if checks else set()
     kept = [h for h in hits if (h.kind, h.key) in present]
     gone = [h for h in hits if (h.kind, h.key) not in present]

@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable
 from nextcloud_mcp_server.index.engine import FindIndex, Status
 from nextcloud_mcp_server.index.extract import Limits
 from nextcloud_mcp_server.index.sources import sync_boards, sync_books, sync_calendars, sync_pages
-from nextcloud_mcp_server.index.sync import Round, sync_files, sync_notes
+from nextcloud_mcp_server.index.sync import NOTES_FOLDER, Round, sync_files, sync_notes
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 from nextcloud_mcp_server.nextcloud.errors import NextcloudError, NotFound, Unauthorized
 from nextcloud_mcp_server.toolsets.collectives.client import CollectivesUnavailable
@@ -137,7 +137,10 @@ async def _notes_and_files(
     if "note" in kinds:
 
         async def notes() -> None:
-            skip.append((await nc.api(NotesClient).settings()).notes_path)  # found as notes
+            notes_path = (await nc.api(NotesClient).settings()).notes_path
+            skip.append(notes_path)  # found as notes
+            # where a note's file must be for a SEARCH to confirm it (confirm.py)
+            await index.set_marks(user, NOTES_FOLDER, {"path": notes_path.strip("/") or None})
             await sync_notes(index, user, nc.api(NotesClient), part)
 
         await _step(part, "notes", notes)

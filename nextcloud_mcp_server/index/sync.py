@@ -27,11 +27,12 @@ from nextcloud_mcp_server.nextcloud.errors import NextcloudError
 from nextcloud_mcp_server.nextcloud.models import FileEntry, Note
 from nextcloud_mcp_server.toolsets.notes.client import NotesClient
 
-__all__ = ["TEXT_SUFFIXES", "Round", "sync_files", "sync_notes"]
+__all__ = ["NOTES_FOLDER", "TEXT_SUFFIXES", "Round", "sync_files", "sync_notes"]
 
 TEXT_SUFFIXES = (".md", ".markdown", ".txt", ".text")
 TEXT_MIMES = ("text/plain", "text/markdown", "text/x-markdown")
 FOLDER = "folder"  # the marks' source for folders
+NOTES_FOLDER = "notes folder"  # the marks' source for where the Notes app keeps notes ("path")
 MAX_DEPTH = 64
 FEW_NOTES = 20  # changed notes read one by one up to this many, else all in chunks
 

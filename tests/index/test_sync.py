@@ -16,7 +16,7 @@ from nextcloud_mcp_server.index.engine import Filters, Hit, Item
 from nextcloud_mcp_server.index.extract import Limits
 from nextcloud_mcp_server.index.query import parse_query
 from nextcloud_mcp_server.index.sqlite import SQLiteIndex
-from nextcloud_mcp_server.index.sync import Round, sync_files, sync_notes
+from nextcloud_mcp_server.index.sync import NOTES_FOLDER, Round, sync_files, sync_notes
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
@@ -135,17 +135,26 @@ async def test_notes_sync_by_their_etags(
     assert await _keys(index, "capybara") == set()
 
 
-async def test_file_hits_still_there_are_confirmed_by_one_search(
+async def test_hits_still_there_are_confirmed_by_one_search(
     nextcloud: Nextcloud, client: NextcloudClient, index: SQLiteIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """File hits in three folders that Nextcloud still has are confirmed by one SEARCH for their
-    names, not one PROPFIND per folder (docs/ADR/0089); a file of the same name elsewhere does
-    not stand in for one that moved (its own folder then decides)."""
+    """File hits in three folders and a note that Nextcloud still has are confirmed by one SEARCH
+    (the files by name, the note by its file's id inside the notes folder), not by a PROPFIND per
+    folder and a read per note (docs/ADR/0089). What it does not show is checked as before, which
+    decides: a file of the same name elsewhere does not stand in for one that moved, and a note it
+    does not show is read by id."""
     for path in ("One/ibex.md", "Two/deeper/ibex notes.md", "Three/ibex.md"):
         nextcloud.put_file(nextcloud.admin, path, b"ibex")
+    note = nextcloud.add_note(title="Ibex", content="an ibex note")
     paths = ["One/ibex.md", "Two/deeper/ibex notes.md", "Three/ibex.md", "Four/ibex.md"]
     items = [Item("file", p, p.rpartition("/")[2], p.rpartition("/")[0], 0.0, "e", "ibex") for p in paths]
+    items += [
+        Item("note", str(note["id"]), "Ibex", "", 0.0, "e", "ibex"),
+        Item("note", "999999", "x", "", 0.0, "e", "ibex"),
+    ]
     await index.put(USER, items)
+    notes_path = (await client.api(NotesClient).settings()).notes_path  # as a round records it
+    await index.set_marks(USER, NOTES_FOLDER, {"path": notes_path.strip("/")})
     hits = await index.search(USER, parse_query("ibex"), Filters(), limit=10)
     await client.files()  # the client discovered (once per process in the server)
     sent: list[str] = []
@@ -157,9 +166,10 @@ async def test_file_hits_still_there_are_confirmed_by_one_search(
 
     monkeypatch.setattr(client.http, "_open", counted)
     kept, dropped = await confirmed(index, USER, hits, client)
-    assert sorted(h.key for h in kept) == sorted(paths[:3])
-    assert dropped == 1  # Four/ibex.md: "ibex.md" is found elsewhere, its own folder is not there
-    assert sent == ["SEARCH", "PROPFIND"]
+    assert sorted(h.key for h in kept) == sorted([*paths[:3], str(note["id"])])
+    assert dropped == 2  # Four/ibex.md ("ibex.md" is found elsewhere, not in Four) and the ghost note
+    assert sent[0] == "SEARCH"
+    assert sorted(sent[1:]) == ["GET", "PROPFIND"], sent  # the ghost note read, Four listed
 
 
 async def test_hits_nextcloud_no_longer_shows_are_dropped_and_unindexed(

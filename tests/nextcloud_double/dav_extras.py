@@ -170,6 +170,8 @@ def _value(entry: Path, prop: str, facts: FileFacts | None = None) -> Any:
         return entry.stat().st_size
     if prop == f"{OC}favorite":
         return int(facts(entry)[1]) if facts is not None else 0
+    if prop == f"{OC}fileid":  # Nextcloud 29 and 34 search by it (a note's id is its file's)
+        return facts(entry)[0] if facts is not None else entry.stat().st_ino
     raise ValueError(f"unsupported search property {prop}")
 
 

@@ -12,6 +12,7 @@ scope becomes `path LIKE 'folder/%'`), so a SEARCH cannot list one folder's own 
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from contextlib import aclosing
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -110,16 +111,20 @@ async def search_files(
     return found
 
 
-async def files_named(files: WebDAVClient, names: set[str]) -> set[str]:
-    """The paths of the user's files (below their root, shares included) named exactly as one of
-    `names`, at most MAX_RESULTS of them: one SEARCH, however many names (at most 100)."""
-    if not names:
-        return set()
-    if len(names) > 100:
-        raise InvalidInput("at most 100 names at once")
-    conditions = "".join(_compare("eq", "<d:displayname/>", name) for name in sorted(names))
-    where = conditions if len(names) == 1 else f"<d:or>{conditions}</d:or>"
-    body = search_request(f"/files/{files.user_id}", where, "<d:resourcetype/>", MAX_RESULTS)
+async def files_named(
+    files: WebDAVClient, names: Collection[str], ids: Collection[int] = ()
+) -> dict[str, int | None]:
+    """The user's files (below their root, shares included) named exactly as one of `names` or
+    whose file id is among `ids`, by path with their file ids, at most MAX_RESULTS of them: one
+    SEARCH, however many names and ids (at most 100 together)."""
+    if not names and not ids:
+        return {}
+    if len(names) + len(ids) > 100:
+        raise InvalidInput("at most 100 names and ids at once")
+    conditions = [_compare("eq", "<d:displayname/>", name) for name in sorted(names)]
+    conditions += [_compare("eq", "<oc:fileid/>", str(int(i))) for i in sorted(ids)]
+    where = conditions[0] if len(conditions) == 1 else f"<d:or>{''.join(conditions)}</d:or>"
+    body = search_request(f"/files/{files.user_id}", where, "<d:resourcetype/><oc:fileid/>", MAX_RESULTS)
     headers = {"Content-Type": "text/xml; charset=utf-8"}
     async with aclosing(files.entries("SEARCH", "/remote.php/dav/", body, headers, missing="")) as entries:
-        return {entry.path async for entry in entries if entry.kind == "file"}
+        return {entry.path: entry.file_id async for entry in entries if entry.kind == "file"}
