@@ -16,7 +16,7 @@ DECLARATION = Declaration(
         Scope(
             "deck:write",
             "Create and change Deck boards and cards, move and archive cards, comment on them, "
-            "delete cards and boards",
+            "delete cards, stacks, labels and boards",
         ),
     ),
 )

@@ -180,6 +180,14 @@ async def test_names_are_checked_and_a_change_while_asked_deletes_nothing(nextcl
             assert "named 'Plans' already" in await refusal(
                 "nc_calendar_update_calendar", calendar="plans-2", name="plans"
             )
+            await _call(session, "nc_contacts_create_address_book", name="Clients")
+            assert "named 'Clients' already" in await refusal(
+                "nc_contacts_rename_address_book", address_book="contacts", name="CLIENTS"
+            )
+            assert "no address book 'nope'" in await refusal(
+                "nc_contacts_delete_address_book", address_book="nope"
+            )
+            assert "U+200B" in await refusal("nc_contacts_create_address_book", name="Cli\u200bents")
             # an event added while the human is asked: the approval does not cover it
             changed = await refusal("nc_calendar_delete_calendar", calendar="plans")
             assert "changed while you were being asked" in changed
