@@ -187,8 +187,8 @@ async def shipped(call: Call, setup: Setup, n: int) -> None:
     await call("nc_status_get", {})
     await call("nc_status_set", {"status": "away", "message": f"Lunch {n}"})
     due = (datetime.now(UTC) + timedelta(days=1)).isoformat(timespec="seconds")
-    await call("nc_reminders_set", {"path": "/welcome.txt", "due": due})
-    await call("nc_reminders_get", {"path": "/welcome.txt"})
+    await call("nc_reminders_set", {"path": "/bench-reminder.txt", "due": due})
+    await call("nc_reminders_get", {"path": "/bench-reminder.txt"})
     if setup["major"] < 34:
         return  # Activity and Notifications come with Nextcloud 34's release archive, not the kit's 29
     await call("nc_activity_list", {})

@@ -75,7 +75,12 @@ class Bench:
         )
 
     def before(self, flow: str) -> None:
-        """A notification for alice before the flow that lists and dismisses one (34 only)."""
+        """A file for the reminders and a notification (34 only) before the flow that uses them."""
+        if flow == "shipped":
+            with self.http() as alice:
+                alice.put(
+                    "/remote.php/dav/files/alice/bench-reminder.txt", content=b"remind me"
+                ).raise_for_status()
         if flow == "shipped" and self.major >= 34:
             with self.http("admin") as admin:
                 path = "/ocs/v2.php/apps/notifications/api/v2/admin_notifications/alice"
