@@ -78,6 +78,9 @@ SPREAD = {
         "test_declining_or_cancelling_changes_nothing",
         "test_a_target_changed_while_asking_is_refused_and_kept",
         "test_with_approvals_off_the_action_runs_without_asking",
+        "test_a_2026_client_answers_the_form_in_an_input_required_round",
+        "test_replacing_asks_only_when_there_is_something_to_replace",
+        "test_a_folder_prompt_counts_what_is_inside",
     ),
     **_each(
         "tests/security/test_races_sharing.py",
