@@ -35,6 +35,7 @@ SLOW = {
         "the views built again with esbuild (Node)"
     ),
     "tests/test_kit_prepare.py": "the instances' install run by a stand-in kit, in processes",
+    "tests/test_cli.py": "the command as a process, several times a test",
 }
 
 
