@@ -204,6 +204,13 @@ SPREAD = {
         "test_changing_setting_or_removing_a_link_password_asks_and_a_decline_keeps_it",
     ),
     **_each(
+        "tests/views/test_views_browser.py",
+        "the preview is ours, drawn from PROPFIND, the Notes API and OCS sharing, which the"
+        " toolsets' flows run on both; the agenda and free slots (CalDAV) stay on both",
+        "test_the_approval_preview_shows_the_folder_about_to_be_deleted",
+        "test_the_approval_preview_shows_a_notes_text_and_a_links_target",
+    ),
+    **_each(
         "tests/toolsets/contacts/test_contacts_tools.py",
         "CardDAV's PUT on both (the contact's flow stays on both); the names and refusals are ours",
         "test_a_line_break_in_a_type_or_a_value_is_refused_and_writes_nothing",
