@@ -17,7 +17,6 @@ SLOW = {
     "tests/packaging/test_dist.py": "builds the wheel and the sdist, installs them in fresh venvs",
     "tests/packaging/test_mcpb.py": "packs the bundle with the MCPB CLI (Node) and runs it unpacked",
     "tests/packaging/test_icons_packaged.py": "reads the icons out of the built wheel and bundle",
-    "tests/test_bench_imports.py::test_a_benchmark_script_loads": "a fresh interpreter per script",
     "tests/tools/test_output_schema.py::"
     "test_the_plain_schema_accepts_exactly_what_pydantic_s_schema_accepts": (
         "900 random instances validated twice for every tool's output schema"
