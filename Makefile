@@ -112,11 +112,12 @@ XDIST := -n 2 --dist loadfile
 pytest: $(STAMP) $(NODE_STAMP) $(MCPB_STAMP) $(VIEWS_STAMP) $(SYSTEM_STAMP)
 	$(BIN)/pytest $(XDIST) --durations=25 $(ARGS)
 
-## test-fast: the inner loop: lint, types and the tests that need neither the real Nextcloud nor a browser
+## test-fast: the inner loop: lint, types and the tests that need neither the real Nextcloud nor a browser,
+## less those that take seconds each (`slow`: processes, the TypeScript SDK, packaging; ADR 0086)
 test-fast: export SUITE_STARTED_AT := $(shell date +%s)
 test-fast: export SUITE_BUDGET_SECONDS := 180
 test-fast: lint typecheck $(STAMP) $(NODE_STAMP) $(MCPB_STAMP) $(VIEWS_STAMP)
-	$(BIN)/pytest $(XDIST) -m "not real_nextcloud and not browser" $(ARGS)
+	$(BIN)/pytest $(XDIST) -m "not real_nextcloud and not browser and not slow" $(ARGS)
 
 ## test-loaded: the whole suite 5 times from fresh clones of HEAD, two at once, with CPU burners
 ## filling the cores (about 1 h on 2 cores); a test that depends on timing shows up here

@@ -34,8 +34,8 @@ from tests.postgres import PostgresCluster, postgres_cluster
 from tests.real_nextcloud import KIT_SEED, VERSIONS, Instance, InstanceLock, Kit, KitError, instance_dir
 from tests.targets import spread_over_versions
 
-# the suite's time beside its budget, and where it went
-pytest_plugins = ("tests.suite_budget",)
+# the suite's time beside its budget, and where it went; what the inner loop leaves out
+pytest_plugins = ("tests.suite_budget", "tests.inner_loop")
 
 ADMIN_PASSWORD = "admin-login-password"
 ADMIN_APP_PASSWORD = "Abcde-Fghij-Klmno-Pqrst-Uvwxy"

@@ -78,6 +78,9 @@ SPREAD = {
         "test_declining_or_cancelling_changes_nothing",
         "test_a_target_changed_while_asking_is_refused_and_kept",
         "test_with_approvals_off_the_action_runs_without_asking",
+        "test_a_2026_client_answers_the_form_in_an_input_required_round",
+        "test_replacing_asks_only_when_there_is_something_to_replace",
+        "test_a_folder_prompt_counts_what_is_inside",
     ),
     **_each(
         "tests/security/test_races_sharing.py",
@@ -199,6 +202,13 @@ SPREAD = {
         "OCS sharing on both (the public link's flow stays on both); what asks is ours",
         "test_refused_share_input_changes_nothing",
         "test_changing_setting_or_removing_a_link_password_asks_and_a_decline_keeps_it",
+    ),
+    **_each(
+        "tests/views/test_views_browser.py",
+        "the preview is ours, drawn from PROPFIND, the Notes API and OCS sharing, which the"
+        " toolsets' flows run on both; the agenda and free slots (CalDAV) stay on both",
+        "test_the_approval_preview_shows_the_folder_about_to_be_deleted",
+        "test_the_approval_preview_shows_a_notes_text_and_a_links_target",
     ),
     **_each(
         "tests/toolsets/contacts/test_contacts_tools.py",

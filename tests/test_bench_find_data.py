@@ -4,28 +4,19 @@ its expected document's text and in no other document. No Nextcloud."""
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import json
 import re
-import sys
 import zipfile
-from pathlib import Path
 from types import ModuleType
 
 import pypdfium2
 
-DATA = Path(__file__).resolve().parents[1] / "bench" / "real" / "find_data.py"
+from tests.bench_modules import load_bench
 
 
 def _find_data() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_real_find_data", DATA)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("real/find_data.py", "bench_real_find_data")
 
 
 def _text(path: str, content: bytes) -> str:

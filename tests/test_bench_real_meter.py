@@ -3,22 +3,13 @@ access log, Nextcloud's CPU from /proc lines. Made-up lines only: no Nextcloud, 
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 
-METER = Path(__file__).resolve().parents[1] / "bench" / "real" / "meter.py"
+from tests.bench_modules import load_bench
 
 
 def _meter() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_real_meter", METER)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("real/meter.py", "bench_real_meter")
 
 
 LOG = (

@@ -53,6 +53,18 @@ def file(path: str, body: str, *, modified: float = 1_700_000_000.0) -> Item:
     return Item("file", path, name, folder, modified, f"etag-{path}", body)
 
 
+def reports() -> list[Item]:
+    """Five items with the word "report", for the filters: a note, files in a folder, below it, in a
+    sibling sharing its prefix and in one whose name holds `_`; changed at 100, 200, ... 500."""
+    return [
+        note("1", "n", "report", modified=100.0),
+        file("Work/report.md", "report", modified=200.0),
+        file("Work/2026/q1.txt", "report", modified=300.0),
+        file("Workshop/report.txt", "report", modified=400.0),
+        file("Work_x/report.txt", "report", modified=500.0),
+    ]
+
+
 async def keys(index: FindIndex, user: str, query: str, filters: Filters | None = None) -> list[str]:
     hits = await index.search(user, parse_query(query), filters or Filters(), limit=50)
     return [hit.key for hit in hits]
@@ -130,16 +142,7 @@ async def test_forgetting_a_user_deletes_only_theirs(index: FindIndex) -> None:
 
 async def test_filters_by_kind_folder_and_time(index: FindIndex) -> None:
     """Kinds, a folder (and below it, not a sibling with the same prefix) and changed before/after."""
-    await index.put(
-        ALICE,
-        [
-            note("1", "n", "report", modified=100.0),
-            file("Work/report.md", "report", modified=200.0),
-            file("Work/2026/q1.txt", "report", modified=300.0),
-            file("Workshop/report.txt", "report", modified=400.0),
-            file("Work_x/report.txt", "report", modified=500.0),
-        ],
-    )
+    await index.put(ALICE, reports())
     assert await keys(index, ALICE, "report", Filters(kinds=frozenset({"note"}))) == ["1"]
     assert sorted(await keys(index, ALICE, "report", Filters(folder="/Work/"))) == [
         "Work/2026/q1.txt",

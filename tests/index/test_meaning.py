@@ -21,7 +21,7 @@ from nextcloud_mcp_server.index.query import parse_query
 from nextcloud_mcp_server.index.sqlite import SQLiteIndex
 from nextcloud_mcp_server.index.sqlite_vectors import SQLiteVectors
 from nextcloud_mcp_server.index.vectors import VectorStore
-from tests.index.test_engines import ALICE, BOB, file, index, location, note
+from tests.index.test_engines import ALICE, BOB, file, index, location, note, reports
 
 __all__ = ["index", "location"]  # the engines' fixtures, shared with test_engines
 
@@ -137,16 +137,7 @@ async def test_meaning_and_words_read_a_filter_alike(
     """The passages meaning weighs are those of exactly the items the word search keeps: one
     filter reading per engine (a folder and below, not a sibling sharing its prefix; `%` and `_`
     as letters; changed after inclusive, before exclusive)."""
-    await index.put(
-        ALICE,
-        [
-            note("1", "n", "report", modified=100.0),
-            file("Work/report.md", "report", modified=200.0),
-            file("Work/2026/q1.txt", "report", modified=300.0),
-            file("Workshop/report.txt", "report", modified=400.0),
-            file("Work_x/report.txt", "report", modified=500.0),
-        ],
-    )
+    await index.put(ALICE, reports())
     assert await meaning.catch_up(ALICE) == 5
     by_words = {h.key for h in await index.search(ALICE, parse_query("report"), filters, limit=50)}
     by_meaning = {c.key for c in await meaning.store.candidates(ALICE, meaning.model, filters)}
