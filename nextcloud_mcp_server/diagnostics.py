@@ -314,11 +314,11 @@ class StartupCheck:
         self,
         settings: Settings,
         *,
-        seconds: float = STARTUP_CHECK_SECONDS,
+        seconds: float | None = None,
         who: Callable[[], Awaitable[str]] | None = None,
     ) -> None:
         self.settings = settings
-        self.seconds = seconds
+        self.seconds = STARTUP_CHECK_SECONDS if seconds is None else seconds
         self._who = who
         # stdio: a host that starts a process per conversation lists tools first; the check
         # then runs beside the first call instead of delaying `tools/list` (docs/ADR/0069)
