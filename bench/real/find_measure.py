@@ -23,13 +23,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import re
 import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
@@ -42,6 +40,7 @@ sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parents[1])]
 
 import find_data  # noqa: E402
 from _procs import clean_env, write_result  # noqa: E402
+from find_process import rss_mb, server_pid  # noqa: E402
 from find_published import published_ranking  # noqa: E402
 from find_report import MODES, Labels, report, scores, summary  # noqa: E402
 from find_seed import FindInstance, ensure_find_seeded  # noqa: E402
@@ -54,43 +53,6 @@ from tests.mcp_clients import stdio_session  # noqa: E402
 USER = "alice"
 OCS = {"OCS-APIRequest": "true", "Accept": "application/json"}
 PROVIDERS = ("files", "notes", "calendar")
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def _descendants(root: int) -> Iterator[int]:
-    children: dict[int, list[int]] = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                ppid = int(Path(f"/proc/{name}/stat").read_text().rpartition(")")[2].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            children.setdefault(ppid, []).append(int(name))
-    todo = list(children.get(root, []))
-    while todo:
-        pid = todo.pop()
-        yield pid
-        todo += children.get(pid, [])
-
-
-def server_pid() -> int:
-    """The MCP server this process started over stdio (the newest: one runs at a time)."""
-    found = []
-    for pid in _descendants(os.getpid()):
-        try:
-            if b"nextcloud_mcp_server" in Path(f"/proc/{pid}/cmdline").read_bytes():
-                found.append(pid)
-        except OSError:
-            continue
-    if not found:
-        raise RuntimeError("no server process found")
-    return max(found)
 
 
 async def call_find(session: ClientSession, query: str, **arguments: Any) -> dict[str, Any]:
