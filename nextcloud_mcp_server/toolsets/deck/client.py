@@ -275,21 +275,48 @@ class DeckClient:
             body["archived"] = archived
         path = self._card_path(board_id, to_stack or card.stack_id, card.id)
         answer = await self._call("PUT", path, body=body)
-        return self._parse(DeckCard, json_body(answer, self.host), "card")
+        payload = json_body(answer, self.host)
+        updated = self._parse(DeckCard, payload, "card")
+        if isinstance(payload, dict) and payload.get("assignedUsers") is None:
+            # Deck 1.13 answers the update without the assigned users; the update leaves them
+            updated = updated.model_copy(update={"assigned_users": card.assigned_users})
+        return updated
 
-    async def move_card(self, board_id: int, card_id: int, *, to_stack: int, position: int) -> DeckCard:
-        """Move the card to `position` (0 = top) in `to_stack`; the other cards shift down.
+    async def move_card(self, board_id: int, card: DeckCard, *, to_stack: int, position: int) -> DeckCard:
+        """Move `card` (as read) to `position` (0 = top) in `to_stack`; the other cards shift down.
 
+        Deck answers the reorder with the stack's cards, without their labels and users: the moved
+        card is the one given with its new place taken from that answer (nothing is read back).
         Deck 1.13 renumbers the stack around the free `position` but compares the card id from
-        the path (a string) with `===`, so the card itself lands at the end; it is then put into
-        the free place with a card update (Deck 1.18 places it right away)."""
+        the path (a string) with `===`, so the card itself keeps its place among the others; it is
+        then put into the free place with a card update (Deck 1.18 places it right away)."""
         # The target stack in the path too: Deck's request parameters take the path's value.
-        path = f"{self._card_path(board_id, to_stack, card_id)}/reorder"
-        await self._call("PUT", path, body={"stackId": to_stack, "order": position})
-        card = await self.card(board_id, to_stack, card_id)
-        if card.order != position:
-            card = await self.update_card(board_id, card, duedate=card.duedate, order=position)
-        return card
+        path = f"{self._card_path(board_id, to_stack, card.id)}/reorder"
+        answer = await self._call("PUT", path, body={"stackId": to_stack, "order": position})
+        placed = self._placed(json_body(answer, self.host), card.id)
+        if placed is None:  # not in Deck's answer: read where it is
+            moved = await self.card(board_id, to_stack, card.id)
+        else:
+            moved = card.model_copy(
+                update={
+                    "stack_id": placed.stack_id,
+                    "order": placed.order,
+                    "etag": placed.etag or card.etag,
+                    "last_modified": placed.last_modified,
+                }
+            )
+        if moved.order != position:
+            moved = await self.update_card(board_id, moved, duedate=moved.duedate, order=position)
+        return moved
+
+    def _placed(self, payload: Any, card_id: int) -> DeckCard | None:
+        """The card `card_id` among the reorder's answer, if Deck listed it."""
+        if not isinstance(payload, list):
+            raise InvalidResponse(self.host, "Deck's reorder answer is not a list of cards")
+        for item in payload:
+            if isinstance(item, dict) and item.get("id") == card_id:
+                return self._parse(DeckCard, item, "card")
+        return None
 
     async def delete_card(self, board_id: int, stack_id: int, card_id: int) -> None:
         await self._call("DELETE", self._card_path(board_id, stack_id, card_id))

@@ -242,19 +242,23 @@ async def nc_deck_update_card(
             done=done_at,
             archived=archive,
         )
-    for label in adding:
-        if label.id not in has_label:
-            await nc.api(DeckClient).set_label(board_id, card, label.id, on=True)
-    for label in removing:
-        if label.id in has_label:
-            await nc.api(DeckClient).set_label(board_id, card, label.id, on=False)
-    for user in assigned:
-        if user not in has_user:
-            await nc.api(DeckClient).set_user(board_id, card, user, assigned=True)
-    for user in unassigned:
-        if user in has_user:
-            await nc.api(DeckClient).set_user(board_id, card, user, assigned=False)
-    changed = await nc.api(DeckClient).card(board_id, stack_id, card_id)
+    labels_on = [label for label in adding if label.id not in has_label]
+    labels_off = [label for label in removing if label.id in has_label]
+    users_on = [user for user in assigned if user not in has_user]
+    users_off = [user for user in unassigned if user in has_user]
+    for label in labels_on:
+        await nc.api(DeckClient).set_label(board_id, card, label.id, on=True)
+    for label in labels_off:
+        await nc.api(DeckClient).set_label(board_id, card, label.id, on=False)
+    for user in users_on:
+        await nc.api(DeckClient).set_user(board_id, card, user, assigned=True)
+    for user in users_off:
+        await nc.api(DeckClient).set_user(board_id, card, user, assigned=False)
+    # The card as read, or Deck's answer to its update, is the card unless labels or users changed
+    # since (their answers do not carry the card): read back only then (issue 43).
+    changed = card
+    if labels_on or labels_off or users_on or users_off:
+        changed = await nc.api(DeckClient).card(board_id, stack_id, card_id)
     return card_detail(
         board_id, changed, [], DESCRIPTION_SHOWN, nc.api(DeckClient).web_url(board_id, changed.id)
     )

@@ -163,12 +163,22 @@ async def nc_deck_update_board(
     for label, name in label_names:
         await deck.rename_label(board_id, label, name)
     renamed = {label.id: name for label, name in label_names}
+    restack = {stack.id: name for stack, name in stack_names}
     board = board.model_copy(  # labels added next are compared with the new titles
         update={
-            "labels": [lb.model_copy(update={"title": renamed.get(lb.id, lb.title)}) for lb in board.labels]
+            "labels": [lb.model_copy(update={"title": renamed.get(lb.id, lb.title)}) for lb in board.labels],
+            "stacks": [st.model_copy(update={"title": restack.get(st.id, st.title)}) for st in board.stacks],
         }
     )
-    notes = await _add(deck, board, stacks, labels)
+    made: tuple[list[DeckStack], list[DeckLabel]] = ([], [])
+    notes = await _add(deck, board, stacks, labels, made)
+    board = board.model_copy(
+        update={"stacks": [*board.stacks, *made[0]], "labels": [*board.labels, *made[1]]}
+    )
     if archived is True and (not board.archived or new_title is not None):
-        await deck.update_board(board, title=new_title, archived=True)
-    return _made(deck, await deck.board(board_id), await deck.stacks(board_id), notes)
+        board = (await deck.update_board(board, title=new_title, archived=True)).model_copy(
+            update={"stacks": board.stacks, "labels": board.labels}
+        )
+    # The board as read (its stacks and labels included) with what Deck answered for each change
+    # is the board now: nothing is read back (issue 43: two requests fewer).
+    return _made(deck, board, sorted(board.stacks, key=lambda s: (s.order, s.id)), notes)

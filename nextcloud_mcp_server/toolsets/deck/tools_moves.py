@@ -14,7 +14,7 @@ from nextcloud_mcp_server.nextcloud.errors import NextcloudError
 from nextcloud_mcp_server.tools._audience import Audience, approve_publication
 from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.toolsets.deck.client import DeckClient
-from nextcloud_mcp_server.toolsets.deck.models import DeckBoard, DeckCard
+from nextcloud_mcp_server.toolsets.deck.models import DeckBoard, DeckCard, DeckLabel
 from nextcloud_mcp_server.toolsets.deck.tools_answers import CardDetail, card_detail
 from nextcloud_mcp_server.toolsets.deck.tools_audience import move_audience
 from nextcloud_mcp_server.toolsets.deck.tools_common import (
@@ -33,27 +33,32 @@ __all__ = ["nc_deck_move_card"]
 
 async def _move_across(
     deck: DeckClient, board_id: int, card: DeckCard, target: DeckBoard, stack: int
-) -> None:
+) -> DeckCard:
     """Deck's card update moves a card to the stack in its path, of any board, and gives it the
     target board's labels of the same titles; but Deck 1.13 then fails half-way (it removes the old
     labels after the move, which it refuses). So the labels are taken off first and put back from
-    the target board's (created there when missing), as Deck 1.18 does itself."""
+    the target board's (created there when missing), as Deck 1.18 does itself. The card moved is
+    Deck's answer to the update with the labels put on it (nothing is read back)."""
     for label in card.labels:
         await deck.set_label(board_id, card, label.id, on=False)
     try:
-        await deck.update_card(target.id, card, duedate=card.duedate, to_stack=stack)
+        moved = await deck.update_card(target.id, card, duedate=card.duedate, to_stack=stack)
     except NextcloudError:
         for label in card.labels:
             await deck.set_label(board_id, card, label.id, on=True)
         raise
     by_title = {label.title.strip().casefold(): label for label in target.labels}
-    moved = card.model_copy(update={"stack_id": stack})
+    moved = moved.model_copy(update={"stack_id": stack})
+    labels: list[DeckLabel] = []
     for label in card.labels:
         found = by_title.get(label.title.strip().casefold())
         if found is None:
             found = await deck.create_label(target.id, label.title, label.color or "31CC7C")
             by_title[label.title.strip().casefold()] = found
         await deck.set_label(target.id, moved, found.id, on=True)
+        if found.id not in {lb.id for lb in labels}:
+            labels.append(found)
+    return moved.model_copy(update={"labels": labels})
 
 
 @toolset.tool(title="Move a Deck card", idempotent=True, view=APPROVAL)
@@ -74,7 +79,7 @@ async def nc_deck_move_card(
     deck = nc.api(DeckClient)
     if to_board_id is None or to_board_id == board_id:
         stack_title(board, to_stack_id)
-        moved = await deck.move_card(board_id, card_id, to_stack=to_stack_id, position=position)
+        moved = await deck.move_card(board_id, card, to_stack=to_stack_id, position=position)
         return card_detail(
             board_id, moved, [], DESCRIPTION_SHOWN, nc.api(DeckClient).web_url(board_id, moved.id)
         )
@@ -94,8 +99,8 @@ async def nc_deck_move_card(
         action="Move this card",
         again=again,
     )
-    await _move_across(deck, board_id, card, target, to_stack_id)
-    moved = await deck.move_card(to_board_id, card_id, to_stack=to_stack_id, position=position)
+    across = await _move_across(deck, board_id, card, target, to_stack_id)
+    moved = await deck.move_card(to_board_id, across, to_stack=to_stack_id, position=position)
     return card_detail(
         to_board_id, moved, [], DESCRIPTION_SHOWN, nc.api(DeckClient).web_url(to_board_id, moved.id)
     )
