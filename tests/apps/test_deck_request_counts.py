@@ -79,15 +79,6 @@ def _card(stack_id: int = 10, order: int = 999, **fields: Any) -> dict[str, Any]
     }
 
 
-def _reordered(stack_id: int, card_order: int) -> list[dict[str, Any]]:
-    """The reorder's answer: the stack's cards, bare."""
-    bare = {"labels": None, "assignedUsers": None, "owner": "alice", "ETag": "card-moved"}
-    return [
-        _card(stack_id, card_order, **bare),
-        _card(stack_id, 1, **{**bare, "id": 4, "title": "Hotel"}),
-    ]
-
-
 def _json(route: http_mock.Route) -> Any:
     return json.loads(route.calls.last.request.content)
 
@@ -145,25 +136,35 @@ async def test_a_board_rename_is_answered_without_reading_the_board_again(nextcl
 
 
 @http_mock.mock
-@pytest.mark.parametrize("deck", ["1.13", "1.18"])
-async def test_a_move_on_its_board_is_answered_by_the_reorder(nextcloud: None, deck: str) -> None:
+@pytest.mark.parametrize(
+    ("reordered", "fixed"),
+    [
+        pytest.param([(7, 0), (4, 1)], False, id="1.18: placed"),
+        pytest.param([(4, 1), (7, 2)], True, id="1.13: left below the free place"),
+        pytest.param([(7, 1)], False, id="1.13: alone in the stack, at the top"),
+    ],
+)
+async def test_a_move_on_its_board_is_answered_by_the_reorder(
+    nextcloud: None, reordered: list[tuple[int, int]], fixed: bool
+) -> None:
     """The board, the card, the reorder (it answers where the card is now); the card was read back
-    (one request more). Deck 1.13 leaves the card where it was: one card update puts it in place."""
+    (one request more). Deck 1.13 leaves the card at its rank among the others: one card update
+    puts it in the free place when that rank is not the one asked."""
     board = http_mock.get(f"{API}/boards/5").respond(json=_board(5, [(10, "To do"), (11, "Done")]))
     read = http_mock.get(f"{API}/boards/5/stacks/10/cards/7").respond(json=_card())
+    bare: dict[str, Any] = {"labels": None, "assignedUsers": None, "owner": "alice", "ETag": "card-moved"}
     reorder = http_mock.put(f"{API}/boards/5/stacks/11/cards/7/reorder").respond(
-        json=_reordered(11, 0 if deck == "1.18" else 2)
+        json=[_card(11, order, **{**bare, "id": i}) for i, order in reordered]
     )
     put = http_mock.put(f"{API}/boards/5/stacks/11/cards/7").respond(
         json=_card(11, 0, assignedUsers=None, ETag="card-placed")
     )
     card = await deck_moves.nc_deck_move_card(5, 10, 7, 11, **CALLS, position=0)
     assert (card.stack_id, card.labels, card.assigned) == (11, ["Later"], ["alice"])
-    assert card.etag == ("card-moved" if deck == "1.18" else "card-placed")
+    assert card.etag == ("card-placed" if fixed else "card-moved")
     assert _json(reorder) == {"stackId": 11, "order": 0}
-    assert (board.call_count, read.call_count, reorder.call_count) == (1, 1, 1)
-    assert put.call_count == (1 if deck == "1.13" else 0)
-    if put.called:
+    assert (board.call_count, read.call_count, reorder.call_count, put.call_count) == (1, 1, 1, int(fixed))
+    if fixed:
         assert (_json(put)["order"], _json(put)["title"]) == (0, "Tickets")
 
 
@@ -180,7 +181,9 @@ async def test_a_move_to_another_board_is_answered_by_its_update_and_reorder(nex
     off = http_mock.put(f"{API}/boards/5/stacks/10/cards/7/removeLabel").respond(json={})
     put = http_mock.put(f"{API}/boards/6/stacks/20/cards/7").respond(json=_card(20, 999, labels=[]))
     on = http_mock.put(f"{API}/boards/6/stacks/20/cards/7/assignLabel").respond(json={})
-    reorder = http_mock.put(f"{API}/boards/6/stacks/20/cards/7/reorder").respond(json=_reordered(20, 0))
+    reorder = http_mock.put(f"{API}/boards/6/stacks/20/cards/7/reorder").respond(
+        json=[_card(20, 0, labels=None, assignedUsers=None, owner="alice")]
+    )
     card = await deck_moves.nc_deck_move_card(5, 10, 7, 20, **CALLS, to_board_id=6)
     assert (card.board_id, card.stack_id, card.labels, card.assigned) == (6, 20, ["Later"], ["alice"])
     assert (_json(off), _json(on)) == ({"labelId": 2}, {"labelId": 2})

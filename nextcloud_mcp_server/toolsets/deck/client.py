@@ -287,36 +287,27 @@ class DeckClient:
 
         Deck answers the reorder with the stack's cards, without their labels and users: the moved
         card is the one given with its new place taken from that answer (nothing is read back).
-        Deck 1.13 renumbers the stack around the free `position` but compares the card id from
-        the path (a string) with `===`, so the card itself keeps its place among the others; it is
-        then put into the free place with a card update (Deck 1.18 places it right away)."""
+        Deck 1.13 renumbers the stack around a free `position` but compares the card id from the
+        path (a string) with `===`, so the card itself keeps its rank among the others; when that
+        rank is not the one asked, a card update puts it into the free place (Deck 1.18 places it
+        right away)."""
         # The target stack in the path too: Deck's request parameters take the path's value.
         path = f"{self._card_path(board_id, to_stack, card.id)}/reorder"
         answer = await self._call("PUT", path, body={"stackId": to_stack, "order": position})
-        placed = self._placed(json_body(answer, self.host), card.id)
-        if placed is None:  # not in Deck's answer: read where it is
+        cards = self._parse_list(DeckCard, json_body(answer, self.host), "card")
+        ranked = sorted(cards, key=lambda c: (c.order, c.id))
+        rank = next((i for i, c in enumerate(ranked) if c.id == card.id), None)
+        if rank is None:  # not in Deck's answer: read where it is
             moved = await self.card(board_id, to_stack, card.id)
+            placed = moved.order == position
         else:
-            moved = card.model_copy(
-                update={
-                    "stack_id": placed.stack_id,
-                    "order": placed.order,
-                    "etag": placed.etag or card.etag,
-                    "last_modified": placed.last_modified,
-                }
-            )
-        if moved.order != position:
+            now = ranked[rank]
+            update = {"stack_id": now.stack_id, "order": now.order, "last_modified": now.last_modified}
+            moved = card.model_copy(update={**update, "etag": now.etag or card.etag})
+            placed = rank == min(position, len(ranked) - 1)
+        if not placed:
             moved = await self.update_card(board_id, moved, duedate=moved.duedate, order=position)
         return moved
-
-    def _placed(self, payload: Any, card_id: int) -> DeckCard | None:
-        """The card `card_id` among the reorder's answer, if Deck listed it."""
-        if not isinstance(payload, list):
-            raise InvalidResponse(self.host, "Deck's reorder answer is not a list of cards")
-        for item in payload:
-            if isinstance(item, dict) and item.get("id") == card_id:
-                return self._parse(DeckCard, item, "card")
-        return None
 
     async def delete_card(self, board_id: int, stack_id: int, card_id: int) -> None:
         await self._call("DELETE", self._card_path(board_id, stack_id, card_id))
