@@ -24,8 +24,8 @@ MINIMUM: dict[str, tuple[int, str, bool]] = {
     "nc_deck_create_card": (2, f"{_DECK_PLACE} + POST the card (its answer is the card)", W),
     "nc_deck_update_card": (
         3,
-        f"{_DECK_PLACE} + the card (Deck's PUT replaces every field) + PUT; labels and users are a "
-        "request each, then a read (not asked here)",
+        f"{_DECK_PLACE} + the card (Deck's PUT replaces every field) + PUT (answers the card); labels "
+        "and users are a request each, then a read (their answers do not carry the card; not asked here)",
         W,
     ),
     "nc_deck_add_comment": (
@@ -35,15 +35,22 @@ MINIMUM: dict[str, tuple[int, str, bool]] = {
         W,
     ),
     "nc_deck_upcoming_cards": (1, "GET overview/upcoming (OCS): due cards across boards", R),
-    "nc_deck_move_card (on its board)": (3, f"{_DECK_PLACE} + the card + PUT reorder (answers the cards)", W),
+    "nc_deck_move_card (on its board)": (
+        3,
+        f"{_DECK_PLACE} + the card + PUT reorder (answers the stack's cards); Deck 1.13 keeps the card's "
+        "rank among the others, so where that is not the rank asked one card update more (not asked here)",
+        W,
+    ),
     "nc_deck_move_card (to another board)": (
         5,
-        f"{_DECK_PLACE} + the card + the target board (its stack) + PUT the card there + PUT reorder",
+        f"{_DECK_PLACE} + the card + the target board (its stack) + PUT the card there + PUT reorder "
+        "(answers the stack's cards); labels are a request each",
         W,
     ),
     "nc_deck_update_board": (
-        3,
-        "GET the board (its PUT needs title, color, archived) + PUT + GET its stacks (the answer lists them)",
+        2,
+        "GET the board (its PUT needs title, color, archived; it lists its stacks and labels, the "
+        "answer lists them) + PUT (answers the board); a request per stack or label added or renamed",
         W,
     ),
     "nc_deck_create_board (2 stacks)": (
