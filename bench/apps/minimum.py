@@ -189,8 +189,10 @@ MINIMUM: dict[str, tuple[int, str, bool]] = {
     # Mail (Nextcloud 30 on): /index.php/apps/mail/api
     "nc_mail_list_mailboxes": (2, "GET accounts + GET mailboxes of the one account", R),
     "nc_mail_list_messages (newest)": (
-        2,
-        "POST sync (new mail) + GET messages; Mail asks once for a full sync (428)",
+        3,
+        "POST sync (new mail) + GET messages: 2; 3 the first time a mailbox is ever listed, where "
+        "Mail answers the sync 428 and wants it again with init (a full sync). Asking init every "
+        "time would sync the whole mailbox on each call, and Mail keeps no sign of a first sync",
         R,
     ),
     "nc_mail_list_messages (search)": (2, "POST sync + GET messages with the filter", R),
