@@ -183,7 +183,12 @@ MINIMUM: dict[str, tuple[int, str, bool]] = {
     # Polls: OCS api/v1.0 (9.x) or REST (7.x)
     "nc_polls_list_polls": (1, "GET polls", R),
     "nc_polls_get_poll": (3, "GET the poll + its options (with counts) + its votes", R),
-    "nc_polls_create_poll": (3, "POST the poll + a POST per option (each answers the option)", W),
+    "nc_polls_create_poll": (
+        3,
+        "POST the poll + a POST per option (each answers the option); the first Polls call of a "
+        "process also asks the capabilities for Polls' dialect, which discovery's own answer could give",
+        W,
+    ),
     "nc_polls_vote": (5, "GET the options (is it this poll's) + PUT the vote + the poll, options, votes", W),
     "nc_polls_delete_poll": (7, "poll, options, votes (the question); again after the approval + DELETE", W),
     # Mail (Nextcloud 30 on): /index.php/apps/mail/api
