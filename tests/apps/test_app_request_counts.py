@@ -351,3 +351,27 @@ def test_an_edit_reads_the_page_first_when_it_may_remove_content() -> None:
         False,
     )
     assert (keeps(10, "   "), keeps(9, "abcd"), keeps(8, "éé"), keeps(8, "é")) == (False, True, False, False)
+    assert keeps(-4, "x") is False  # a size no file has: not sure, read
+
+
+@http_mock.mock
+async def test_a_new_page_refused_by_its_second_is_written_if_still_empty(nextcloud: None) -> None:
+    """A Nextcloud whose file time is a second later than Collectives said refuses the PUT (412):
+    the file is read, and written against its ETag while it is still empty."""
+    http_mock.post(f"{COLLECTIVE}/29").mock(return_value=_ocs({"page": _page(0)}))
+    put = http_mock.put(PAGE_FILE).mock(
+        side_effect=[http_mock.Response(412), http_mock.Response(204, headers={"ETag": '"e5"'})]
+    )
+    read = http_mock.get(PAGE_FILE).mock(
+        return_value=http_mock.Response(200, content=b"", headers={"ETag": '"e1"'})
+    )
+    answer = await collectives_tools.nc_collectives_create_page(
+        1,
+        "Plan",
+        ctx=None,  # type: ignore[arg-type]
+        parent_id=29,
+        content="# Plan",
+    )
+    assert (answer.content, answer.etag) == ("# Plan", "e5")
+    assert put.calls.last.request.headers["If-Match"] == '"e1"'
+    assert (put.call_count, read.call_count) == (2, 1)

@@ -28,6 +28,7 @@ from nextcloud_mcp_server.nextcloud.errors import (
     InvalidResponse,
     NextcloudHTTPError,
     NotFound,
+    PreconditionFailed,
     error_for_status,
 )
 from nextcloud_mcp_server.nextcloud.models import FrozenAppModel
@@ -274,6 +275,18 @@ class CollectivesClient:
             unmodified_since=unmodified_since,
         )
         return written.etag or ""
+
+    async def write_new(self, page: Page, text: str) -> str:
+        """The first text of a page just made, unless its file changed after the second Collectives
+        answered (its answer has no ETag). Refused (412) though still empty, as a file written in
+        a later second than Collectives said would be: written against the ETag read then."""
+        try:
+            return await self.write(page, text, unmodified_since=page.timestamp)
+        except PreconditionFailed:
+            now = await self.read(page, max_bytes=0)
+            if now.size:
+                raise
+            return await self.write(page, text, if_match=now.etag)
 
 
 def _no_nulls(item: Any) -> Any:

@@ -237,7 +237,7 @@ async def nc_collectives_create_page(
     page = await client.create_page(collective_id, parent_id, title)
     if content and page.timestamp:
         # unless changed after the second it was made (the answer has no ETag; the PUT's has)
-        etag = await client.write(page, content, unmodified_since=page.timestamp)
+        etag = await client.write_new(page, content)
         text = await client.read(page, max_bytes=READ_BYTES) if not etag else _written(content, etag)
     else:
         text = await client.read(page, max_bytes=READ_BYTES)  # its ETag, for the next edit

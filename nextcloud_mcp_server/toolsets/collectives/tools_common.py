@@ -30,6 +30,6 @@ def keeps_most(size: int | None, content: str) -> bool:
     text, or its size in bytes when longer than is read): it had no text, or the new text has at
     least half as many characters as the old one had bytes (a character is one byte or more).
     Unknown size: not sure, so the page is read."""
-    if size is None:
+    if size is None or size < 0:
         return False
     return size == 0 or (bool(content.strip()) and len(content) >= size // 2)
