@@ -190,14 +190,21 @@ MINIMUM: dict[str, tuple[int, str, bool]] = {
     # Polls: OCS api/v1.0 (9.x) or REST (7.x)
     "nc_polls_list_polls": (1, "GET polls", R),
     "nc_polls_get_poll": (3, "GET the poll + its options (with counts) + its votes", R),
-    "nc_polls_create_poll": (3, "POST the poll + a POST per option (each answers the option)", W),
+    "nc_polls_create_poll": (
+        3,
+        "POST the poll + a POST per option (each answers the option); the first Polls call of a "
+        "process also asks the capabilities for Polls' dialect, which discovery's own answer could give",
+        W,
+    ),
     "nc_polls_vote": (5, "GET the options (is it this poll's) + PUT the vote + the poll, options, votes", W),
     "nc_polls_delete_poll": (7, "poll, options, votes (the question); again after the approval + DELETE", W),
     # Mail (Nextcloud 30 on): /index.php/apps/mail/api
     "nc_mail_list_mailboxes": (2, "GET accounts + GET mailboxes of the one account", R),
     "nc_mail_list_messages (newest)": (
-        2,
-        "POST sync (new mail) + GET messages; Mail asks once for a full sync (428)",
+        3,
+        "POST sync (new mail) + GET messages: 2; 3 the first time a mailbox is ever listed, where "
+        "Mail answers the sync 428 and wants it again with init (a full sync). Asking init every "
+        "time would sync the whole mailbox on each call, and Mail keeps no sign of a first sync",
         R,
     ),
     "nc_mail_list_messages (search)": (2, "POST sync + GET messages with the filter", R),

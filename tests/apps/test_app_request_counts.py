@@ -14,7 +14,12 @@ import pytest
 
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
+from nextcloud_mcp_server.nextcloud.dav.webdav import WebDAVClient
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
+from nextcloud_mcp_server.nextcloud.ocs import OCSClient
+from nextcloud_mcp_server.toolsets.collectives import tools as collectives_tools
+from nextcloud_mcp_server.toolsets.collectives import tools_common as collectives_common
+from nextcloud_mcp_server.toolsets.collectives.client import CollectivesClient
 from nextcloud_mcp_server.toolsets.deck import tools_boards as deck_boards
 from nextcloud_mcp_server.toolsets.forms import tools as forms_tools
 from nextcloud_mcp_server.toolsets.polls import client as polls_client
@@ -73,6 +78,11 @@ def nextcloud(http: NextcloudHTTP, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(reminders_tools, "nextcloud_for", nextcloud_for)
     monkeypatch.setattr(deck_boards, "nextcloud_for", nextcloud_for)
 
+    async def collectives_for(ctx: Any) -> CollectivesClient:
+        return CollectivesClient(OCSClient(http, ALICE), WebDAVClient(http, ALICE, "alice"))
+
+    monkeypatch.setattr(collectives_tools, "_client", collectives_for)
+
     async def resolve(ctx: Any, path: str) -> tuple[None, SimpleNamespace, int]:
         return None, SimpleNamespace(path="Plans/week.md"), 20  # the file's PROPFIND, not counted here
 
@@ -112,21 +122,24 @@ def test_a_dialect_is_kept_for_its_seconds_and_per_nextcloud() -> None:
 
 @http_mock.mock
 async def test_a_new_poll_is_answered_from_its_creation_and_its_options(nextcloud: None) -> None:
-    """Creating a poll with two options: the poll, one request per option, then its options read
-    once (after the dialect, asked once per process); no read of the poll (its creation answered
-    it) nor of its votes (a new poll has none)."""
+    """Creating a poll with two options: the poll, then one request per option, each answering
+    its option (Polls 9.2 and 7.5 alike), after the dialect asked once per process; nothing is
+    read back (the options were read after their creation: one request more)."""
     http_mock.get(f"{BASE}/ocs/v2.php/cloud/capabilities").mock(
         return_value=_ocs({"capabilities": {"polls": {"version": "9.2.0"}}})
     )
     made = http_mock.post(f"{POLLS}/poll").mock(return_value=_ocs({"poll": _poll()}))
-    option = http_mock.post(f"{POLLS}/poll/7/option").mock(return_value=_ocs({"option": _option(1, "Pizza")}))
-    options = http_mock.get(f"{POLLS}/poll/7/options").mock(
-        return_value=_ocs({"options": [_option(1, "Pizza"), _option(2, "Sushi")]})
+    option = http_mock.post(f"{POLLS}/poll/7/option").mock(
+        side_effect=[_ocs({"option": _option(1, "Pizza")}), _ocs({"option": _option(2, "Sushi")})]
     )
     answer = await polls_tools.nc_polls_create_poll("Lunch", ["Pizza", "Sushi"], ctx=None)  # type: ignore[arg-type]
     assert (answer.id, answer.title, answer.owner, answer.votes) == (7, "Lunch", "alice", [])
-    assert [o.text for o in answer.options] == ["Pizza", "Sushi"]
-    assert (made.call_count, option.call_count, options.call_count) == (1, 2, 1)
+    assert [(o.id, o.text, o.yes) for o in answer.options] == [(1, "Pizza", 0), (2, "Sushi", 0)]
+    assert [json.loads(c.request.content) for c in option.calls] == [
+        {"option": {"text": "Pizza"}},
+        {"option": {"text": "Sushi"}},
+    ]
+    assert (made.call_count, option.call_count) == (1, 2)
 
 
 @http_mock.mock
@@ -222,3 +235,143 @@ async def test_a_new_deck_board_is_answered_from_what_deck_answered(nextcloud: N
     assert answer.labels == ["Finished", "Later", "Tickets"]
     assert (answer.id, answer.title, answer.archived) == (5, "Trip", False)
     assert (made.call_count, stacks.call_count, labels.call_count) == (1, 2, 1)
+
+
+@http_mock.mock
+async def test_a_new_form_is_answered_from_what_forms_answered(nextcloud: None) -> None:
+    """A form with a text question and a choice question: the form's POST and PATCH, a POST per
+    question and one of the choices, whose answers (Forms 4.3 and 5.3 alike) make the answer; the
+    form was read back (one request more)."""
+    forms = f"{BASE}/ocs/v2.php/apps/forms/api/v3/forms"
+    empty = {"id": 4, "title": "", "description": "", "ownerId": "alice", "questions": []}
+    made = http_mock.post(forms).mock(return_value=_ocs(empty))
+    titled = http_mock.request("PATCH", f"{forms}/4").mock(return_value=_ocs(4))
+
+    def question(number: int, kind: str, text: str) -> dict[str, Any]:
+        return {"id": number, "formId": 4, "order": number, "type": kind, "isRequired": False, "text": text}
+
+    asked = http_mock.post(f"{forms}/4/questions").mock(
+        side_effect=[_ocs(question(1, "short", "Name?")), _ocs(question(2, "multiple", "Food?"))]
+    )
+    choices = http_mock.post(f"{forms}/4/questions/2/options").mock(
+        return_value=_ocs(
+            [{"id": 5, "questionId": 2, "text": "Pizza"}, {"id": 6, "questionId": 2, "text": "Sushi"}]
+        )
+    )
+    answer = await forms_tools.nc_forms_create_form(
+        "Lunch",
+        [
+            forms_tools.QuestionIn(text="Name?"),
+            forms_tools.QuestionIn(text="Food?", type="multiple", options=["Pizza", "Sushi"]),
+        ],
+        ctx=None,  # type: ignore[arg-type]
+        description="Who eats what",
+    )
+    assert (answer.id, answer.title, answer.description) == (4, "Lunch", "Who eats what")
+    assert [(q.id, q.type, q.text, q.options) for q in answer.questions] == [
+        (1, "short", "Name?", []),
+        (2, "multiple", "Food?", ["Pizza", "Sushi"]),
+    ]
+    assert json.loads(titled.calls.last.request.content) == {
+        "keyValuePairs": {"title": "Lunch", "description": "Who eats what"}
+    }
+    assert (made.call_count, titled.call_count, asked.call_count, choices.call_count) == (1, 1, 2, 1)
+
+
+COLLECTIVE = f"{BASE}/ocs/v2.php/apps/collectives/api/v1.0/collectives/1/pages"
+PAGE_FILE = f"{BASE}/remote.php/dav/files/alice/.Collectives/Wiki/Plan.md"
+MADE = 1_795_882_669  # the page's time, as Collectives 4.5 answers it (its file's mtime)
+
+
+def _page(size: int | None) -> dict[str, Any]:
+    """As Collectives 4.5 answers a page: its time and size, no ETag."""
+    page = {"id": 31, "title": "Plan", "parentId": 29, "timestamp": MADE, "fileName": "Plan.md"}
+    return (
+        page
+        | {"collectivePath": ".Collectives/Wiki", "filePath": ""}
+        | ({} if size is None else {"size": size})
+    )
+
+
+@http_mock.mock
+async def test_a_new_page_with_text_is_written_without_reading_it_first(nextcloud: None) -> None:
+    """The page's POST, then its text PUT unless the file changed after the second it was made
+    (Collectives answers the time, not the ETag); the PUT answers the ETag. The file was read
+    for its ETag between the two (one request more)."""
+    made = http_mock.post(f"{COLLECTIVE}/29").mock(return_value=_ocs({"page": _page(0)}))
+    put = http_mock.put(PAGE_FILE).mock(return_value=http_mock.Response(204, headers={"ETag": '"e2"'}))
+    answer = await collectives_tools.nc_collectives_create_page(
+        1,
+        "Plan",
+        ctx=None,  # type: ignore[arg-type]
+        parent_id=29,
+        content="# Plan",
+    )
+    assert (answer.id, answer.content, answer.etag) == (31, "# Plan", "e2")
+    sent = put.calls.last.request
+    assert sent.headers["If-Unmodified-Since"] == "Sat, 28 Nov 2026 16:17:49 GMT"
+    assert "If-Match" not in sent.headers
+    assert (made.call_count, put.call_count) == (1, 1)
+
+
+@http_mock.mock
+async def test_an_edit_that_keeps_most_of_a_page_is_one_read_and_the_put(nextcloud: None) -> None:
+    """An edit that surely removes nothing (the new text is at least half the page's size, as
+    Collectives answers it): the page, then the PUT against the model's etag; the file was read
+    first (one request more). A page changed since is refused by Nextcloud and answered with its
+    current text, nothing written."""
+    page = http_mock.get(f"{COLLECTIVE}/31").mock(return_value=_ocs({"page": _page(10)}))
+    put = http_mock.put(PAGE_FILE).mock(return_value=http_mock.Response(204, headers={"ETag": '"e3"'}))
+    edited = await collectives_tools.nc_collectives_edit_page(1, 31, '"e2"', "# Plan, now", ctx=None)  # type: ignore[arg-type]
+    assert edited.structured_content is not None
+    assert (edited.structured_content["etag"], edited.structured_content["content"]) == ("e3", "# Plan, now")
+    assert put.calls.last.request.headers["If-Match"] == '"e2"'
+    assert (page.call_count, put.call_count) == (1, 1)
+
+    put.mock(return_value=http_mock.Response(412))
+    current = http_mock.get(PAGE_FILE).mock(
+        return_value=http_mock.Response(200, content=b"# Phone edit", headers={"ETag": '"e4"'})
+    )
+    stale = await collectives_tools.nc_collectives_edit_page(1, 31, '"e2"', "# Plan, again", ctx=None)  # type: ignore[arg-type]
+    assert stale.is_error
+    assert "nothing was overwritten" in str(stale.content[0])
+    assert stale.meta is not None
+    assert "# Phone edit" in json.dumps(stale.meta)
+    assert (page.call_count, put.call_count, current.call_count) == (2, 2, 1)
+
+
+def test_an_edit_reads_the_page_first_when_it_may_remove_content() -> None:
+    """The rule that decides the request saved above: a page of unknown size, or an edit to less
+    than half of its bytes in characters, or emptying, is read (and may be asked)."""
+    keeps = collectives_common.keeps_most
+    assert (keeps(None, "x" * 100), keeps(0, ""), keeps(10, "12345"), keeps(10, "1234")) == (
+        False,
+        True,
+        True,
+        False,
+    )
+    assert (keeps(10, "   "), keeps(9, "abcd"), keeps(8, "éé"), keeps(8, "é")) == (False, True, False, False)
+    assert keeps(-4, "x") is False  # a size no file has: not sure, read
+
+
+@http_mock.mock
+async def test_a_new_page_refused_by_its_second_is_written_if_still_empty(nextcloud: None) -> None:
+    """A Nextcloud whose file time is a second later than Collectives said refuses the PUT (412):
+    the file is read, and written against its ETag while it is still empty."""
+    http_mock.post(f"{COLLECTIVE}/29").mock(return_value=_ocs({"page": _page(0)}))
+    put = http_mock.put(PAGE_FILE).mock(
+        side_effect=[http_mock.Response(412), http_mock.Response(204, headers={"ETag": '"e5"'})]
+    )
+    read = http_mock.get(PAGE_FILE).mock(
+        return_value=http_mock.Response(200, content=b"", headers={"ETag": '"e1"'})
+    )
+    answer = await collectives_tools.nc_collectives_create_page(
+        1,
+        "Plan",
+        ctx=None,  # type: ignore[arg-type]
+        parent_id=29,
+        content="# Plan",
+    )
+    assert (answer.content, answer.etag) == ("# Plan", "e5")
+    assert put.calls.last.request.headers["If-Match"] == '"e1"'
+    assert (put.call_count, read.call_count) == (2, 1)

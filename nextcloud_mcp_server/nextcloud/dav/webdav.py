@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass
+from email.utils import formatdate
 from urllib.parse import quote
 
 from nextcloud_mcp_server.nextcloud import etags, paths
@@ -161,10 +162,12 @@ class WebDAVClient:
         content_type: str = "application/octet-stream",
         overwrite: bool = True,
         if_match: str | None = None,
+        unmodified_since: int | None = None,
         create_parents: bool = False,
     ) -> WriteResult:
         """Upload `data`, streamed in chunks. `overwrite=False` refuses an existing file;
-        `if_match` refuses a file that changed since its ETag was read."""
+        `if_match` refuses a file that changed since its ETag was read, `unmodified_since` (Unix
+        seconds, from an answer that gave no ETag) one changed after that second."""
         if not path:
             raise InvalidInput("give a file path, not the root folder")
         if create_parents:
@@ -174,6 +177,8 @@ class WebDAVClient:
             headers["If-Match"] = etags.quoted(if_match)
         elif not overwrite:
             headers["If-None-Match"] = "*"
+        if unmodified_since is not None:
+            headers["If-Unmodified-Since"] = formatdate(unmodified_since, usegmt=True)
 
         async def body() -> AsyncIterator[bytes]:
             for start in range(0, len(data), CHUNK):
@@ -188,6 +193,8 @@ class WebDAVClient:
         except PreconditionFailed as exc:
             if if_match:
                 message = f"{paths.display(path)} changed since its etag was read; nothing was written"
+            elif unmodified_since is not None:
+                message = f"{paths.display(path)} changed since it was read; nothing was written"
             else:
                 message = f"{paths.display(path)} already exists; pass overwrite=true to replace it"
             raise PreconditionFailed(self.host, message, status=412, body=exc.body) from None

@@ -28,6 +28,7 @@ from nextcloud_mcp_server.nextcloud.errors import (
     InvalidResponse,
     NextcloudHTTPError,
     NotFound,
+    PreconditionFailed,
     error_for_status,
 )
 from nextcloud_mcp_server.nextcloud.models import FrozenAppModel
@@ -79,7 +80,7 @@ class Page(FrozenAppModel):
     emoji: str | None = None
     parent_id: int = Field(alias="parentId")
     timestamp: int = 0
-    size: int = 0
+    size: int | None = None  # of its file in bytes; None when Collectives did not say
     file_name: str = Field(alias="fileName")
     file_path: str = Field(default="", alias="filePath")
     collective_path: str = Field(default="", alias="collectivePath")
@@ -258,13 +259,34 @@ class CollectivesClient:
         size = got.total if got.total is not None else len(got.data)
         return PageText(text=text, etag=got.etag, size=size, truncated=truncated)
 
-    async def write(self, page: Page, text: str, *, if_match: str) -> str:
-        """Replace the page's Markdown while its file is still the version `if_match`; the new ETag
-        (a 412 raises `PreconditionFailed`: nothing was written)."""
+    async def write(
+        self, page: Page, text: str, *, if_match: str | None = None, unmodified_since: int | None = None
+    ) -> str:
+        """Replace the page's Markdown while its file is still the version `if_match`, or unchanged
+        since the second `unmodified_since` (a page just created: Collectives answers its time, not
+        its ETag); the new ETag (a 412 raises `PreconditionFailed`: nothing was written)."""
+        if if_match is None and unmodified_since is None:
+            raise InvalidInput("a page is written only against the version that was read")
         written = await self._files.write(
-            self._file(page), text.encode("utf-8"), content_type="text/markdown", if_match=if_match
+            self._file(page),
+            text.encode("utf-8"),
+            content_type="text/markdown",
+            if_match=if_match,
+            unmodified_since=unmodified_since,
         )
         return written.etag or ""
+
+    async def write_new(self, page: Page, text: str) -> str:
+        """The first text of a page just made, unless its file changed after the second Collectives
+        answered (its answer has no ETag). Refused (412) though still empty, as a file written in
+        a later second than Collectives said would be: written against the ETag read then."""
+        try:
+            return await self.write(page, text, unmodified_since=page.timestamp)
+        except PreconditionFailed:
+            now = await self.read(page, max_bytes=0)
+            if now.size:
+                raise
+            return await self.write(page, text, if_match=now.etag)
 
 
 def _no_nulls(item: Any) -> Any:

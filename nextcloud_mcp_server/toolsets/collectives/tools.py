@@ -27,7 +27,13 @@ from nextcloud_mcp_server.toolsets.collectives.client import (
     check_page_title,
     fold,
 )
-from nextcloud_mcp_server.toolsets.collectives.tools_common import CollectiveId, PageId, client_for, toolset
+from nextcloud_mcp_server.toolsets.collectives.tools_common import (
+    CollectiveId,
+    PageId,
+    client_for,
+    keeps_most,
+    toolset,
+)
 from nextcloud_mcp_server.toolsets.collectives.tools_indexed import indexed_pages
 from nextcloud_mcp_server.views import APPROVAL
 
@@ -229,10 +235,15 @@ async def nc_collectives_create_page(
             raise NotFound(client.host, f"collective {collective_id} has no landing page", status=404)
         parent_id = landing[0].id
     page = await client.create_page(collective_id, parent_id, title)
-    text = await client.read(page, max_bytes=READ_BYTES)
-    if content:
-        etag = await client.write(page, content, if_match=text.etag)
+    if content and page.timestamp:
+        # unless changed after the second it was made (the answer has no ETag; the PUT's has)
+        etag = await client.write_new(page, content)
         text = await client.read(page, max_bytes=READ_BYTES) if not etag else _written(content, etag)
+    else:
+        text = await client.read(page, max_bytes=READ_BYTES)  # its ETag, for the next edit
+        if content:
+            etag = await client.write(page, content, if_match=text.etag)
+            text = await client.read(page, max_bytes=READ_BYTES) if not etag else _written(content, etag)
     notice = None
     if page.title != title:
         notice = f"Collectives stored the title as '{page.title}', not '{title[:200]}'"
@@ -260,8 +271,19 @@ async def nc_collectives_edit_page(
     etag, content = given_etag(etag), _markdown(content)
     client = await _client(ctx)
     page = await client.page(collective_id, page_id)
-    current = await client.read(page, max_bytes=WRITE_BYTES)
     target = f'the page "{page.title}"'
+    if keeps_most(page.size, content):
+        # nothing to ask, so no read first: Nextcloud refuses the model's etag if the page changed
+        try:
+            new_etag = await client.write(page, content, if_match=etag)
+        except PreconditionFailed:
+            now = await client.read(page, max_bytes=READ_BYTES)
+            said = f"{target} changed since that etag was read (now {now.etag}); nothing was overwritten"
+            return stale_version(ValueError(said), "page", "current_page", _detail(collective_id, page, now))
+        if not new_etag:
+            return answer(_detail(collective_id, page, await client.read(page, max_bytes=READ_BYTES)))
+        return answer(_detail(collective_id, page, _written(content, new_etag)))
+    current = await client.read(page, max_bytes=WRITE_BYTES)
     question = None
     # compared with the whole page (ADR 0057): a page longer than was read is compared by its
     # size in bytes, never by the part that was read

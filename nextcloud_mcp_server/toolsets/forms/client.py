@@ -102,6 +102,7 @@ class Submission(AppModel):
 
 
 _SUMMARIES = TypeAdapter(list[FormSummary])
+_OPTIONS = TypeAdapter(list[Option])
 _QUESTIONS = TypeAdapter(list[Question])
 _SUBMISSIONS = TypeAdapter(list[Submission])
 
@@ -145,24 +146,33 @@ class FormsClient:
         )
         return found
 
-    async def create(self, title: str, description: str) -> int:
+    async def create(self, title: str, description: str) -> Form:
+        """A new form with that title and description, as Forms answered its creation (its PATCH
+        answers only the id: the title and description are as sent)."""
         made = await self._call("POST", "/forms", "the form", body={})
         if not isinstance(made, dict) or not isinstance(made.get("id"), int):
             raise InvalidResponse(self.host, "Forms did not answer the new form's id")
         form_id: int = made["id"]
         pairs = {"title": title, "description": description}
         await self._call("PATCH", f"/forms/{form_id}", f"form {form_id}", body={"keyValuePairs": pairs})
-        return form_id
+        form: Form = self._api.parse(TypeAdapter(Form), made, "a form")
+        return form.model_copy(update=pairs)
 
-    async def add_question(self, form_id: int, kind: str, text: str, options: list[str]) -> None:
+    async def add_question(self, form_id: int, kind: str, text: str, options: list[str]) -> Question:
+        """Add a question with its options; Forms answers the question and then its options
+        (4.3 and 5.3 alike), so the new question is known without reading the form."""
         made = await self._call(
             "POST", f"/forms/{form_id}/questions", f"form {form_id}", body={"type": kind, "text": text}
         )
         if not isinstance(made, dict) or not isinstance(made.get("id"), int):
             raise InvalidResponse(self.host, "Forms did not answer the new question's id")
+        question: Question = self._api.parse(TypeAdapter(Question), made, "a question")
         if options:
             path = f"/forms/{form_id}/questions/{made['id']}/options"
-            await self._call("POST", path, f"form {form_id}", body={"optionTexts": options})
+            added = await self._call("POST", path, f"form {form_id}", body={"optionTexts": options})
+            listed: list[Option] = self._api.parse(_OPTIONS, added, "options")
+            question = question.model_copy(update={"options": listed})
+        return question
 
     async def submit(self, form_id: int, answers: dict[int, list[str]]) -> None:
         body = {"answers": {str(question): values for question, values in answers.items()}}

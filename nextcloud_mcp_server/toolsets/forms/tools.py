@@ -186,10 +186,10 @@ async def nc_forms_create_form(
     checked_questions(questions)
     nc = await nextcloud_for(ctx)
     client = nc.api(FormsClient)
-    form_id = await client.create(title.strip(), description)
-    for question in questions:
-        await client.add_question(form_id, question.type, question.text.strip(), question.options)
-    return _detail(await client.form(form_id))
+    form = await client.create(title.strip(), description)
+    # the answer is made of what Forms answered each creation: nothing is read back (issue 43)
+    made = [await client.add_question(form.id, q.type, q.text.strip(), q.options) for q in questions]
+    return _detail(form.model_copy(update={"questions": made}))
 
 
 @toolset.tool(title="Submit a form")

@@ -218,9 +218,15 @@ class PollsClient:
         made = await self._call("POST", "/poll", "the poll", body={"title": title, "type": "textPoll"})
         return self._poll(made.get("poll"))
 
-    async def add_option(self, poll_id: int, text: str) -> None:
+    async def add_option(self, poll_id: int, text: str) -> PollOption:
+        """Add an option; Polls answers it (9.2 and 7.5 alike: `{"option": {...}}`), so a new poll's
+        options need no read afterwards."""
         body = {"option": {"text": text}} if await self._is_modern() else {"pollOptionText": text}
-        await self._call("POST", f"/poll/{poll_id}/option", f"poll {poll_id}", body=body)
+        made = await self._call("POST", f"/poll/{poll_id}/option", f"poll {poll_id}", body=body)
+        try:
+            return PollOption.model_validate(made.get("option"))
+        except ValidationError:
+            raise InvalidResponse(self.host, "Polls did not answer the new option") from None
 
     async def options(self, poll_id: int) -> list[PollOption]:
         found = (await self._call("GET", f"/poll/{poll_id}/options", f"poll {poll_id}")).get("options")

@@ -152,10 +152,10 @@ async def nc_polls_create_poll(
     nc = await nextcloud_for(ctx)
     client = nc.api(PollsClient)
     poll = await client.create(title.strip())
-    for text in texts:
-        await client.add_option(poll.id, text)
-    # the poll is as Polls answered its creation and has no votes yet: only its options are read
-    return _detail(poll, await client.options(poll.id), [])
+    # the poll and each option are as Polls answered their creation, and a new poll has no votes:
+    # nothing is read back (issue 43)
+    made = [await client.add_option(poll.id, text) for text in texts]
+    return _detail(poll, made, [])
 
 
 @toolset.tool(title="Vote in a poll", idempotent=True)
