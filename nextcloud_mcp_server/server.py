@@ -99,12 +99,14 @@ class _Server(MCPServer[Runtime]):
     def built(self, names: Sequence[str]) -> None:
         """Build and register those of `names` not built yet, keeping the order of tools/list
         (the SDK lists its registry's dict in insertion order; a test fails if that seam moves)."""
-        waiting = getattr(self, "_waiting", None)
-        made = [waiting.pop(name) for name in names if waiting and name in waiting]
+        waiting: dict[str, ToolSpec] = getattr(self, "_waiting", {})
+        made = [waiting[name] for name in names if name in waiting]
         if not made:
             return
         registered = self._tool_manager._tools
-        registered.update({spec.name: _tool(spec) for spec in made})
+        registered.update({spec.name: _tool(spec) for spec in made})  # all built, then none waits
+        for spec in made:
+            del waiting[spec.name]
         ordered = {name: registered[name] for name in self._order if name in registered}
         self._tool_manager._tools = {**ordered, **registered}
 
