@@ -85,9 +85,39 @@ def readable(name: str, error: ValidationError) -> str:
 
 
 class _Server(MCPServer[Runtime]):
+    """The SDK's server with readable argument errors, and tools built when first needed: the
+    tools of toolsets served on demand are built (their models and schemas made) and registered
+    when a caller enables their toolset or calls one of them, not at start (docs/ADR/0092)."""
+
+    _order: tuple[str, ...] = ()  # every served tool's name, in the order tools/list shows them
+    _waiting: dict[str, ToolSpec]  # served tools not built yet, by name
+
+    def serve_later(self, order: Sequence[str], specs: Sequence[ToolSpec]) -> None:
+        self._order = tuple(order)
+        self._waiting = {spec.name: spec for spec in specs}
+
+    def built(self, names: Sequence[str]) -> None:
+        """Build and register those of `names` not built yet, keeping the order of tools/list
+        (the SDK lists its registry's dict in insertion order; a test fails if that seam moves)."""
+        waiting: dict[str, ToolSpec] = getattr(self, "_waiting", {})
+        made = [waiting[name] for name in names if name in waiting]
+        if not made:
+            return
+        registered = self._tool_manager._tools
+        registered.update({spec.name: _tool(spec) for spec in made})  # all built, then none waits
+        for spec in made:
+            del waiting[spec.name]
+        ordered = {name: registered[name] for name in self._order if name in registered}
+        self._tool_manager._tools = {**ordered, **registered}
+
+    def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
+        self.built([name])  # header validation (2026-07-28 era) sees a tool not built yet
+        return super()._tool_input_schema(name)
+
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Runtime, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
+        self.built([name])  # a served tool answers by name whether listed or not (ADR 0070)
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -114,9 +144,11 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
     tool_apps = {spec.name: app for spec in served if (app := app_of(spec.toolset))}
     if tool_apps:
         middleware.append(offer_available(tool_apps))
-    tools = [_tool(spec) for spec in served]
-    # toolsets on demand: listed to a caller once they enabled them (docs/ADR/0070)
+    # toolsets on demand: listed to a caller once they enabled them (docs/ADR/0070); their tools
+    # are built when enabled or first called (docs/ADR/0092)
     on_demand = OnDemand(on_demand_tools(settings), frozenset(chosen_toolsets(settings)), EnabledToolsets())
+    later = {spec.name for spec in on_demand.specs}
+    tools = [_tool(spec) for spec in served if spec.name not in later]
     if on_demand.specs:
         # after the apps' filter, so inside it: that one sees only what is listed, and asks
         # Nextcloud nothing while no tool of an app is (the default before anything is enabled)
@@ -128,7 +160,7 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
     # nextcloud:// resources and completions of the chosen toolsets only (docs/ADR/0039, 0060)
     toolsets = frozenset(chosen_toolsets(settings))
     middleware.append(resources_for(toolsets))
-    server: MCPServer[Runtime] = _Server(
+    server = _Server(
         SERVER_NAME,
         title="Nextcloud",
         icons=list(icons_for(SERVER)),
@@ -142,7 +174,8 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
         cache_hints=CACHE_HINTS,
         subscriptions=False,  # nothing is served on subscriptions/listen (docs/ADR/0067)
     )
-    on_demand.server = server
+    server.serve_later([spec.name for spec in served] + [TOOLSETS_TOOL, CALL_TOOL], on_demand.specs)
+    on_demand.server, on_demand.built = server, server.built
     if on_demand.specs:  # `initialize` says the tool list may change (handshake era)
         _advertise_tools_list_changed(server)
     register_completions(

@@ -122,6 +122,8 @@ class OnDemand:
     listed: frozenset[str]  # the toolsets listed from the start
     enabled: EnabledToolsets
     server: MCPServer[Any] | None = None  # set once the server is built
+    # builds and registers the named tools not built yet (docs/ADR/0092); set with the server
+    built: Callable[[Sequence[str]], None] = lambda names: None
 
     def description(self, tool: str) -> str:
         """What `tools/list` says of `tool`: for nc_toolsets, the toolsets it reaches, by title."""
@@ -187,6 +189,10 @@ class OnDemand:
             )
         now = (before | {n for n in enable if n in usable}) - set(disable)
         now &= frozenset(usable)
+        # an enabled toolset's tools are built before anyone lists them (for every user: the
+        # server's registry is one, and tools/list shows each caller what they enabled)
+        toolsets = self._toolsets()
+        self.built([spec.name for name in now for spec in toolsets[name]])
         self.enabled.set(key, frozenset(now))
         added = [name for name in usable if name in now and name not in before]
         if now != before:
