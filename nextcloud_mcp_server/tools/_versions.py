@@ -11,6 +11,10 @@ A tool that changes a note, event, task, contact or file the model read earlier:
 4. writes with Nextcloud's own current ETag as If-Match (`Version.write`), never the model's
    string; a 412 then means it changed after the read, and when the human had approved, the
    answer says it changed while they were asked.
+
+One exception, for Collectives pages (ADR 0057's amendment): an edit that by the page's size
+cannot remove content skips steps 2-3 and writes with the model's checked etag as If-Match, so a
+page changed since the model read it is refused by Nextcloud (412) instead.
 """
 
 from __future__ import annotations
