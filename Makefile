@@ -107,7 +107,7 @@ typecheck: $(STAMP)
 # Two workers, a test file each at a time (module fixtures stay together); each worker has its own
 # IdP, PostgreSQL and browser, and both share the real Nextclouds (ADR 0053).
 # `make pytest ARGS="-n 0 ..."` runs in one process.
-XDIST := -n 2 --dist loadfile
+XDIST := -n 2 --dist loadgroup
 
 pytest: $(STAMP) $(NODE_STAMP) $(MCPB_STAMP) $(VIEWS_STAMP) $(SYSTEM_STAMP)
 	$(BIN)/pytest $(XDIST) --durations=25 $(ARGS)

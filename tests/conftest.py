@@ -5,13 +5,12 @@ and 34.0.1), settings pointing at them, MCP clients.
 state before each test); `double` and the fixtures built on it are for what only the double can
 show (injected faults, recorded requests). `real_nextcloud` is the real 29 alone, for browser
 tests: 34's web pages do not render in the kit (its README), so on 34 its pages are driven over
-HTTP instead. The summary at the end says how many tests ran on each, and the suite's time
-beside its budget.
+HTTP instead. The summary at the end gives the count per target and the time beside the budget.
 
 The real Nextclouds are shared by the pytest-xdist workers, one per version and one with the apps
-per version (ADR 0053): a test holds each instance it uses from before its setup (where the
-reset is) to after its teardown, so no other test resets it meanwhile. The process that ran the
-session (the xdist controller, or pytest itself with `-n 0`) stops them at the end."""
+per version (ADR 0053); a version's tests go to one worker (ADR 0099). A test holds each instance
+it uses from before its setup (where the reset is) to after its teardown, so no other test resets
+it meanwhile. The session's own process (xdist's controller, or pytest) stops them at the end."""
 
 from __future__ import annotations
 
@@ -35,7 +34,7 @@ from tests.real_nextcloud import KIT_SEED, VERSIONS, Instance, InstanceLock, Kit
 from tests.targets import spread_over_versions
 
 # the suite's time beside its budget, and where it went; what the inner loop leaves out
-pytest_plugins = ("tests.suite_budget", "tests.inner_loop")
+pytest_plugins = ("tests.suite_budget", "tests.inner_loop", "tests.worker_groups")
 
 ADMIN_PASSWORD = "admin-login-password"
 ADMIN_APP_PASSWORD = "Abcde-Fghij-Klmno-Pqrst-Uvwxy"
@@ -76,14 +75,17 @@ def _real_version(item: pytest.Item) -> str | None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests that use a real Nextcloud carry the `real_nextcloud` marker, so the inner loop can
     leave them out (`make test-fast`); CI runs them all. The forms `tests/targets.py` spreads over
-    the two real versions run on one of them each (reported as deselected)."""
+    the two real versions run on one of them each (reported as deselected). A version's tests form
+    one worker group (`tests/worker_groups.py`)."""
     left_out = spread_over_versions(items)
     if left_out:
         items[:] = [item for item in items if all(item is not out for out in left_out)]
         config.hook.pytest_deselected(items=left_out)
     for item in items:
-        if _real_version(item) is not None:
+        version = _real_version(item)
+        if version is not None:
             item.add_marker(pytest.mark.real_nextcloud)
+            item.add_marker(pytest.mark.xdist_group(f"nextcloud-{version}"))
             if item.get_closest_marker("timeout") is None:
                 # the hang guard counts the wait for a shared instance another worker's test holds
                 item.add_marker(pytest.mark.timeout(_SHARED_TIMEOUT))
