@@ -104,7 +104,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-# Two workers, a test file each at a time (module fixtures stay together); each worker has its own
+# Two workers: each real version's tests on one, other tests a file at a time (ADR 0099); each has its own
 # IdP, PostgreSQL and browser, and both share the real Nextclouds (ADR 0053).
 # `make pytest ARGS="-n 0 ..."` runs in one process.
 XDIST := -n 2 --dist loadgroup

@@ -5,7 +5,8 @@ the default list stays as it is; the calendar and contacts toolsets read and fil
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, Literal, NamedTuple
 
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
@@ -13,6 +14,7 @@ from pydantic import BaseModel, Field
 from nextcloud_mcp_server.auth.scopes import CALENDAR_WRITE, CONTACTS_WRITE, require_scopes
 from nextcloud_mcp_server.nextcloud.dav import collections
 from nextcloud_mcp_server.nextcloud.dav.carddav import AddressBook
+from nextcloud_mcp_server.nextcloud.dav.home import DavHomeClient
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NotFound
 from nextcloud_mcp_server.nextcloud.models import Calendar
 from nextcloud_mcp_server.tools._approval import refuse_changed, require_approval
@@ -72,6 +74,40 @@ def _own(found: Calendar | AddressBook, what: str) -> None:
         raise InvalidInput(f"the {what} {found.id!r} is read-only for you (Nextcloud's own)")
 
 
+# a collection as read for the question: its address, its version (CTag or sync token), its name
+_Read = tuple[str, str, str]
+
+
+class _Ask(NamedTuple):
+    tool: str
+    target: str
+    question: str
+
+
+async def _delete_after_asking(
+    ctx: Context[Any, Any],
+    dav: DavHomeClient,
+    ask: _Ask,
+    first: _Read,
+    count: int,
+    read_again: Callable[[], Awaitable[_Read]],
+) -> None:
+    """Ask, bound to the collection as first read and its member count; once approved, read both
+    again and delete only if nothing changed meanwhile (gone, renamed, written to, moved)."""
+    href, ctag, name = first
+    version = bound_version(ctag, href, name, count)
+    tool, target = ask.tool, ask.target
+    if await require_approval(ctx, tool=tool, target=target, question=ask.question, version=version):
+        try:
+            now = await read_again()
+        except NotFound:
+            await refuse_changed(ctx, tool=tool, target=target)
+        held = await collections.member_count(dav, now[0])
+        if bound_version(now[1], now[0], now[2], held) != version:
+            await refuse_changed(ctx, tool=tool, target=target)
+    await collections.remove(dav, href)
+
+
 @toolset.tool(title="Create a calendar")
 @require_scopes(CALENDAR_WRITE)
 async def nc_calendar_create_calendar(
@@ -123,18 +159,14 @@ async def nc_calendar_delete_calendar(calendar: CalendarRef, ctx: Context[Any, A
         f"Delete {target} with its {count} {noun}? "
         "Nextcloud keeps it in the Calendar app's trash bin until that is emptied."
     )
-    tool = "nc_calendar_delete_calendar"
-    version = bound_version(found.ctag, found.href, found.display_name, count)
-    asked = await require_approval(ctx, tool=tool, target=target, question=question, version=version)
-    if asked:
-        try:
-            now = await caldav.calendar(found.id, find_default=False)
-        except NotFound:
-            await refuse_changed(ctx, tool=tool, target=target)
-        held = await collections.member_count(caldav, now.href)
-        if bound_version(now.ctag, now.href, now.display_name, held) != version:
-            await refuse_changed(ctx, tool=tool, target=target)
-    await collections.remove(caldav, found.href)
+
+    async def read() -> _Read:
+        now = await caldav.calendar(found.id, find_default=False)
+        return now.href, now.ctag, now.display_name
+
+    read_first = (found.href, found.ctag, found.display_name)
+    ask = _Ask("nc_calendar_delete_calendar", target, question)
+    await _delete_after_asking(ctx, caldav, ask, read_first, count, read)
     return DeletedCollection(id=found.id, name=found.display_name, held=count)
 
 
@@ -171,16 +203,11 @@ async def nc_contacts_delete_address_book(address_book: BookRef, ctx: Context[An
     count = await collections.member_count(carddav, found.href)
     target = f"the address book {shown_text(found.name, 200)} (id {found.id})"
     question = f"Delete {target} with its {count} contacts? It cannot be restored."
-    tool = "nc_contacts_delete_address_book"
-    version = bound_version(found.ctag, found.href, found.name, count)
-    asked = await require_approval(ctx, tool=tool, target=target, question=question, version=version)
-    if asked:
-        try:
-            now = await carddav.address_book(found.id)
-        except NotFound:
-            await refuse_changed(ctx, tool=tool, target=target)
-        held = await collections.member_count(carddav, now.href)
-        if bound_version(now.ctag, now.href, now.name, held) != version:
-            await refuse_changed(ctx, tool=tool, target=target)
-    await collections.remove(carddav, found.href)
+
+    async def read() -> _Read:
+        now = await carddav.address_book(found.id)
+        return now.href, now.ctag, now.name
+
+    ask = _Ask("nc_contacts_delete_address_book", target, question)
+    await _delete_after_asking(ctx, carddav, ask, (found.href, found.ctag, found.name), count, read)
     return DeletedCollection(id=found.id, name=found.name, held=count)
