@@ -26,7 +26,7 @@ from nextcloud_mcp_server.icons import SERVER, icons_for
 from nextcloud_mcp_server.prompts import register_prompts
 from nextcloud_mcp_server.resources import resources_for
 from nextcloud_mcp_server.runtime import Runtime
-from nextcloud_mcp_server.tools import chosen_toolsets, offered_tools, on_demand_tools
+from nextcloud_mcp_server.tools import chosen_toolsets, offered_tools, on_demand_tools, toolset_tools
 from nextcloud_mcp_server.tools._apps import app_of, offer_available
 from nextcloud_mcp_server.tools._arguments import UNKNOWN_KEYS, strict
 from nextcloud_mcp_server.tools._on_demand import (
@@ -39,6 +39,7 @@ from nextcloud_mcp_server.tools._on_demand import (
 )
 from nextcloud_mcp_server.tools._output_schema import published_input, published_output
 from nextcloud_mcp_server.tools._registry import ToolSpec
+from nextcloud_mcp_server.toolsets import ToolEntry
 from nextcloud_mcp_server.views import register_views
 
 __all__ = [
@@ -90,17 +91,19 @@ class _Server(MCPServer[Runtime]):
     when a caller enables their toolset or calls one of them, not at start (docs/ADR/0092)."""
 
     _order: tuple[str, ...] = ()  # every served tool's name, in the order tools/list shows them
-    _waiting: dict[str, ToolSpec]  # served tools not built yet, by name
+    _waiting: dict[str, ToolEntry]  # served tools not built yet, by name (their index entries)
 
-    def serve_later(self, order: Sequence[str], specs: Sequence[ToolSpec]) -> None:
+    def serve_later(self, order: Sequence[str], entries: Sequence[ToolEntry]) -> None:
         self._order = tuple(order)
-        self._waiting = {spec.name: spec for spec in specs}
+        self._waiting = {entry.name: entry for entry in entries}
 
     def built(self, names: Sequence[str]) -> None:
         """Build and register those of `names` not built yet, keeping the order of tools/list
-        (the SDK lists its registry's dict in insertion order; a test fails if that seam moves)."""
-        waiting: dict[str, ToolSpec] = getattr(self, "_waiting", {})
-        made = [waiting[name] for name in names if name in waiting]
+        (the SDK lists its registry's dict in insertion order; a test fails if that seam moves).
+        A toolset's tools module is imported here, the first time one of its tools is built
+        (docs/ADR/0093)."""
+        waiting: dict[str, ToolEntry] = getattr(self, "_waiting", {})
+        made = [_spec(waiting[name]) for name in names if name in waiting]
         if not made:
             return
         registered = self._tool_manager._tools
@@ -148,7 +151,7 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
     # are built when enabled or first called (docs/ADR/0092)
     on_demand = OnDemand(on_demand_tools(settings), frozenset(chosen_toolsets(settings)), EnabledToolsets())
     later = {spec.name for spec in on_demand.specs}
-    tools = [_tool(spec) for spec in served if spec.name not in later]
+    tools = [_tool(spec) for spec in served if isinstance(spec, ToolSpec) and spec.name not in later]
     if on_demand.specs:
         # after the apps' filter, so inside it: that one sees only what is listed, and asks
         # Nextcloud nothing while no tool of an app is (the default before anything is enabled)
@@ -192,6 +195,14 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
 # (nothing changes a Tool once built): making them is most of a build, about 0.3 s of CPU for the
 # default toolsets, and the test suite builds a server for nearly every test.
 _BUILT: dict[int, tuple[ToolSpec, Tool]] = {}  # id(spec) -> (spec, its tool); specs live forever
+
+
+def _spec(entry: ToolEntry) -> ToolSpec:
+    """The tool an index entry names, from its toolset's tools module (imported now, once)."""
+    if isinstance(entry, ToolSpec):
+        return entry
+    found = {spec.name: spec for spec in toolset_tools(entry.toolset)}
+    return found[entry.name]  # KeyError: index.json is stale (`make docs`; tests/test_generated.py)
 
 
 def _tool(spec: ToolSpec) -> Tool:
