@@ -9,6 +9,8 @@
 - deploy/keycloak/nextcloud-realm.json: a client scope per scope, and the MCP client's optional scopes
 - nextcloud_mcp_server/toolsets/index.json: what the server knows of each tool before importing its
   toolset's tools module (the `ToolEntry` of each `ToolSpec`, docs/ADR/0093)
+- nextcloud_mcp_server/toolsets/listing.jsonl: each tool as `tools/list` shows it (but its icons),
+  what a server lists until the tool is built (docs/ADR/0093)
 
 The bundle's manifest (packaging/mcpb/build.py) and the test identity providers (tests/oidc.py, which
 hands tests/idp/server.mjs its scopes) read the declarations when they run.
@@ -28,7 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))  # bench/
 
 from tool_list_size import measure
 
+from nextcloud_mcp_server.server import _tool
 from nextcloud_mcp_server.tools import all_tools, toolset_tools
+from nextcloud_mcp_server.tools._listing import LISTING_FILE, line
 from nextcloud_mcp_server.tools.catalog import markdown_table
 from nextcloud_mcp_server.toolsets import INDEX_FILE, NAMES, Declaration, ToolEntry, declarations, scopes
 
@@ -38,6 +42,7 @@ __all__ = [
     "clients_page",
     "env_example",
     "index",
+    "listing",
     "readme",
     "realm",
     "tools_page",
@@ -217,6 +222,12 @@ def index(_: str) -> str:
     return "{\n" + ",\n".join(blocks) + "\n}\n"
 
 
+def listing(_: str) -> str:
+    """`toolsets/listing.jsonl`: every tool of every toolset, in the registry's order, as
+    `tools/list` shows it once built (`server._tool`), without its icons."""
+    return "".join(line(name, _tool(spec)) + "\n" for name in NAMES for spec in toolset_tools(name))
+
+
 FILES: dict[str, Callable[[str], str]] = {
     "README.md": readme,
     "docs/tools.md": tools_page,
@@ -224,6 +235,7 @@ FILES: dict[str, Callable[[str], str]] = {
     ".env.example": env_example,
     "deploy/keycloak/nextcloud-realm.json": realm,
     f"nextcloud_mcp_server/toolsets/{INDEX_FILE}": index,
+    f"nextcloud_mcp_server/toolsets/{LISTING_FILE}": listing,
 }
 
 

@@ -8,9 +8,10 @@ busy machine) and its toolset's parsers (iCalendar, vCard), and ask Nextcloud wh
 is, all before its own first request. Right after the handshake this does the same in the
 background: the imports in a worker thread (the event loop keeps answering), then the start-up
 check's `cloud/user`, which is the discovery every tool shares (single-flight, docs/ADR/0069), so
-a first call arriving meanwhile joins it rather than asking again. Nothing here changes an
-answer: the modules are the same modules, imported earlier; the discovery is the one the first
-call would make.
+a first call arriving meanwhile joins it rather than asking again. The listed tools, listed
+until then from a generated file, are built in the same thread (docs/ADR/0093). Nothing here
+changes an answer: the modules are the same modules, imported earlier; the discovery is the one
+the first call would make; the tools are the ones a first call would build.
 """
 
 from __future__ import annotations
@@ -56,13 +57,15 @@ def modules_for(toolsets: Collection[str]) -> list[str]:
     return wanted
 
 
-def _import(modules: Iterable[str]) -> None:
-    """In a worker thread: import `modules`."""
+def _import(modules: Iterable[str], build: Callable[[], None] | None = None) -> None:
+    """In a worker thread: import `modules`, then `build`."""
     for name in modules:
         try:
             importlib.import_module(name)
         except ImportError as exc:  # an optional parser not installed: its first call says so
             logger.debug("warm-up: %s not imported (%s)", name, exc)
+    if build is not None:
+        build()
 
 
 class WarmUp:
@@ -70,11 +73,15 @@ class WarmUp:
     call that needs a module being imported waits on Python's own import lock, as it would have
     imported it itself)."""
 
-    def __init__(self, modules: list[str], check: Callable[[], None] | None) -> None:
+    def __init__(
+        self, modules: list[str], check: Callable[[], None] | None, build: Callable[[], None] | None = None
+    ) -> None:
         """`check`: begins the start-up check (its `cloud/user` is the discovery every tool
-        shares), after the imports it needs."""
+        shares), after the imports it needs. `build`: builds the listed tools (docs/ADR/0093), in
+        the worker thread after the imports; a call arriving first builds its own tool."""
         self.modules = modules
         self._check = check
+        self._build = build
         self.task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -83,7 +90,7 @@ class WarmUp:
 
     async def _run(self) -> None:
         try:
-            await asyncio.to_thread(_import, self.modules)
+            await asyncio.to_thread(_import, self.modules, self._build)
         except Exception:  # a warm-up that failed leaves the work to the first call
             logger.debug("warm-up failed", exc_info=True)
         if self._check is not None:
