@@ -30,10 +30,7 @@ SCRIPT = textwrap.dedent(
 
     from mcp import Client
 
-    from nextcloud_mcp_server import server as server_module
-from nextcloud_mcp_server.config import Settings, load_settings
-from nextcloud_mcp_server.runtime import Runtime
-from nextcloud_mcp_server.server import build_listed, build_server
+    from nextcloud_mcp_server.config import load_settings
     from nextcloud_mcp_server.runtime import Runtime
     from nextcloud_mcp_server.server import build_server
     from nextcloud_mcp_server.tools import tool_scopes
