@@ -179,14 +179,12 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
     on_demand = OnDemand(on_demand_tools(settings), frozenset(chosen_toolsets(settings)), EnabledToolsets())
     later = {spec.name for spec in on_demand.specs}
     # the listed toolsets' tools: listed from the listing file until built, at their first call or
-    # by the warm-up (docs/ADR/0093); one the file does not show as its module declares it (a
-    # stand-in, a file not regenerated) is built now, as before
-    listed_now = [spec for spec in served if spec.name not in later]
-    toolsets_now = {spec.toolset for spec in listed_now}
-    declared = {id(spec) for name in toolsets_now for spec in toolset_tools(name)}
-    found = listed(toolsets_now)
-    shown = {s.name: found[s.name] for s in listed_now if id(s) in declared and s.name in found}
-    tools = [_tool(spec) for spec in listed_now if isinstance(spec, ToolSpec) and spec.name not in shown]
+    # by the warm-up (docs/ADR/0093); their modules are imported then. A tool handed in as a
+    # `ToolSpec` (a stand-in) or missing from the file (not regenerated) is built now, as before.
+    listed_now = [entry for entry in served if entry.name not in later]
+    found = listed({entry.toolset for entry in listed_now if not isinstance(entry, ToolSpec)})
+    shown = {e.name: found[e.name] for e in listed_now if not isinstance(e, ToolSpec) and e.name in found}
+    tools = [_tool(_spec(entry)) for entry in listed_now if entry.name not in shown]
     if on_demand.specs:
         # after the apps' filter, so inside it: that one sees only what is listed, and asks
         # Nextcloud nothing while no tool of an app is (the default before anything is enabled)

@@ -21,6 +21,7 @@ __all__ = [
     "all_tools",
     "chosen_toolsets",
     "enabled_tools",
+    "listed_tools",
     "offered_tools",
     "on_demand_tools",
     "on_demand_toolsets",
@@ -68,6 +69,23 @@ def enabled_tools(settings: Settings) -> list[ToolSpec]:
     return offered + (account_tools() if offline else [])
 
 
+def listed_tools(settings: Settings) -> list[ToolEntry]:
+    """The tools `enabled_tools` gives, as the index knows them (`toolsets/index.json`): what a
+    server needs of them before they are built, without importing their modules (docs/ADR/0093)."""
+    level = settings.nextcloud_mcp_permissions
+    chosen = chosen_toolsets(settings)
+    offline = settings.oauth_enabled and settings.enable_offline_access
+    offered = [
+        entry
+        for found in declarations()
+        if found.name in chosen
+        for entry in indexed(found.name)
+        if entry.allowed_at(level)
+    ]
+    account = [entry for found in declarations() if not found.chosen for entry in indexed(found.name)]
+    return offered + (account if offline else [])
+
+
 def on_demand_tools(settings: Settings) -> list[ToolEntry]:
     """The tools of the toolsets a caller may enable for themselves (NEXTCLOUD_MCP_ON_DEMAND,
     docs/ADR/0070): served, but listed to a caller only once they enabled their toolset. Read from
@@ -85,9 +103,9 @@ def on_demand_tools(settings: Settings) -> list[ToolEntry]:
 
 
 def offered_tools(settings: Settings) -> list[ToolEntry]:
-    """Every tool this deployment serves: those listed from the start (their `ToolSpec`s), then
-    those on demand (their index entries)."""
-    return enabled_tools(settings) + on_demand_tools(settings)
+    """Every tool this deployment serves, as the index knows them: those listed from the start,
+    then those on demand."""
+    return listed_tools(settings) + on_demand_tools(settings)
 
 
 def tool_scopes(settings: Settings) -> set[str]:
