@@ -34,7 +34,7 @@ from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.inbound.client_address import ClientAddress
 from nextcloud_mcp_server.resources import resource_scopes
 from nextcloud_mcp_server.runtime import Runtime
-from nextcloud_mcp_server.server import build_server
+from nextcloud_mcp_server.server import build_listed, build_server
 from nextcloud_mcp_server.tools import offered_tools, tool_scopes
 from nextcloud_mcp_server.tools._on_demand import CALL_TOOL
 from nextcloud_mcp_server.web.call_limits import ByProtocolEra, StatelessCallLimiter
@@ -78,6 +78,7 @@ def transport_security(settings: Settings) -> TransportSecuritySettings:
 def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Starlette:
     runtime = runtime or Runtime(settings, scopes=tool_scopes(settings))
     mcp = build_server(settings, runtime)
+    build_listed(mcp)  # a long-lived server: every listed tool built before the first call (ADR 0093)
     security = transport_security(settings)
     # Makes the SDK's session manager, whose low-level server ours is built around; its own
     # Starlette app is not used.

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import gc
 import sys
 from collections.abc import Sequence
@@ -256,7 +257,7 @@ def _run(settings: Settings, args: argparse.Namespace) -> int:
 
 async def _serve_stdio(settings: Settings, runtime: Runtime) -> None:
     from nextcloud_mcp_server.runtime.warm_up import WarmUp, after_handshake, modules_for
-    from nextcloud_mcp_server.server import build_server
+    from nextcloud_mcp_server.server import build_listed, build_server
     from nextcloud_mcp_server.tools import chosen_toolsets
 
     server = build_server(settings, runtime)
@@ -273,7 +274,12 @@ async def _serve_stdio(settings: Settings, runtime: Runtime) -> None:
         )
     runtime.startup_check.at_first_call = True
     # what the first call would import and ask, done once the handshake is over (docs/ADR/0090)
-    warm = WarmUp(modules_for(chosen_toolsets(settings)), check=runtime.startup_check.first_call)
+    # and the listed tools, built (docs/ADR/0093)
+    warm = WarmUp(
+        modules_for(chosen_toolsets(settings)),
+        check=runtime.startup_check.first_call,
+        build=functools.partial(build_listed, server),
+    )
     server.middleware.append(after_handshake(warm))
     async with runtime:
         try:

@@ -6,7 +6,8 @@ This is the only module that constructs the SDK's server class.
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator, Sequence
+import threading
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -16,6 +17,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, Icon, InputRequiredResult, ToolAnnotations
+from mcp.types import Tool as ListedTool
 from pydantic import ValidationError
 
 from nextcloud_mcp_server import DISTRIBUTION, __version__
@@ -26,9 +28,10 @@ from nextcloud_mcp_server.icons import SERVER, icons_for
 from nextcloud_mcp_server.prompts import register_prompts
 from nextcloud_mcp_server.resources import resources_for
 from nextcloud_mcp_server.runtime import Runtime
-from nextcloud_mcp_server.tools import chosen_toolsets, offered_tools, on_demand_tools
+from nextcloud_mcp_server.tools import chosen_toolsets, offered_tools, on_demand_tools, toolset_tools
 from nextcloud_mcp_server.tools._apps import app_of, offer_available
 from nextcloud_mcp_server.tools._arguments import UNKNOWN_KEYS, strict
+from nextcloud_mcp_server.tools._listing import listed
 from nextcloud_mcp_server.tools._on_demand import (
     ANNOTATIONS,
     CALL_TOOL,
@@ -39,6 +42,7 @@ from nextcloud_mcp_server.tools._on_demand import (
 )
 from nextcloud_mcp_server.tools._output_schema import published_input, published_output
 from nextcloud_mcp_server.tools._registry import ToolSpec
+from nextcloud_mcp_server.toolsets import ToolEntry
 from nextcloud_mcp_server.views import register_views
 
 __all__ = [
@@ -47,6 +51,7 @@ __all__ = [
     "SERVER_NAME",
     "SETUP_TOOL",
     "build_explaining_server",
+    "build_listed",
     "build_server",
     "setup_problem_text",
 ]
@@ -87,28 +92,53 @@ def readable(name: str, error: ValidationError) -> str:
 class _Server(MCPServer[Runtime]):
     """The SDK's server with readable argument errors, and tools built when first needed: the
     tools of toolsets served on demand are built (their models and schemas made) and registered
-    when a caller enables their toolset or calls one of them, not at start (docs/ADR/0092)."""
+    when a caller enables their toolset or calls one of them, not at start (docs/ADR/0092); the
+    listed ones are listed from `toolsets/listing.jsonl` until built (docs/ADR/0093)."""
 
     _order: tuple[str, ...] = ()  # every served tool's name, in the order tools/list shows them
-    _waiting: dict[str, ToolSpec]  # served tools not built yet, by name
+    _waiting: dict[str, ToolEntry]  # served tools not built yet, by name (their index entries)
+    _shown: dict[str, ListedTool]  # listed tools not built yet, as tools/list shows them
 
-    def serve_later(self, order: Sequence[str], specs: Sequence[ToolSpec]) -> None:
+    def serve_later(
+        self, order: Sequence[str], entries: Sequence[ToolEntry], shown: Mapping[str, ListedTool]
+    ) -> None:
         self._order = tuple(order)
-        self._waiting = {spec.name: spec for spec in specs}
+        self._waiting = {entry.name: entry for entry in entries}
+        self._shown = dict(shown)
+        self._building = threading.Lock()  # the warm-up builds in a worker thread (ADR 0093)
+
+    def waiting_listed(self) -> list[str]:
+        """The listed tools not built yet, in the order of tools/list."""
+        return [name for name in self._order if name in getattr(self, "_shown", {})]
 
     def built(self, names: Sequence[str]) -> None:
         """Build and register those of `names` not built yet, keeping the order of tools/list
-        (the SDK lists its registry's dict in insertion order; a test fails if that seam moves)."""
-        waiting: dict[str, ToolSpec] = getattr(self, "_waiting", {})
-        made = [waiting[name] for name in names if name in waiting]
-        if not made:
+        (the SDK lists its registry's dict in insertion order; a test fails if that seam moves).
+        A toolset's tools module is imported here, the first time one of its tools is built
+        (docs/ADR/0093). The registry is replaced, never changed in place: a listing on the
+        event loop may be reading it while the warm-up builds."""
+        waiting: dict[str, ToolEntry] = getattr(self, "_waiting", {})
+        if not any(name in waiting for name in names):
             return
-        registered = self._tool_manager._tools
-        registered.update({spec.name: _tool(spec) for spec in made})  # all built, then none waits
-        for spec in made:
-            del waiting[spec.name]
-        ordered = {name: registered[name] for name in self._order if name in registered}
-        self._tool_manager._tools = {**ordered, **registered}
+        with self._building:
+            made = [_spec(waiting[name]) for name in names if name in waiting]
+            if not made:
+                return
+            registered = {**self._tool_manager._tools, **{spec.name: _tool(spec) for spec in made}}
+            ordered = {name: registered[name] for name in self._order if name in registered}
+            self._tool_manager._tools = {**ordered, **registered}
+            for spec in made:  # all built, then none waits
+                del waiting[spec.name]
+                self._shown.pop(spec.name, None)
+
+    async def list_tools(self) -> list[ListedTool]:
+        """The built tools as the SDK lists them, and the listed ones not built yet as the listing
+        file shows them, in the order of tools/list."""
+        shown = dict(getattr(self, "_shown", {}))
+        built = {tool.name: tool for tool in await super().list_tools()}
+        ordered = [built.get(name) or shown[name] for name in self._order if name in built or name in shown]
+        placed = set(self._order)
+        return ordered + [tool for name, tool in built.items() if name not in placed]
 
     def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
         self.built([name])  # header validation (2026-07-28 era) sees a tool not built yet
@@ -148,7 +178,13 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
     # are built when enabled or first called (docs/ADR/0092)
     on_demand = OnDemand(on_demand_tools(settings), frozenset(chosen_toolsets(settings)), EnabledToolsets())
     later = {spec.name for spec in on_demand.specs}
-    tools = [_tool(spec) for spec in served if spec.name not in later]
+    # the listed toolsets' tools: listed from the listing file until built, at their first call or
+    # by the warm-up (docs/ADR/0093); their modules are imported then. A tool handed in as a
+    # `ToolSpec` (a stand-in) or missing from the file (not regenerated) is built now, as before.
+    listed_now = [entry for entry in served if entry.name not in later]
+    found = listed({entry.toolset for entry in listed_now if not isinstance(entry, ToolSpec)})
+    shown = {e.name: found[e.name] for e in listed_now if not isinstance(e, ToolSpec) and e.name in found}
+    tools = [_tool(_spec(entry)) for entry in listed_now if entry.name not in shown]
     if on_demand.specs:
         # after the apps' filter, so inside it: that one sees only what is listed, and asks
         # Nextcloud nothing while no tool of an app is (the default before anything is enabled)
@@ -174,7 +210,8 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
         cache_hints=CACHE_HINTS,
         subscriptions=False,  # nothing is served on subscriptions/listen (docs/ADR/0067)
     )
-    server.serve_later([spec.name for spec in served] + [TOOLSETS_TOOL, CALL_TOOL], on_demand.specs)
+    waiting = [spec for spec in listed_now if spec.name in shown] + list(on_demand.specs)
+    server.serve_later([spec.name for spec in served] + [TOOLSETS_TOOL, CALL_TOOL], waiting, shown)
     on_demand.server, on_demand.built = server, server.built
     if on_demand.specs:  # `initialize` says the tool list may change (handshake era)
         _advertise_tools_list_changed(server)
@@ -188,10 +225,26 @@ def build_server(settings: Settings, runtime: Runtime) -> MCPServer[Runtime]:
     return server
 
 
+def build_listed(server: MCPServer[Any]) -> None:
+    """Build the listed tools not built yet (docs/ADR/0093): over HTTP at start, over stdio by the
+    warm-up after the handshake (in a worker thread), so that a first call finds its tool built."""
+    if isinstance(server, _Server):
+        for name in server.waiting_listed():  # one at a time: a call meanwhile waits for one build
+            server.built([name])
+
+
 # Each tool's models and schemas are made once per process and shared by the servers it builds
 # (nothing changes a Tool once built): making them is most of a build, about 0.3 s of CPU for the
 # default toolsets, and the test suite builds a server for nearly every test.
 _BUILT: dict[int, tuple[ToolSpec, Tool]] = {}  # id(spec) -> (spec, its tool); specs live forever
+
+
+def _spec(entry: ToolEntry) -> ToolSpec:
+    """The tool an index entry names, from its toolset's tools module (imported now, once)."""
+    if isinstance(entry, ToolSpec):
+        return entry
+    found = {spec.name: spec for spec in toolset_tools(entry.toolset)}
+    return found[entry.name]  # KeyError: index.json is stale (`make docs`; tests/test_generated.py)
 
 
 def _tool(spec: ToolSpec) -> Tool:

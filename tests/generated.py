@@ -7,6 +7,10 @@
 - docs/clients.md: the views and the tools that link them (`<!-- views:start -->`)
 - .env.example: the toolset names in the comments on NEXTCLOUD_MCP_TOOLSETS and the apps' cache
 - deploy/keycloak/nextcloud-realm.json: a client scope per scope, and the MCP client's optional scopes
+- nextcloud_mcp_server/toolsets/index.json: what the server knows of each tool before importing its
+  toolset's tools module (the `ToolEntry` of each `ToolSpec`, docs/ADR/0093)
+- nextcloud_mcp_server/toolsets/listing.jsonl: each tool as `tools/list` shows it (but its icons),
+  what a server lists until the tool is built (docs/ADR/0093)
 
 The bundle's manifest (packaging/mcpb/build.py) and the test identity providers (tests/oidc.py, which
 hands tests/idp/server.mjs its scopes) read the declarations when they run.
@@ -26,15 +30,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))  # bench/
 
 from tool_list_size import measure
 
-from nextcloud_mcp_server.tools import all_tools
+from nextcloud_mcp_server.server import _tool
+from nextcloud_mcp_server.tools import all_tools, toolset_tools
+from nextcloud_mcp_server.tools._listing import LISTING_FILE, line
 from nextcloud_mcp_server.tools.catalog import markdown_table
-from nextcloud_mcp_server.toolsets import Declaration, declarations, scopes
+from nextcloud_mcp_server.toolsets import INDEX_FILE, NAMES, Declaration, ToolEntry, declarations, scopes
 
 ROOT = Path(__file__).resolve().parents[1]
 __all__ = [
     "FILES",
     "clients_page",
     "env_example",
+    "index",
+    "listing",
     "readme",
     "realm",
     "tools_page",
@@ -197,19 +205,44 @@ def _json(value: Any, indent: int = 0) -> str:
     return brackets[0] + "\n" + ",\n".join(lines) + "\n" + " " * indent + brackets[1]
 
 
+# The fields of a `ToolEntry` but its toolset (the key it is listed under), in their order.
+_ENTRY_FIELDS = [name for name in ToolEntry.__dataclass_fields__ if name != "toolset"]
+
+
+def index(_: str) -> str:
+    """`toolsets/index.json`: per toolset, in the registry's order, each tool's entry as its
+    `ToolSpec` says (one line each, so that a diff names the tool that changed)."""
+    blocks = []
+    for name in NAMES:
+        lines = []
+        for spec in toolset_tools(name):
+            entry = {field: getattr(spec, field) for field in _ENTRY_FIELDS}
+            lines.append("    " + json.dumps(entry, ensure_ascii=False))
+        blocks.append(f"  {json.dumps(name)}: [\n" + ",\n".join(lines) + "\n  ]")
+    return "{\n" + ",\n".join(blocks) + "\n}\n"
+
+
+def listing(_: str) -> str:
+    """`toolsets/listing.jsonl`: every tool of every toolset, in the registry's order, as
+    `tools/list` shows it once built (`server._tool`), without its icons."""
+    return "".join(line(name, _tool(spec)) + "\n" for name in NAMES for spec in toolset_tools(name))
+
+
 FILES: dict[str, Callable[[str], str]] = {
     "README.md": readme,
     "docs/tools.md": tools_page,
     "docs/clients.md": clients_page,
     ".env.example": env_example,
     "deploy/keycloak/nextcloud-realm.json": realm,
+    f"nextcloud_mcp_server/toolsets/{INDEX_FILE}": index,
+    f"nextcloud_mcp_server/toolsets/{LISTING_FILE}": listing,
 }
 
 
 def main() -> int:
     for name, generate in FILES.items():
         path = ROOT / name
-        before = path.read_text(encoding="utf-8")
+        before = path.read_text(encoding="utf-8") if path.exists() else ""
         after = generate(before)
         if after != before:
             path.write_text(after, encoding="utf-8")

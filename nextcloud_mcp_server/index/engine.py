@@ -29,6 +29,7 @@ __all__ = [
     "Item",
     "Status",
     "clean_text",
+    "collection_of",
     "owner_tag",
 ]
 
@@ -74,6 +75,11 @@ class Item:
     modified: float
     version: str
     body: str
+
+
+def collection_of(href: str) -> str:
+    """The collection (calendar, address book) an object's href is in, with its slash."""
+    return href.rstrip("/").rpartition("/")[0] + "/"
 
 
 @dataclass(frozen=True)

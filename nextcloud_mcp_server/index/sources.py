@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 
 import dateutil.parser
 
-from nextcloud_mcp_server.index.engine import MAX_BODY_BYTES, FindIndex, Item
+from nextcloud_mcp_server.index.engine import MAX_BODY_BYTES, FindIndex, Item, collection_of
 from nextcloud_mcp_server.index.sync import Round
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 from nextcloud_mcp_server.nextcloud.dav import vcard
@@ -31,7 +31,6 @@ from nextcloud_mcp_server.toolsets.deck.client import DeckClient
 
 __all__ = [
     "SOURCE_KINDS",
-    "collection_of",
     "present",
     "sync_boards",
     "sync_books",
@@ -43,11 +42,6 @@ _REV = re.compile(r"^REV[;:](?:[^:\r\n]*:)?([0-9TZ:+\-]{8,30})\s*$", re.MULTILIN
 APP_GENERATED = "app-generated--deck--"
 SOURCE_KINDS = ("event", "task", "contact", "card", "page")
 PARALLEL = 4
-
-
-def collection_of(href: str) -> str:
-    """The collection (calendar, address book) an object's href is in, with its slash."""
-    return href.rstrip("/").rpartition("/")[0] + "/"
 
 
 def _text(value: object) -> str:

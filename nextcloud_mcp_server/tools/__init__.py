@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from nextcloud_mcp_server.config.validity import chosen_toolsets, on_demand_toolsets
 from nextcloud_mcp_server.tools._registry import Toolset, ToolSpec
-from nextcloud_mcp_server.toolsets import declaration, declarations
+from nextcloud_mcp_server.toolsets import ToolEntry, declaration, declarations, indexed
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.config import Settings
@@ -21,6 +21,7 @@ __all__ = [
     "all_tools",
     "chosen_toolsets",
     "enabled_tools",
+    "listed_tools",
     "offered_tools",
     "on_demand_tools",
     "on_demand_toolsets",
@@ -68,23 +69,43 @@ def enabled_tools(settings: Settings) -> list[ToolSpec]:
     return offered + (account_tools() if offline else [])
 
 
-def on_demand_tools(settings: Settings) -> list[ToolSpec]:
+def listed_tools(settings: Settings) -> list[ToolEntry]:
+    """The tools `enabled_tools` gives, as the index knows them (`toolsets/index.json`): what a
+    server needs of them before they are built, without importing their modules (docs/ADR/0093)."""
+    level = settings.nextcloud_mcp_permissions
+    chosen = chosen_toolsets(settings)
+    offline = settings.oauth_enabled and settings.enable_offline_access
+    offered = [
+        entry
+        for found in declarations()
+        if found.name in chosen
+        for entry in indexed(found.name)
+        if entry.allowed_at(level)
+    ]
+    account = [entry for found in declarations() if not found.chosen for entry in indexed(found.name)]
+    return offered + (account if offline else [])
+
+
+def on_demand_tools(settings: Settings) -> list[ToolEntry]:
     """The tools of the toolsets a caller may enable for themselves (NEXTCLOUD_MCP_ON_DEMAND,
-    docs/ADR/0070): served, but listed to a caller only once they enabled their toolset."""
+    docs/ADR/0070): served, but listed to a caller only once they enabled their toolset. Read from
+    the index (`toolsets/index.json`), not their modules: those are imported when a tool is first
+    built (`server._Server.built`), which saves most of a start's time and memory (docs/ADR/0093)."""
     level = settings.nextcloud_mcp_permissions
     wanted = on_demand_toolsets(settings)
     return [
-        spec
+        entry
         for found in declarations()
         if found.name in wanted
-        for spec in toolset_tools(found.name)
-        if spec.allowed_at(level)
+        for entry in indexed(found.name)
+        if entry.allowed_at(level)
     ]
 
 
-def offered_tools(settings: Settings) -> list[ToolSpec]:
-    """Every tool this deployment serves: those listed from the start, then those on demand."""
-    return enabled_tools(settings) + on_demand_tools(settings)
+def offered_tools(settings: Settings) -> list[ToolEntry]:
+    """Every tool this deployment serves, as the index knows them: those listed from the start,
+    then those on demand."""
+    return listed_tools(settings) + on_demand_tools(settings)
 
 
 def tool_scopes(settings: Settings) -> set[str]:

@@ -18,17 +18,15 @@ from mcp.server.mcpserver import Context
 from nextcloud_mcp_server.auth.caller import caller_of
 from nextcloud_mcp_server.auth.scopes import missing_scopes
 from nextcloud_mcp_server.config.validity import chosen_toolsets
-from nextcloud_mcp_server.index.confirm import confirmed
 from nextcloud_mcp_server.index.engine import Filters, FindIndex, Hit
 from nextcloud_mcp_server.index.query import QueryError, parse_query
-from nextcloud_mcp_server.index.rounds import fresh, sync_round
 from nextcloud_mcp_server.index.service import limits_of
-from nextcloud_mcp_server.index.sync import Round
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 from nextcloud_mcp_server.tools._context import runtime_of
 from nextcloud_mcp_server.toolsets.find import DECLARATION
 
 if TYPE_CHECKING:
+    from nextcloud_mcp_server.index.sync import Round
     from nextcloud_mcp_server.runtime import Runtime
 
 __all__ = ["ANSWERED_FROM_INDEX", "from_index", "limits_of", "own_round", "user_key"]
@@ -66,6 +64,10 @@ async def from_index(
     if work is not None and not work.complete:
         return None
     hits = await index.search(user, parsed, Filters(kinds=frozenset(kinds)), limit=limit)
+    # imported here for start-up cost: the confirmation reaches every kind's client (Deck,
+    # Collectives, vCard), which a start with the notes tools need not import (docs/ADR/0093)
+    from nextcloud_mcp_server.index.confirm import confirmed
+
     kept, _ = await confirmed(index, user, hits, nc)
     return kept
 
@@ -76,6 +78,9 @@ async def own_round(
     """The call's own sync round of `kinds`, within FIND_SYNC_SECONDS; None when none is needed:
     the index is kept current in the background and a complete round over every kind started
     within FIND_BACKGROUND_SECONDS + FIND_BACKGROUND_ROUND_SECONDS (docs/ADR/0089)."""
+    # imported here for start-up cost, like `confirmed` above (docs/ADR/0093)
+    from nextcloud_mcp_server.index.rounds import fresh, sync_round
+
     background = runtime.find_sync
     if background is not None and fresh(await index.status(user), background.window):
         return None

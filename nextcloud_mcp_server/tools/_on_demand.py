@@ -36,8 +36,7 @@ from nextcloud_mcp_server.auth.caller import Caller, caller_key, caller_of
 from nextcloud_mcp_server.auth.scopes import missing_scopes
 from nextcloud_mcp_server.tools._apps import apps_of, missing
 from nextcloud_mcp_server.tools._context import runtime_of
-from nextcloud_mcp_server.tools._registry import ToolSpec
-from nextcloud_mcp_server.toolsets import declaration
+from nextcloud_mcp_server.toolsets import ToolEntry, declaration
 
 __all__ = [
     "CALL_TOOL",
@@ -118,7 +117,7 @@ class OnDemand:
     """The two tools of toolsets on demand, for one server: `nc_toolsets` lists what the caller
     may enable and enables or disables it; `nc_call_tool` calls any served tool by name."""
 
-    specs: Sequence[ToolSpec]  # the on-demand toolsets' tools
+    specs: Sequence[ToolEntry]  # the on-demand toolsets' tools, as the index knows them (ADR 0093)
     listed: frozenset[str]  # the toolsets listed from the start
     enabled: EnabledToolsets
     server: MCPServer[Any] | None = None  # set once the server is built
@@ -142,18 +141,18 @@ class OnDemand:
     def toolset_of(self) -> dict[str, str]:
         return {spec.name: spec.toolset for spec in self.specs}
 
-    def _toolsets(self) -> dict[str, list[ToolSpec]]:
-        found: dict[str, list[ToolSpec]] = {}
+    def _toolsets(self) -> dict[str, list[ToolEntry]]:
+        found: dict[str, list[ToolEntry]] = {}
         for spec in self.specs:
             found.setdefault(spec.toolset, []).append(spec)
         return found
 
-    async def _usable(self, ctx: Context[Any, Any]) -> tuple[dict[str, list[ToolSpec]], dict[str, str]]:
+    async def _usable(self, ctx: Context[Any, Any]) -> tuple[dict[str, list[ToolEntry]], dict[str, str]]:
         """The on-demand toolsets this caller can use, with the tools their scopes allow, and
         why each of the others cannot be used."""
         caller: Caller | None = caller_of(ctx)
         present = await apps_of(runtime_of(ctx), caller)
-        usable: dict[str, list[ToolSpec]] = {}
+        usable: dict[str, list[ToolEntry]] = {}
         not_usable: dict[str, str] = {}
         for name, specs in self._toolsets().items():
             app = declaration(name).app
@@ -228,7 +227,7 @@ class OnDemand:
         named = [" ".join(name.split()).lower() for name in given or []]
         return [titles.get(name, name) for name in named]
 
-    async def _described(self, specs: list[ToolSpec]) -> list[dict[str, Any]]:
+    async def _described(self, specs: list[ToolEntry]) -> list[dict[str, Any]]:
         """What a client that never lists tools again needs to call these: name, what it does,
         its arguments (as `tools/list` would show them); at most MAX_DETAILED in full."""
         wanted = {spec.name for spec in specs}

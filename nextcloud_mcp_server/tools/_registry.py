@@ -36,6 +36,7 @@ from nextcloud_mcp_server.tools._approval import ApprovalInterrupt
 from nextcloud_mcp_server.tools._apps import AppMissing, app_of, needing
 from nextcloud_mcp_server.tools._context import runtime_in
 from nextcloud_mcp_server.tools._results import answer, for_every_client
+from nextcloud_mcp_server.toolsets._declaration import ToolEntry
 from nextcloud_mcp_server.views import ui_meta
 
 __all__ = ["SCOPES_META_KEY", "ToolSpec", "Toolset"]
@@ -45,20 +46,15 @@ SCOPES_META_KEY = "nextcloud-mcp/scopes"
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 
 
-@dataclass(frozen=True)
-class ToolSpec:
-    name: str
+@dataclass(frozen=True, kw_only=True)
+class ToolSpec(ToolEntry):
+    """A tool as its module declares it: what the index knows of it (`ToolEntry`), and what
+    building it for the SDK needs."""
+
     fn: Callable[..., Awaitable[Any]]
-    title: str
     description: str
-    toolset: str
-    scopes: tuple[str, ...]
-    read_only: bool
-    destructive: bool
     idempotent: bool
     icons: tuple[Icon, ...] = ()  # the toolset's, light and dark
-    view: str | None = None  # the `ui://` MCP Apps view a host shows beside its results
-    asks: bool = False  # may ask the person in a form although it changes nothing (nc_find's consent)
 
     @property
     def annotations(self) -> ToolAnnotations:
@@ -74,15 +70,6 @@ class ToolSpec:
     def meta(self) -> dict[str, Any]:
         linked = ui_meta(self.view) if self.view else {}
         return {SCOPES_META_KEY: list(self.scopes), **linked}
-
-    def allowed_at(self, level: str) -> bool:
-        """Permission levels, derived from the annotations: read = read-only tools; write = also
-        tools that create or change but never delete or overwrite; destructive = everything."""
-        if level == "read":
-            return self.read_only
-        if level == "write":
-            return not self.destructive
-        return True
 
 
 @dataclass

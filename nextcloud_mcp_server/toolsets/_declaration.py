@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["App", "Declaration", "Scope"]
+__all__ = ["App", "Declaration", "Scope", "ToolEntry"]
 
 
 @dataclass(frozen=True)
@@ -64,3 +64,29 @@ class Declaration:
     @property
     def write(self) -> str:
         return f"{self.scope_owner}:write"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolEntry:
+    """What the server must know of a tool before its toolset's tools module is imported: the
+    list's filters, the scope gate, permission levels, `nc_toolsets`' answers and the views
+    (docs/ADR/0093). The tools' own `ToolSpec`s extend it; for the toolsets served on demand it
+    comes from `toolsets/index.json`, which `make docs` writes from those `ToolSpec`s."""
+
+    name: str
+    toolset: str
+    title: str
+    scopes: tuple[str, ...]
+    read_only: bool
+    destructive: bool
+    asks: bool = False  # may ask the person in a form although it changes nothing (nc_find's consent)
+    view: str | None = None  # the `ui://` MCP Apps view a host shows beside its results
+
+    def allowed_at(self, level: str) -> bool:
+        """Permission levels, derived from the annotations: read = read-only tools; write = also
+        tools that create or change but never delete or overwrite; destructive = everything."""
+        if level == "read":
+            return self.read_only
+        if level == "write":
+            return not self.destructive
+        return True

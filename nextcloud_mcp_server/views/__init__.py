@@ -13,13 +13,14 @@ tools they call through the host with the caller's own access.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.resources import TextResource
+from mcp.server.mcpserver.resources import FunctionResource
 
 from nextcloud_mcp_server.icons import SERVER, icons_for
 
@@ -75,15 +76,17 @@ def html(view: View) -> str:
     return resources.files(__name__).joinpath(view.file).read_text(encoding="utf-8")
 
 
-def _resource(view: View) -> TextResource:
-    return TextResource(
+def _resource(view: View) -> FunctionResource:
+    """The view as a resource whose HTML (400 KB each) is read when a host first asks for it,
+    not at start (docs/ADR/0093)."""
+    return FunctionResource(
         uri=view.uri,
         name=view.file.removesuffix(".html"),
         title=view.title,
         description=view.description,
         mime_type=MIME_TYPE,
         icons=list(icons_for(view.icon)),
-        text=html(view),
+        fn=functools.partial(html, view),
         meta={"ui": {"csp": NO_DOMAINS, "prefersBorder": True}},
     )
 

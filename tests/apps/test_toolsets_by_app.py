@@ -46,9 +46,11 @@ async def nc_tags_whoami(ctx: Context) -> str:
 @pytest.fixture(autouse=True)
 def _stand_ins(monkeypatch: pytest.MonkeyPatch) -> None:
     """The stand-ins join the tools of the toolsets they are named after."""
-    real = tools_module.toolset_tools
+    real, real_index = tools_module.toolset_tools, tools_module.indexed
     extra = {"deck": deck.specs, "tags": tags.specs}
     monkeypatch.setattr(tools_module, "toolset_tools", lambda name: [*real(name), *extra.get(name, [])])
+    # what a server serves comes from the index (ADR 0093); a `ToolSpec` there is built at start
+    monkeypatch.setattr(tools_module, "indexed", lambda name: (*real_index(name), *extra.get(name, [])))
 
 
 def _settings(nextcloud: Nextcloud, login: Any = None, **more: Any) -> Settings:

@@ -13,7 +13,7 @@ from mcp import Client
 from nextcloud_mcp_server import server as server_module
 from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.runtime import Runtime
-from nextcloud_mcp_server.server import build_server
+from nextcloud_mcp_server.server import build_listed, build_server
 from nextcloud_mcp_server.tools import enabled_tools, on_demand_tools, toolset_tools
 from nextcloud_mcp_server.tools._on_demand import CALL_TOOL, TOOLSETS_TOOL
 from tests.mcp_clients import http_session, running_app
@@ -33,6 +33,7 @@ def test_no_tool_of_a_toolset_on_demand_is_built_at_start(
     registered = {tool.name for tool in server._tool_manager.list_tools()}
     assert not registered & later
     assert {TOOLSETS_TOOL, CALL_TOOL} <= registered
+    build_listed(server)  # the listed tools (ADR 0093: at start over HTTP, by the warm-up over stdio)
     built = {spec.name for spec, _ in server_module._BUILT.values()}
     assert not built & later
     assert {spec.name for spec in enabled_tools(settings)} <= built

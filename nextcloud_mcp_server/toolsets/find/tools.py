@@ -24,10 +24,10 @@ from nextcloud_mcp_server.index.engine import (
     Filters,
     FindIndex,
     Hit,
+    collection_of,
 )
 from nextcloud_mcp_server.index.fusion import hybrid
 from nextcloud_mcp_server.index.query import MAX_QUERY_CHARS, Query, QueryError, parse_query
-from nextcloud_mcp_server.index.sources import collection_of
 from nextcloud_mcp_server.index.sync import Round
 from nextcloud_mcp_server.nextcloud import paths
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput

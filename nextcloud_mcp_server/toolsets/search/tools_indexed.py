@@ -9,8 +9,7 @@ from typing import Any
 
 from mcp.server.mcpserver import Context
 
-from nextcloud_mcp_server.index.engine import END_MARK, START_MARK, Hit
-from nextcloud_mcp_server.index.sources import collection_of
+from nextcloud_mcp_server.index.engine import END_MARK, START_MARK, Hit, collection_of
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 from nextcloud_mcp_server.resources._uris import contact_uri, file_uri, note_uri
 from nextcloud_mcp_server.tools._find_index import from_index
