@@ -23,6 +23,7 @@ import json
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import time
 import urllib.request
@@ -288,6 +289,17 @@ class Instance:
         """A new account that has never logged in on the web; returns an app password for it."""
         self.occ("user:add", "--password-from-env", user, env={"OC_PASS": password})
         return self.occ("user:auth-tokens:add", user).strip().splitlines()[-1].strip()
+
+    def app_tokens(self, user: str) -> dict[int, str]:
+        """The user's app passwords and OAuth2 app tokens as Nextcloud keeps them: id -> name
+        (browser sessions, type 0, left out). Read from its database, the rows `occ
+        user:auth-tokens:list` lists (its user, token version 2), without starting a PHP for it."""
+        database = self.dir / "data" / "owncloud.db"
+        with contextlib.closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True)) as db:
+            rows = db.execute(
+                "SELECT id, name FROM oc_authtoken WHERE uid = ? AND version = 2 AND type = 1", (user,)
+            ).fetchall()
+        return {int(token): str(name) for token, name in rows}
 
     def log_tail(self, lines: int = 40) -> str:
         path = Path(self.config["logs"]["nextcloud"])

@@ -9,7 +9,6 @@ is kept as a screenshot (test-artifacts/screenshots/<test>/).
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -84,8 +83,7 @@ def _tokens(nextcloud: Nextcloud, user: str) -> dict[int, str]:
     """The user's app passwords and OAuth2 tokens as Nextcloud has them: id -> name (browser
     sessions, type 0, are left out: signing in to grant access makes one)."""
     assert nextcloud.instance is not None
-    listed = json.loads(nextcloud.instance.occ("user:auth-tokens:list", user, "--output=json"))
-    return {int(t["id"]): str(t["name"]) for t in listed if t["type"] == 1}
+    return nextcloud.instance.app_tokens(user)
 
 
 def _assert_our_page(seen: Seen, status: int, *texts: str) -> None:
