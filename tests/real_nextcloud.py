@@ -142,6 +142,7 @@ class Kit:
 class Instance:
     kit: Kit
     dir: Path
+    seed: str = KIT_SEED  # the one the last `reset` restored
 
     @property
     def config(self) -> dict[str, Any]:
@@ -168,6 +169,7 @@ class Instance:
         emptied, as at a start), then the data directory and `config.php` are restored and the
         PHP sessions cleared, under the kit's own lock. A stopped one goes through the kit."""
         pristine = self._seed_dir(seed)
+        self.seed = seed
         if not (pristine / "data").is_dir():
             raise KitError(f"no seed {seed!r} in {self.dir}")
         with self._kit_lock():
@@ -187,9 +189,9 @@ class Instance:
         made_from, kit_seed = (self._seed_dir(s) / "nextcloud.json" for s in (seed, KIT_SEED))
         return made_from.is_file() and kit_seed.is_file() and made_from.read_bytes() == kit_seed.read_bytes()
 
-    def save_seed(self, seed: str) -> None:
+    def save_seed(self, seed: str, *, note: dict[str, Any] | None = None) -> None:
         """Keep the instance's state now (no request in flight: the caller holds the instance) as
-        the seed `seed`, beside the kit's own."""
+        the seed `seed`, beside the kit's own, with `note` (what it holds) for `seed_note`."""
         assert seed != KIT_SEED, "the kit's seed is the kit's"
         target, partial = self._seed_dir(seed), self.dir / f".seed-{seed}.partial"
         with self._kit_lock():
@@ -198,8 +200,32 @@ class Instance:
             _copy(self.dir / "data", partial / "data")
             _copy(self.dir / "server" / "config" / "config.php", partial / "config.php")
             _copy(self._seed_dir(KIT_SEED) / "nextcloud.json", partial / "nextcloud.json")
+            (partial / "note.json").write_text(json.dumps(note or {}))
             shutil.rmtree(target, ignore_errors=True)
             partial.rename(target)
+        self.seed = seed  # the state now is that seed's
+
+    def seed_note(self, seed: str) -> dict[str, Any]:
+        """The note `save_seed` kept with `seed` (empty for one kept without)."""
+        note = self._seed_dir(seed) / "note.json"
+        data: dict[str, Any] = json.loads(note.read_text()) if note.is_file() else {}
+        return data
+
+    def reset_with_users(self, passwords: dict[str, str]) -> dict[str, str]:
+        """Back to the seed of the last reset with the accounts `passwords` names added (user ->
+        login password; as `add_user` makes them); returns an app password for each. Everything
+        made since that reset is gone: a test calls it first. The seed with them is made once per
+        install (two occ runs a user, about 1.6 s) and restored later (about half a second)."""
+        base = self.seed
+        seed = "+".join((base, *sorted(passwords)))
+        if self.has_seed(seed) and self.seed_note(seed).get("passwords") == passwords:
+            self.reset(seed)
+            app_passwords: dict[str, str] = self.seed_note(seed)["app_passwords"]
+            return app_passwords
+        self.reset(base)
+        made = {user: self.add_user(user, password) for user, password in sorted(passwords.items())}
+        self.save_seed(seed, note={"passwords": passwords, "app_passwords": made})
+        return made
 
     def _seed_dir(self, seed: str) -> Path:
         return self.dir / (".pristine" if seed == KIT_SEED else f".seed-{seed}")
