@@ -95,7 +95,7 @@ test: export SUITE_STARTED_AT := $(shell date +%s)
 # venv is built, linted and type-checked; the tests that need one wait for it (ADR 0068).
 kit:
 	@tests/check-kit.sh
-	@python3 -m tests.real_nextcloud prepare </dev/null >/dev/null 2>&1 &
+	@python3 -m tests.shared_instances prepare </dev/null >/dev/null 2>&1 &
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -157,5 +157,5 @@ bench-apps: $(STAMP)
 
 ## clean: the venv, node_modules, caches, and this checkout's real Nextcloud instances
 clean:
-	@test ! -f tests/real_nextcloud.py || $(PYTHON) -m tests.real_nextcloud clean
+	@test ! -f tests/shared_instances.py || $(PYTHON) -m tests.shared_instances clean
 	rm -rf $(VENV) tests/idp/node_modules packaging/mcpb/node_modules views/node_modules dist .mypy_cache .ruff_cache .pytest_cache .hypothesis

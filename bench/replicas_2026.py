@@ -36,8 +36,9 @@ from tests.backends import Login, Nextcloud
 from tests.nextcloud_pages import NextcloudPages
 from tests.oidc import running_idp
 from tests.postgres import postgres_cluster
-from tests.real_nextcloud import InstanceLock, Kit, instance_dir
+from tests.real_nextcloud import Kit, instance_dir
 from tests.replicas_real import client_at, real_replicas, token_requests
+from tests.shared_instances import InstanceLock
 
 LIST = ("nc_webdav_list_directory", {"path": "/"})
 

@@ -30,7 +30,8 @@ from tests.nextcloud_double import Account, NextcloudDouble
 from tests.nextcloud_double.server import serve_in_thread
 from tests.oidc import IdP, running_idp
 from tests.postgres import PostgresCluster, postgres_cluster
-from tests.real_nextcloud import KIT_SEED, VERSIONS, Instance, InstanceLock, Kit, KitError, instance_dir
+from tests.real_nextcloud import KIT_SEED, VERSIONS, Instance, Kit, KitError, instance_dir
+from tests.shared_instances import InstanceLock
 from tests.targets import spread_over_versions
 
 # the suite's time beside its budget, and where it went; what the inner loop leaves out

@@ -9,9 +9,8 @@ php-fpm, SQLite).
 
 Each version has an instance directory of its own, and one with the apps, kept across runs
 (NEXTCLOUD_DIR and NEXTCLOUD_DIR_34, else one per checkout under /var/tmp/nextcloud-mcp-tests):
-the first run of a checkout installs, later runs only start them; `make clean` removes them
-(`python3 -m tests.real_nextcloud clean`). The pytest-xdist workers share them: a test holds
-`InstanceLock` for each instance it uses, from its reset to its last teardown (ADR 0053).
+the first run of a checkout installs, later runs only start them. How the pytest-xdist workers
+share them, and how `make test` prepares and `make clean` removes them: tests/shared_instances.py.
 Nothing here skips: a missing kit or a failed start fails the tests that need it, loudly.
 """
 
@@ -24,9 +23,8 @@ import json
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
-import sys
-import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -35,20 +33,20 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "INSTANCES_ROOT",
     "KIT_SEED",
     "REPO",
     "VERSIONS",
     "Instance",
-    "InstanceLock",
     "Kit",
     "KitError",
+    "checkout_key",
     "instance_dir",
-    "prepare",
 ]
 
 REPO = Path(__file__).resolve().parent.parent
 _KIT_CANDIDATES = (REPO.parent / "shared" / "nextcloud" / "nextcloud",)
-_INSTANCES = Path("/var/tmp/nextcloud-mcp-tests")
+INSTANCES_ROOT = Path("/var/tmp/nextcloud-mcp-tests")
 # The releases every real-Nextcloud test meets: the oldest still run and the newest.
 VERSIONS = ("29", "34")
 
@@ -73,35 +71,12 @@ def instance_dir(version: str, *, apps: bool = False) -> Path:
         return Path(f"{explicit}{suffix}")
     # www-data must traverse every parent (so not /root, not pytest's tmp_path); one per checkout
     # and version, so two checkouts on one machine never reset each other's data.
-    return _INSTANCES / ((_checkout() if version == "29" else f"{_checkout()}-{version}") + suffix)
+    return INSTANCES_ROOT / ((checkout_key() if version == "29" else f"{checkout_key()}-{version}") + suffix)
 
 
-def _checkout() -> str:
+def checkout_key() -> str:
+    """What names this checkout's instances (a hash of its path)."""
     return hashlib.sha256(str(REPO).encode()).hexdigest()[:10]
-
-
-class InstanceLock:
-    """A test's hold on one shared instance (an flock beside its directory): every test that uses
-    the instance resets it first, so two tests must never use it at once, whichever worker runs
-    them. Taken in a fixed order (`sorted`) when a test uses several."""
-
-    def __init__(self, directory: Path) -> None:
-        self.path = directory.with_name(directory.name + ".lock")
-        self._fd: int | None = None
-
-    def acquire(self) -> float:
-        """Wait for the instance; return how long that took (seconds)."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.path.parent.chmod(0o755)
-        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        began = time.monotonic()
-        fcntl.flock(self._fd, fcntl.LOCK_EX)
-        return time.monotonic() - began
-
-    def release(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)  # closing the descriptor drops the flock
-            self._fd = None
 
 
 @dataclass
@@ -167,6 +142,7 @@ class Kit:
 class Instance:
     kit: Kit
     dir: Path
+    seed: str = KIT_SEED  # the one the last `reset` restored
 
     @property
     def config(self) -> dict[str, Any]:
@@ -193,6 +169,7 @@ class Instance:
         emptied, as at a start), then the data directory and `config.php` are restored and the
         PHP sessions cleared, under the kit's own lock. A stopped one goes through the kit."""
         pristine = self._seed_dir(seed)
+        self.seed = seed
         if not (pristine / "data").is_dir():
             raise KitError(f"no seed {seed!r} in {self.dir}")
         with self._kit_lock():
@@ -212,9 +189,9 @@ class Instance:
         made_from, kit_seed = (self._seed_dir(s) / "nextcloud.json" for s in (seed, KIT_SEED))
         return made_from.is_file() and kit_seed.is_file() and made_from.read_bytes() == kit_seed.read_bytes()
 
-    def save_seed(self, seed: str) -> None:
+    def save_seed(self, seed: str, *, note: dict[str, Any] | None = None) -> None:
         """Keep the instance's state now (no request in flight: the caller holds the instance) as
-        the seed `seed`, beside the kit's own."""
+        the seed `seed`, beside the kit's own, with `note` (what it holds) for `seed_note`."""
         assert seed != KIT_SEED, "the kit's seed is the kit's"
         target, partial = self._seed_dir(seed), self.dir / f".seed-{seed}.partial"
         with self._kit_lock():
@@ -223,8 +200,32 @@ class Instance:
             _copy(self.dir / "data", partial / "data")
             _copy(self.dir / "server" / "config" / "config.php", partial / "config.php")
             _copy(self._seed_dir(KIT_SEED) / "nextcloud.json", partial / "nextcloud.json")
+            (partial / "note.json").write_text(json.dumps(note or {}))
             shutil.rmtree(target, ignore_errors=True)
             partial.rename(target)
+        self.seed = seed  # the state now is that seed's
+
+    def seed_note(self, seed: str) -> dict[str, Any]:
+        """The note `save_seed` kept with `seed` (empty for one kept without)."""
+        note = self._seed_dir(seed) / "note.json"
+        data: dict[str, Any] = json.loads(note.read_text()) if note.is_file() else {}
+        return data
+
+    def reset_with_users(self, passwords: dict[str, str]) -> dict[str, str]:
+        """Back to the seed of the last reset with the accounts `passwords` names added (user ->
+        login password; as `add_user` makes them); returns an app password for each. Everything
+        made since that reset is gone: a test calls it first. The seed with them is made once per
+        install (two occ runs a user, about 1.6 s) and restored later (about half a second)."""
+        base = self.seed
+        seed = "+".join((base, *sorted(passwords)))
+        if self.has_seed(seed) and self.seed_note(seed).get("passwords") == passwords:
+            self.reset(seed)
+            app_passwords: dict[str, str] = self.seed_note(seed)["app_passwords"]
+            return app_passwords
+        self.reset(base)
+        made = {user: self.add_user(user, password) for user, password in sorted(passwords.items())}
+        self.save_seed(seed, note={"passwords": passwords, "app_passwords": made})
+        return made
 
     def _seed_dir(self, seed: str) -> Path:
         return self.dir / (".pristine" if seed == KIT_SEED else f".seed-{seed}")
@@ -238,6 +239,16 @@ class Instance:
             yield
         finally:
             os.close(fd)
+
+    def forget_cached_state(self) -> None:
+        """Empty what php-fpm keeps between requests (APCu: among others the tokens Nextcloud
+        checked in the last seconds; opcache) by the reload a reset starts with, the data left as
+        it is: what Nextcloud would do anyway once its caches expire, at once."""
+        with self._kit_lock():
+            fpm = _running(self.dir / "run" / "php-fpm.pid", self.dir / "conf" / "php-fpm.conf")
+            if fpm is None:
+                raise KitError(f"php-fpm of {self.dir} is not running")
+            self._reload_php(fpm)
 
     def _reload_php(self, master: int) -> None:
         """php-fpm's graceful reload (SIGUSR2): the master ends its workers and executes itself
@@ -305,6 +316,17 @@ class Instance:
         self.occ("user:add", "--password-from-env", user, env={"OC_PASS": password})
         return self.occ("user:auth-tokens:add", user).strip().splitlines()[-1].strip()
 
+    def app_tokens(self, user: str) -> dict[int, str]:
+        """The user's app passwords and OAuth2 app tokens as Nextcloud keeps them: id -> name
+        (browser sessions, type 0, left out). Read from its database, the rows `occ
+        user:auth-tokens:list` lists (its user, token version 2), without starting a PHP for it."""
+        database = self.dir / "data" / "owncloud.db"
+        with contextlib.closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True)) as db:
+            rows = db.execute(
+                "SELECT id, name FROM oc_authtoken WHERE uid = ? AND version = 2 AND type = 1", (user,)
+            ).fetchall()
+        return {int(token): str(name) for token, name in rows}
+
     def log_tail(self, lines: int = 40) -> str:
         path = Path(self.config["logs"]["nextcloud"])
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.exists() else ""
@@ -329,72 +351,3 @@ def _tail(path: Path, offset: int) -> bytes:
 def _copy(source: Path, target: Path) -> None:
     """`cp -a`, as the kit copies: owners (www-data), modes and times kept."""
     subprocess.run(["/bin/cp", "-a", str(source), str(target)], check=True, capture_output=True, timeout=300)
-
-
-def clean() -> None:
-    """Stop and remove this checkout's instances (`make clean`); other checkouts' stay."""
-    names = [d.name for v in VERSIONS for d in (instance_dir(v), instance_dir(v, apps=True))]
-    found = sorted(p for p in _INSTANCES.glob(f"{_checkout()}*") if p.is_dir()) if _INSTANCES.is_dir() else []
-    kit = None
-    with contextlib.suppress(KitError):
-        kit = Kit.locate()
-    for directory in found:
-        if kit is not None and (directory / "run").exists():
-            with contextlib.suppress(KitError, subprocess.TimeoutExpired):
-                kit.run("stop", str(directory), timeout=120)
-        print(f"removing {directory}" + ("" if directory.name in names else " (an older layout)"))
-        shutil.rmtree(directory, ignore_errors=True)
-        directory.with_name(directory.name + ".lock").unlink(missing_ok=True)
-    prepare_log().unlink(missing_ok=True)
-
-
-# Two chains of about equal length (29 installs fastest, 34 with the apps slowest), run at once.
-_PREPARE_CHAINS = ((("29", False), ("34", True)), (("34", False), ("29", True)))
-
-
-def prepare_log() -> Path:
-    """Beside the instances: what `prepare` installed, in how long, or why it failed."""
-    first = instance_dir("29")
-    return first.with_name(first.name + ".prepare.log")
-
-
-def prepare() -> None:
-    """Install this checkout's instances that are not installed yet, two at a time, and leave them
-    stopped (`make test` runs this in the background while it builds the venv, lints and
-    type-checks: ADR 0068). Each is held as a test holds it, so a test or pytest's own starter that
-    comes meanwhile waits for the install instead of running the kit on it too. A failure is
-    printed here and shows again, loudly, in the tests that need the instance."""
-    kit = Kit.locate()
-    prepare_log().parent.mkdir(parents=True, exist_ok=True)
-    log = prepare_log().open("a")
-
-    def chain(instances: tuple[tuple[str, bool], ...]) -> None:
-        for version, apps in instances:
-            directory = instance_dir(version, apps=apps)
-            lock = InstanceLock(directory)
-            lock.acquire()
-            try:
-                if (directory / ".installed").exists():
-                    continue
-                began = time.monotonic()
-                kit.start(version, apps=apps)
-                kit.run("stop", str(directory), timeout=120)
-                print(f"installed {directory} in {time.monotonic() - began:.0f} s", file=log, flush=True)
-            except (KitError, OSError, subprocess.TimeoutExpired) as failed:
-                print(f"{directory}: {failed}", file=log, flush=True)
-            finally:
-                lock.release()
-
-    threads = [threading.Thread(target=chain, args=(instances,)) for instances in _PREPARE_CHAINS]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    log.close()
-
-
-if __name__ == "__main__":
-    commands = {"clean": clean, "prepare": prepare}
-    if len(sys.argv) != 2 or sys.argv[1] not in commands:
-        sys.exit("usage: python3 -m tests.real_nextcloud clean|prepare")
-    commands[sys.argv[1]]()

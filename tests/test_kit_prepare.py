@@ -1,5 +1,5 @@
 """`make test` installs the real Nextclouds in the background while it builds the venv, lints and
-type-checks (`python3 -m tests.real_nextcloud prepare`, ADR 0068): each instance not installed yet
+type-checks (`python3 -m tests.shared_instances prepare`, ADR 0068): each instance not installed yet
 is installed and left stopped, an installed one is left alone, and a test that comes meanwhile
 waits for the install (the instance's lock) instead of running the kit on it too."""
 
@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.real_nextcloud import REPO, InstanceLock, instance_dir
+from tests.real_nextcloud import REPO, instance_dir
+from tests.shared_instances import InstanceLock
 
 # A stand-in for the kit: `start` "installs" (nextcloud.json, .installed) after a moment, every
 # call is logged with the time it began and ended.
@@ -46,7 +47,7 @@ def _calls(kit: Path) -> list[list[str]]:
 
 
 def _prepare() -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "tests.real_nextcloud", "prepare"], cwd=REPO, text=True)
+    return subprocess.Popen([sys.executable, "-m", "tests.shared_instances", "prepare"], cwd=REPO, text=True)
 
 
 def test_prepare_installs_each_missing_instance_and_leaves_it_stopped(kit: Path) -> None:

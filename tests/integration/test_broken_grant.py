@@ -11,7 +11,6 @@ grant, delete its app token at Nextcloud, and lead the person through consent ag
 from __future__ import annotations
 
 import asyncio
-import json
 import sqlite3
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -48,8 +47,7 @@ async def _no_form(context: ClientRequestContext, params: Any) -> ElicitResult:
 
 def _app_tokens(nextcloud: Nextcloud, user: str) -> dict[int, str]:
     assert nextcloud.instance is not None
-    listed = json.loads(nextcloud.instance.occ("user:auth-tokens:list", user, "--output=json"))
-    return {int(t["id"]): str(t["name"]) for t in listed if t["type"] == 1}
+    return nextcloud.instance.app_tokens(user)
 
 
 def _break_grant_at_nextcloud(nextcloud: Nextcloud) -> None:

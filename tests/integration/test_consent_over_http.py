@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import html
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -46,8 +45,7 @@ async def _no_form(context: ClientRequestContext, params: Any) -> ElicitResult:
 
 def _tokens(nextcloud: Nextcloud, user: str) -> dict[int, str]:
     assert nextcloud.instance is not None
-    listed = json.loads(nextcloud.instance.occ("user:auth-tokens:list", user, "--output=json"))
-    return {int(t["id"]): str(t["name"]) for t in listed if t["type"] == 1}
+    return nextcloud.instance.app_tokens(user)
 
 
 async def test_consent_through_nextcloud_34s_pages_gives_the_client_its_notes_until_revoked(

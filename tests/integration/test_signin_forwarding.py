@@ -13,7 +13,6 @@ attacker's browser went on to "signed in as alice" and approved.
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -92,7 +91,7 @@ async def test_a_forwarded_sign_in_link_gets_its_sender_no_access_to_the_victims
             pending = server.run(store.grant_subjects("authz-pending:"))
             audit = server.run(store.audit_events("alice"))
     assert real_nextcloud.instance is not None
-    listed = json.loads(real_nextcloud.instance.occ("user:auth-tokens:list", "alice", "--output=json"))
+    tokens = real_nextcloud.instance.app_tokens("alice")
     assert "alice" not in mallory_sees.text, f"the sender was shown: {mallory_sees.text}"
     assert "Approve" not in mallory_sees.text
     assert "Sign in first" in mallory_sees.text
@@ -102,7 +101,7 @@ async def test_a_forwarded_sign_in_link_gets_its_sender_no_access_to_the_victims
     assert alice_grant is None
     assert pending == []
     # Nextcloud made an app token when she granted access; it is deleted, and the attempt audited
-    assert [token["name"] for token in listed if token["name"].startswith("MCP server")] == []
+    assert [name for name in tokens.values() if name.startswith("MCP server")] == []
     assert [event.event for event in audit] == ["refused"]
     assert "Connect to your account" in connect.text
     assert "Account access" in grant.text

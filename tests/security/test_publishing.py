@@ -39,8 +39,10 @@ def posted(nextcloud: Nextcloud, login: Login, token: str) -> list[str]:
 
 
 def add_carol(nextcloud: Nextcloud) -> Login:
+    """A third user, carol, kept in a seed of her own: this resets the instance, so it comes
+    before anything else the test makes there."""
     assert nextcloud.instance is not None
-    app_password = nextcloud.instance.add_user("carol", CAROL_PASSWORD)
+    app_password = nextcloud.instance.reset_with_users({"carol": CAROL_PASSWORD})["carol"]
     return Login("carol", CAROL_PASSWORD, app_password, display_name="carol")
 
 

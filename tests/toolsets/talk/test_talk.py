@@ -55,9 +55,10 @@ def comments(nextcloud: Nextcloud, login: Login, token: str) -> list[str]:
 
 
 def add_bob(nextcloud: Nextcloud) -> Login:
-    """A third user, bob (with an app password to act as him)."""
+    """A third user, bob (with an app password to act as him), kept in a seed of his own: this
+    resets the instance, so it comes before anything else the test makes there."""
     assert nextcloud.instance is not None
-    app_password = nextcloud.instance.add_user("bob", BOB_PASSWORD)
+    app_password = nextcloud.instance.reset_with_users({"bob": BOB_PASSWORD})["bob"]
     return Login("bob", BOB_PASSWORD, app_password, display_name="bob")
 
 
