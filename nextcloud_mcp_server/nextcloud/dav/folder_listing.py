@@ -6,7 +6,10 @@ scope's depth), so a page of a 10,000-entry folder costs the whole folder. The s
 is therefore kept (`kept.KeptAnswers`, per user and folder) with the ETag the folder had in that
 answer. The next listing of the folder, any page of it, first asks Nextcloud with the caller's
 own credential for the folder's ETag now (a depth-0 PROPFIND of one property, a few hundred
-bytes); only if it is the same is the kept listing used. Nextcloud gives a folder a new ETag
+bytes); only if it is the same is the kept listing used. Beside that question, at the same time,
+goes the listing itself with `If-Modified-Since` the kept folder's mtime: Nextcloud answers it
+304 at once while the folder's mtime has not moved, so an unchanged folder costs two small
+answers side by side and a changed one the time of one listing (ADR 0094). Nextcloud gives a folder a new ETag
 when an entry in it, or below it, is added, removed, renamed or changed (checked on 29 and 34,
 `tests/nextcloud/test_folder_listing.py`), and it mixes in the ETags of shares mounted in it.
 What a listing shows is only what moves that ETag (name, kind, size, modification time, ETag,
@@ -20,11 +23,14 @@ entries in listing order are held.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import datetime
 
 from nextcloud_mcp_server.nextcloud.dav.files import listing_order
-from nextcloud_mcp_server.nextcloud.dav.webdav import WebDAVClient
+from nextcloud_mcp_server.nextcloud.dav.webdav import NotModified, WebDAVClient
+from nextcloud_mcp_server.nextcloud.errors import NextcloudError
 from nextcloud_mcp_server.nextcloud.kept import KeptAnswers
 from nextcloud_mcp_server.nextcloud.models import FileEntry
 
@@ -66,20 +72,64 @@ async def list_folder(
     """The entries of the folder at `path` (a file answers with `itself` a file and no entries)."""
     key = KEY_PREFIX + path
     kept = answers.get(files.user_id, key) if answers is not None else None
-    # current_etag raises NotFound when the folder is gone
-    if kept is not None and answers is not None:
+    if kept is None or answers is None:
+        return await _read(files, path, key, top=top, answers=answers, progress=progress)
+    held: FolderListing = kept.value
+    since = held.itself.modified
+    # Both questions at once (ADR 0094): the folder's ETag, and the listing itself on condition
+    # that the folder's mtime moved past the kept one's (Nextcloud answers 304 before any listing
+    # work otherwise). A changed folder so costs one listing's time, an unchanged one two small
+    # answers side by side. Only the ETag decides: the mtime is whole seconds and a client may set
+    # it, so a 304 with a new ETag reads the folder again.
+    listed: asyncio.Task[FolderListing | None] | None = None
+    if since is not None:
+        listed = asyncio.create_task(
+            _read_if_modified(files, path, key, top=top, answers=answers, progress=progress, since=since)
+        )
+    try:
+        # current_etag raises NotFound when the folder is gone
         now = await files.current_etag(path)
         if now == kept.validator:
-            listing: FolderListing = kept.value
-            return FolderListing(listing.itself, listing.entries, listing.total, True, reused=True)
+            return FolderListing(held.itself, held.entries, held.total, True, reused=True)
 
         async def read() -> FolderListing:
+            found = await listed if listed is not None else None
+            # shared only if it is the state this caller confirmed (a change may fall between the
+            # two answers); anything else is read again
+            if found is not None and found.itself.etag == now:
+                return found
             return await _read(files, path, key, top=top, answers=answers, progress=progress)
 
         if now:  # the folder changed: callers that saw the same new ETag share one read (ADR 0069)
             shared: FolderListing = await answers.shared(files.user_id, f"{key}|{top}", now, read)
             return shared
-    return await _read(files, path, key, top=top, answers=answers, progress=progress)
+        return await read()
+    finally:
+        if listed is not None:
+            listed.cancel()  # not needed (unchanged, gone, or another caller's read was joined)
+            await asyncio.wait([listed])
+            if not listed.cancelled():
+                listed.exception()  # seen: the ETag question's answer is what counts
+
+
+async def _read_if_modified(
+    files: WebDAVClient,
+    path: str,
+    key: str,
+    *,
+    top: int,
+    answers: KeptAnswers,
+    progress: Progress | None,
+    since: datetime,
+) -> FolderListing | None:
+    """The listing, or None when Nextcloud says the folder's mtime is not later than `since`; an
+    error is left to the ETag question asked beside it (a folder gone answers 404 there too)."""
+    try:
+        return await _read(files, path, key, top=top, answers=answers, progress=progress, since=since)
+    except NotModified:
+        return None
+    except NextcloudError:
+        return None
 
 
 async def _read(
@@ -90,13 +140,14 @@ async def _read(
     top: int,
     answers: KeptAnswers | None,
     progress: Progress | None,
+    since: datetime | None = None,
 ) -> FolderListing:
     budget = answers.max_bytes // 4 if answers is not None else 0
     itself: FileEntry | None = None
     held: list[FileEntry] = []
     total = size = 0
     complete = True
-    async for entry in files.iter_directory(path, itself=True):
+    async for entry in files.iter_directory(path, itself=True, modified_since=since):
         if entry.path == path and itself is None:
             itself = entry
             continue
