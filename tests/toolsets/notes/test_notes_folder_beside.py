@@ -12,6 +12,7 @@ import pytest
 
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
+from nextcloud_mcp_server.nextcloud.discovery import DiscoveryCache
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.kept import KeptAnswers
 from nextcloud_mcp_server.nextcloud.models import Note
@@ -33,9 +34,12 @@ def _api_listing(nextcloud: Nextcloud) -> list[tuple[int, str, str, bool]]:
     return _facts(sorted(notes, key=lambda n: (-n.modified, n.id)))
 
 
-async def _listed(nextcloud: Nextcloud, answers: KeptAnswers, events: list[str]) -> list[Note]:
+async def _listed(
+    nextcloud: Nextcloud, process: tuple[DiscoveryCache, KeptAnswers], events: list[str]
+) -> list[Note]:
     """One call's listing with a new client (as each call of the server makes) sharing the
-    process's kept answers; `events` gets 'sent METHOD path' and 'answered METHOD path'."""
+    process's discovery and kept answers; `events` gets 'sent METHOD path' and 'answered METHOD
+    path'."""
     trace = aiohttp.TraceConfig()
 
     async def sent(_s: Any, _c: Any, params: aiohttp.TraceRequestStartParams) -> None:
@@ -49,7 +53,19 @@ async def _listed(nextcloud: Nextcloud, answers: KeptAnswers, events: list[str])
     http = NextcloudHTTP(nextcloud.url, trace_configs=[trace])
     try:
         credential = BasicCredential(nextcloud.alice.user, nextcloud.alice.app_password)
-        return await NextcloudClient(http, credential, answers=answers).api(NotesClient).newest()
+        cache, answers = process
+        nc = NextcloudClient(http, credential, cache=cache, answers=answers)
+        return await nc.api(NotesClient).newest()
+    finally:
+        await http.aclose()
+
+
+async def _warmed_up(nextcloud: Nextcloud, cache: DiscoveryCache) -> None:
+    """The user's DAV id, as a process's warm-up asks it before the first call (ADR 0090)."""
+    http = NextcloudHTTP(nextcloud.url)
+    try:
+        credential = BasicCredential(nextcloud.alice.user, nextcloud.alice.app_password)
+        await NextcloudClient(http, credential, cache=cache).dav_user_id()
     finally:
         await http.aclose()
 
@@ -65,17 +81,18 @@ async def test_the_notes_settings_are_asked_beside_the_listing_and_a_moved_folde
 ) -> None:
     nextcloud.add_note(nextcloud.alice, title="Garden", content="beans", category="Home")
     nextcloud.add_note(nextcloud.alice, title="Budget", content="lines", category="")
-    answers = KeptAnswers()
+    process = (DiscoveryCache(), KeptAnswers())
+    await _warmed_up(nextcloud, process[0])
     folder = f"/remote.php/dav/files/{nextcloud.alice.user}/Notes"
 
     events: list[str] = []
-    assert _facts(await _listed(nextcloud, answers, events)) == _api_listing(nextcloud)
-    # a new process: the settings and the folder's ETag together, then the SEARCH
+    assert _facts(await _listed(nextcloud, process, events)) == _api_listing(nextcloud)
+    # a new process after its warm-up: the settings and the folder's ETag together, then the SEARCH
     assert sorted(_before_any_answer(events)) == sorted([SETTINGS, f"PROPFIND {folder}"])
     assert len([e for e in events if e.startswith("sent")]) == 3
 
     events.clear()
-    assert _facts(await _listed(nextcloud, answers, events)) == _api_listing(nextcloud)
+    assert _facts(await _listed(nextcloud, process, events)) == _api_listing(nextcloud)
     # warm: the settings, the ETag and the favorites' SEARCH in one round trip
     assert sorted(_before_any_answer(events)) == sorted(
         [SETTINGS, f"PROPFIND {folder}", "SEARCH /remote.php/dav/"]
@@ -86,7 +103,7 @@ async def test_the_notes_settings_are_asked_beside_the_listing_and_a_moved_folde
         client.put("/index.php/apps/notes/api/v1/settings", json={"notesPath": "Moved"}).raise_for_status()
     nextcloud.add_note(nextcloud.alice, title="Elsewhere", content="in the moved folder", category="")
     events.clear()
-    moved = await _listed(nextcloud, answers, events)
+    moved = await _listed(nextcloud, process, events)
     assert "Elsewhere" in [n.title for n in moved]
     assert _facts(moved) == _api_listing(nextcloud)
     assert f"sent PROPFIND /remote.php/dav/files/{nextcloud.alice.user}/Moved" in events
