@@ -111,7 +111,8 @@ class _ModifiedSince(BaseMiddleware):  # type: ignore[misc]
             if isinstance(resource, _Folder) and asked is not None:
                 modified = int(resource.get_last_modified())
                 if modified <= asked:
-                    start_response("304 Not Modified", [("Last-Modified", formatdate(modified, usegmt=True))])
+                    last = formatdate(modified, usegmt=True)
+                    start_response("304 Not Modified", [("Last-Modified", last), ("Content-Length", "0")])
                     return [b""]
         return self.next_app(environ, start_response)
 

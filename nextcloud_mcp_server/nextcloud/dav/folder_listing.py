@@ -83,8 +83,17 @@ async def list_folder(
     # it, so a 304 with a new ETag reads the folder again.
     listed: asyncio.Task[FolderListing | None] | None = None
     if since is not None:
+
+        async def if_modified() -> FolderListing | None:
+            return await _read_if_modified(
+                files, path, key, top=top, answers=answers, progress=progress, since=since
+            )
+
+        # callers holding the same kept listing at the same time share one conditional listing:
+        # each still takes it only for the ETag it confirmed itself (below)
+        basis = f"{kept.validator}|{since.isoformat()}"
         listed = asyncio.create_task(
-            _read_if_modified(files, path, key, top=top, answers=answers, progress=progress, since=since)
+            answers.shared(files.user_id, f"{key}|{top}|if-modified", basis, if_modified)
         )
     try:
         # current_etag raises NotFound when the folder is gone
