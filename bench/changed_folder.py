@@ -4,6 +4,7 @@ this server lists the folder (the kept listing's ETag question beside the listin
 If-Modified-Since), the same again unchanged; another file is added, then the floor: one Depth-1
 PROPFIND with the same properties, its body read whole. Beside them, for where the time goes:
 the order before ADR 0094 (after another added file: the ETag question, then the listing), the
+listing asked alone with If-Modified-Since after another added file (no ETag question), the
 ETag question alone, the conditional listing answered 304 alone, and the parsing of the floor's
 body into entries (CPU in this process, no request). Each listing of a changed folder comes right
 after a change, as the floor's does. Interleaved rounds, medians; ratios per round, then their
@@ -25,6 +26,7 @@ import json
 import statistics
 import sys
 import time
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
+from nextcloud_mcp_server.nextcloud.dav import folder_listing
 from nextcloud_mcp_server.nextcloud.dav.files import file_entry
 from nextcloud_mcp_server.nextcloud.dav.folder_listing import list_folder
 from nextcloud_mcp_server.nextcloud.dav.webdav import PROPFIND_BODY, NotModified
@@ -69,6 +72,7 @@ async def measure(url: str, user: str, password: str, rounds: int) -> dict[str, 
         "unchanged (this server)": [],
         "plain PROPFIND": [],
         "changed, before: ETag then listing": [],
+        "changed: the conditional listing alone": [],
         "the ETag question alone": [],
         "the listing answered 304 alone": [],
         "parsing the floor's body (CPU)": [],
@@ -121,15 +125,25 @@ async def measure(url: str, user: str, password: str, rounds: int) -> dict[str, 
             started = time.perf_counter()
             await files.current_etag(FOLDER)
             before = await list_folder(files, FOLDER, top=50)
+            modified = before.itself.modified
+            assert modified is not None
             times["changed, before: ETag then listing"].append(time.perf_counter() - started)
             assert before.total == total + 1
             total = before.total
+            await add()
+            total += 1
+            started = time.perf_counter()
+            alone = await folder_listing._read(
+                files, FOLDER, "", top=50, answers=None, progress=None, since=modified - timedelta(hours=1)
+            )
+            times["changed: the conditional listing alone"].append(time.perf_counter() - started)
+            assert alone.total == total
             started = time.perf_counter()
             await files.current_etag(FOLDER)
             times["the ETag question alone"].append(time.perf_counter() - started)
             started = time.perf_counter()
             try:
-                async for _ in files.iter_directory(FOLDER, modified_since=before.itself.modified):
+                async for _ in files.iter_directory(FOLDER, modified_since=alone.itself.modified):
                     raise AssertionError("an unchanged folder's listing was sent whole")
             except NotModified:
                 pass
@@ -138,7 +152,7 @@ async def measure(url: str, user: str, password: str, rounds: int) -> dict[str, 
             parser = MultistatusParser("bench")
             entries = [file_entry(item, files.root) for item in parser.feed(body, final=True)]
             times["parsing the floor's body (CPU)"].append(time.process_time() - started)
-            assert len(entries) == total  # the folder itself and its entries before the last add
+            assert len(entries) == total - 1  # the folder itself and its entries before the two last adds
             print(
                 f"round {n + 1}: " + ", ".join(f"{k} {v[-1] * 1000:.0f} ms" for k, v in times.items()),
                 flush=True,

@@ -6,10 +6,10 @@ scope's depth), so a page of a 10,000-entry folder costs the whole folder. The s
 is therefore kept (`kept.KeptAnswers`, per user and folder) with the ETag the folder had in that
 answer. The next listing of the folder, any page of it, first asks Nextcloud with the caller's
 own credential for the folder's ETag now (a depth-0 PROPFIND of one property, a few hundred
-bytes); only if it is the same is the kept listing used. Beside that question, at the same time,
-goes the listing itself with `If-Modified-Since` the kept folder's mtime: Nextcloud answers it
-304 at once while the folder's mtime has not moved, so an unchanged folder costs two small
-answers side by side and a changed one the time of one listing (ADR 0094). Nextcloud gives a folder a new ETag
+bytes); only if it is the same is the kept listing used. Before that question goes the listing
+itself with `If-Modified-Since` the kept folder's mtime: Nextcloud answers it 304 at once while
+the folder's mtime has not moved (then the ETag is asked), so a changed folder costs the one
+request of a plain listing, an unchanged one two small answers (ADR 0094). Nextcloud gives a folder a new ETag
 when an entry in it, or below it, is added, removed, renamed or changed (checked on 29 and 34,
 `tests/nextcloud/test_folder_listing.py`), and it mixes in the ETags of shares mounted in it.
 What a listing shows is only what moves that ETag (name, kind, size, modification time, ETag,
@@ -23,7 +23,6 @@ entries in listing order are held.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -76,49 +75,42 @@ async def list_folder(
         return await _read(files, path, key, top=top, answers=answers, progress=progress)
     held: FolderListing = kept.value
     since = held.itself.modified
-    # Both questions at once (ADR 0094): the folder's ETag, and the listing itself on condition
-    # that the folder's mtime moved past the kept one's (Nextcloud answers 304 before any listing
-    # work otherwise). A changed folder so costs one listing's time, an unchanged one two small
-    # answers side by side. Only the ETag decides: the mtime is whole seconds and a client may set
-    # it, so a 304 with a new ETag reads the folder again.
-    listed: asyncio.Task[FolderListing | None] | None = None
+    # First the listing itself, on condition that the folder's mtime moved past the kept one's
+    # (ADR 0094): Nextcloud answers 304 before any listing work otherwise, and a changed folder
+    # costs the one request a plain listing does. Only on a 304 is the ETag asked, and only the
+    # ETag decides: the mtime is whole seconds and a client may set it, so a 304 with a new ETag
+    # reads the folder again.
+    found: FolderListing | None = None
+    led = False
     if since is not None:
 
         async def if_modified() -> FolderListing | None:
+            nonlocal led
+            led = True
             return await _read_if_modified(
                 files, path, key, top=top, answers=answers, progress=progress, since=since
             )
 
-        # callers holding the same kept listing at the same time share one conditional listing:
-        # each still takes it only for the ETag it confirmed itself (below)
+        # callers holding the same kept listing at the same time share one conditional listing;
+        # one that joined takes it only for the ETag it confirms itself (below, ADR 0069)
         basis = f"{kept.validator}|{since.isoformat()}"
-        listed = asyncio.create_task(
-            answers.shared(files.user_id, f"{key}|{top}|if-modified", basis, if_modified)
-        )
-    try:
-        # current_etag raises NotFound when the folder is gone
-        now = await files.current_etag(path)
-        if now == kept.validator:
-            return FolderListing(held.itself, held.entries, held.total, True, reused=True)
+        found = await answers.shared(files.user_id, f"{key}|{top}|if-modified", basis, if_modified)
+        if found is not None and led:
+            return found  # this caller's own request, sent after its call began
+    # current_etag raises NotFound when the folder is gone
+    now = await files.current_etag(path)
+    if now == kept.validator:
+        return FolderListing(held.itself, held.entries, held.total, True, reused=True)
+    if found is not None and found.itself.etag == now:
+        return found  # the listing joined is of the state this caller confirmed
 
-        async def read() -> FolderListing:
-            found = await listed if listed is not None else None
-            # shared only if it is the state this caller confirmed (a change may fall between the
-            # two answers); anything else is read again
-            if found is not None and found.itself.etag == now:
-                return found
-            return await _read(files, path, key, top=top, answers=answers, progress=progress)
+    async def read() -> FolderListing:
+        return await _read(files, path, key, top=top, answers=answers, progress=progress)
 
-        if now:  # the folder changed: callers that saw the same new ETag share one read (ADR 0069)
-            shared: FolderListing = await answers.shared(files.user_id, f"{key}|{top}", now, read)
-            return shared
-        return await read()
-    finally:
-        if listed is not None:
-            listed.cancel()  # not needed (unchanged, gone, or another caller's read was joined)
-            await asyncio.wait([listed])
-            if not listed.cancelled():
-                listed.exception()  # seen: the ETag question's answer is what counts
+    if now:  # the folder changed: callers that saw the same new ETag share one read (ADR 0069)
+        shared: FolderListing = await answers.shared(files.user_id, f"{key}|{top}", now, read)
+        return shared
+    return await read()
 
 
 async def _read_if_modified(
@@ -132,7 +124,7 @@ async def _read_if_modified(
     since: datetime,
 ) -> FolderListing | None:
     """The listing, or None when Nextcloud says the folder's mtime is not later than `since`; an
-    error is left to the ETag question asked beside it (a folder gone answers 404 there too)."""
+    error is left to the ETag question asked next (a folder gone answers 404 there too)."""
     try:
         return await _read(files, path, key, top=top, answers=answers, progress=progress, since=since)
     except NotModified:

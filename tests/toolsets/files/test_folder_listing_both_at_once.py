@@ -1,14 +1,14 @@
-"""A kept folder listing's ETag question and the listing asked with If-Modified-Since go out
-together (ADR 0094): on the double, the real Nextcloud 29 and the real 34, because whether
-Nextcloud answers a folder's PROPFIND 304 is its own behaviour (Sabre's, before any listing
-work) and both versions must show it."""
+"""A kept folder listing is asked again with If-Modified-Since before its ETag is (ADR 0094): on
+the double, the real Nextcloud 29 and the real 34, because whether Nextcloud answers a folder's
+PROPFIND 304 is its own behaviour (Sabre's, before any listing work) and both versions must show
+it."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -17,7 +17,6 @@ from nextcloud_mcp_server.nextcloud.auth import BasicCredential
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 from nextcloud_mcp_server.nextcloud.dav import folder_listing
 from nextcloud_mcp_server.nextcloud.dav.folder_listing import FolderListing, list_folder
-from nextcloud_mcp_server.nextcloud.dav.webdav import NotModified
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.kept import KeptAnswers
 from tests.backends import Nextcloud
@@ -53,17 +52,17 @@ class _Requests:
         return [e for e in self.events if e.startswith("sent")]
 
 
-def test_a_changed_folder_is_listed_beside_its_etag_question_and_an_unchanged_one_is_answered_304(
+def test_a_changed_folder_costs_one_conditional_listing_and_an_unchanged_one_a_304_and_its_etag(
     nextcloud: Nextcloud,
 ) -> None:
-    """A kept listing's ETag question and the listing asked with If-Modified-Since go out together
-    (ADR 0094): Nextcloud answers the listing 304 while the folder's mtime has not moved, and a
-    changed folder whose mtime moved costs those two requests, not a third. When the mtime did not
-    move (a change within the same second, an mtime a client set) the ETag still decides: the
-    folder is read again and the answer equals a fresh one."""
+    """Nextcloud answers the conditional listing 304 while the folder's mtime has not moved; then
+    the ETag is asked, and decides. A changed folder whose mtime moved costs the one request of a
+    plain listing. When the mtime did not move (a change within the same second, an mtime a client
+    set) the ETag still tells: the folder is read again and the answer equals a fresh one."""
     admin = nextcloud.admin
     nextcloud.put_file(admin, "Both/a.txt", b"a")
     nextcloud.put_file(admin, "Both/b.txt", b"b")
+    key = folder_listing.KEY_PREFIX + "Both"
 
     async def main() -> None:
         http = NextcloudHTTP(nextcloud.url)
@@ -73,43 +72,43 @@ def test_a_changed_folder_is_listed_beside_its_etag_question_and_an_unchanged_on
             answers = KeptAnswers()
             first = await list_folder(files, "Both", top=50, answers=answers)
             assert first.itself.modified is not None
-            with pytest.raises(NotModified):  # Nextcloud's answer to the unchanged folder
-                async for _ in files.iter_directory("Both", modified_since=first.itself.modified):
-                    pass
-            kept = answers.get(files.user_id, folder_listing.KEY_PREFIX + "Both")
-            assert kept is not None
-            hour_ago = first.itself.modified - timedelta(hours=1)
-            old = FolderListing(
-                first.itself.model_copy(update={"modified": hour_ago}), first.entries, first.total, True
-            )
-            answers.put(files.user_id, folder_listing.KEY_PREFIX + "Both", kept.validator, old, kept.size)
+            requests.events.clear()
+            again = await list_folder(files, "Both", top=50, answers=answers)
+            assert again.reused
+            assert requests.events == [
+                "sent PROPFIND 1 if-modified",
+                "answered PROPFIND 1 if-modified 304",  # Nextcloud's answer to the unchanged folder
+                "sent PROPFIND 0",
+                "answered PROPFIND 0 207",
+            ]
 
+            def kept_with(modified: datetime) -> None:
+                kept = answers.get(files.user_id, key)
+                assert kept is not None
+                held: FolderListing = kept.value
+                moved = FolderListing(
+                    held.itself.model_copy(update={"modified": modified}), held.entries, held.total, True
+                )
+                answers.put(files.user_id, key, kept.validator, moved, kept.size)
+
+            kept_with(first.itself.modified - timedelta(hours=1))  # kept an hour ago
             await asyncio.to_thread(nextcloud.put_file, admin, "Both/c.txt", b"c")
             requests.events.clear()
             seen = await list_folder(files, "Both", top=50, answers=answers)
-            assert requests.sent() == ["sent PROPFIND 0", "sent PROPFIND 1 if-modified"]
-            assert requests.events[:2] == requests.sent()  # both out before either answer
-            assert "answered PROPFIND 1 if-modified 207" in requests.events
+            assert requests.events == ["sent PROPFIND 1 if-modified", "answered PROPFIND 1 if-modified 207"]
             assert not seen.reused
             assert [e.name for e in seen.entries] == ["a.txt", "b.txt", "c.txt"]
-
-            kept = answers.get(files.user_id, folder_listing.KEY_PREFIX + "Both")
-            assert kept is not None
             assert seen.itself.modified is not None
-            ahead = FolderListing(
-                seen.itself.model_copy(update={"modified": seen.itself.modified + timedelta(days=1)}),
-                seen.entries,
-                seen.total,
-                True,
-            )
-            answers.put(files.user_id, folder_listing.KEY_PREFIX + "Both", kept.validator, ahead, kept.size)
+
+            kept_with(seen.itself.modified + timedelta(days=1))  # an mtime the change does not pass
             await asyncio.to_thread(nextcloud.put_file, admin, "Both/d.txt", b"d")
             requests.events.clear()
             after = await list_folder(files, "Both", top=50, answers=answers)
+            assert requests.sent() == ["sent PROPFIND 1 if-modified", "sent PROPFIND 0", "sent PROPFIND 1"]
             assert "answered PROPFIND 1 if-modified 304" in requests.events
-            assert requests.sent()[-1] == "sent PROPFIND 1"  # read again: the ETag moved
             assert _shown(after) == _shown(await list_folder(files, "Both", top=50))
             assert [e.name for e in after.entries] == ["a.txt", "b.txt", "c.txt", "d.txt"]
+            assert (await list_folder(files, "Both", top=50, answers=answers)).reused
         finally:
             await http.aclose()
 
