@@ -94,7 +94,12 @@ async def list_folder(
         # callers holding the same kept listing at the same time share one conditional listing;
         # one that joined takes it only for the ETag it confirms itself (below, ADR 0069)
         basis = f"{kept.validator}|{since.isoformat()}"
-        found = await answers.shared(files.user_id, f"{key}|{top}|if-modified", basis, if_modified)
+        try:
+            found = await answers.shared(files.user_id, f"{key}|{top}|if-modified", basis, if_modified)
+        except NextcloudError:
+            if led:
+                raise  # this caller's own request failed: a refused credential, a folder gone
+            found = None  # another caller's request failed: this one asks with its own below
         if found is not None and led:
             return found  # this caller's own request, sent after its call began
     # current_etag raises NotFound when the folder is gone
@@ -123,13 +128,10 @@ async def _read_if_modified(
     progress: Progress | None,
     since: datetime,
 ) -> FolderListing | None:
-    """The listing, or None when Nextcloud says the folder's mtime is not later than `since`; an
-    error is left to the ETag question asked next (a folder gone answers 404 there too)."""
+    """The listing, or None when Nextcloud says the folder's mtime is not later than `since`."""
     try:
         return await _read(files, path, key, top=top, answers=answers, progress=progress, since=since)
     except NotModified:
-        return None
-    except NextcloudError:
         return None
 
 

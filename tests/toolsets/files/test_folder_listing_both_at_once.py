@@ -17,9 +17,12 @@ from nextcloud_mcp_server.nextcloud.auth import BasicCredential
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 from nextcloud_mcp_server.nextcloud.dav import folder_listing
 from nextcloud_mcp_server.nextcloud.dav.folder_listing import FolderListing, list_folder
+from nextcloud_mcp_server.nextcloud.dav.webdav import WebDAVClient
+from nextcloud_mcp_server.nextcloud.errors import Unauthorized
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.kept import KeptAnswers
 from tests.backends import Nextcloud
+from tests.targets import ON_THE_DOUBLE
 
 pytestmark = pytest.mark.integration
 
@@ -109,6 +112,47 @@ def test_a_changed_folder_costs_one_conditional_listing_and_an_unchanged_one_a_3
             assert _shown(after) == _shown(await list_folder(files, "Both", top=50))
             assert [e.name for e in after.entries] == ["a.txt", "b.txt", "c.txt", "d.txt"]
             assert (await list_folder(files, "Both", top=50, answers=answers)).reused
+        finally:
+            await http.aclose()
+
+    asyncio.run(main())
+
+
+@ON_THE_DOUBLE
+def test_a_caller_that_joined_a_refused_listing_asks_with_its_own_credential(nextcloud: Nextcloud) -> None:
+    """Two calls of one user at once share one conditional listing; when Nextcloud refuses the
+    credential of the call that sent it, that call fails (its grant is what is wrong) and the
+    other asks again with its own, getting the folder as it is now, never the other's failure."""
+    admin = nextcloud.admin
+    nextcloud.put_file(admin, "Mine/a.txt", b"a")
+
+    async def main() -> None:
+        http = NextcloudHTTP(nextcloud.url)
+        try:
+            good = WebDAVClient(http, BasicCredential(admin.user, admin.app_password), admin.user)
+            refused = WebDAVClient(http, BasicCredential(admin.user, "not-the-password"), admin.user)
+            answers = KeptAnswers()
+            first = await list_folder(good, "Mine", top=50, answers=answers)
+            assert first.itself.modified is not None
+            kept = answers.get(admin.user, folder_listing.KEY_PREFIX + "Mine")
+            assert kept is not None
+            old = FolderListing(
+                first.itself.model_copy(update={"modified": first.itself.modified - timedelta(hours=1)}),
+                first.entries,
+                first.total,
+                True,
+            )
+            answers.put(admin.user, folder_listing.KEY_PREFIX + "Mine", kept.validator, old, kept.size)
+            await asyncio.to_thread(nextcloud.put_file, admin, "Mine/b.txt", b"b")
+            failed, listed = await asyncio.gather(
+                list_folder(refused, "Mine", top=50, answers=answers),
+                list_folder(good, "Mine", top=50, answers=answers),
+                return_exceptions=True,
+            )
+            assert isinstance(failed, Unauthorized)
+            assert isinstance(listed, FolderListing)
+            assert answers.flights.joined == 1  # the good call joined the refused one's listing
+            assert [e.name for e in listed.entries] == ["a.txt", "b.txt"]
         finally:
             await http.aclose()
 
