@@ -192,8 +192,8 @@ MINIMUM: dict[str, tuple[int, str, bool]] = {
     "nc_polls_get_poll": (3, "GET the poll + its options (with counts) + its votes", R),
     "nc_polls_create_poll": (
         3,
-        "POST the poll + a POST per option (each answers the option); the first Polls call of a "
-        "process also asks the capabilities for Polls' dialect, which discovery's own answer could give",
+        "POST the poll + a POST per option (each answers the option); Polls' dialect comes from the "
+        "capabilities the apps check was told (ADR 0094)",
         W,
     ),
     "nc_polls_vote": (5, "GET the options (is it this poll's) + PUT the vote + the poll, options, votes", W),

@@ -92,6 +92,7 @@ async def enabled_apps(ocs: OCSClient) -> EnabledApps:
         ocs.request("GET", "core/navigation/apps"),
         ocs.request("GET", "cloud/capabilities"),
     )
+    ocs.told_capabilities(capabilities)  # a toolset reading a capability asks nothing more
     return EnabledApps(_ids(navigation) | _from_capabilities(capabilities), _major(capabilities))
 
 

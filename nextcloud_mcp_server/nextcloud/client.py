@@ -89,7 +89,7 @@ class NextcloudClient:
 
     @cached_property
     def ocs(self) -> OCSClient:
-        return OCSClient(self.http, self.credential)
+        return OCSClient(self.http, self.credential, self.cache.capabilities)
 
     @cached_property
     def caldav(self) -> CalDAVClient:

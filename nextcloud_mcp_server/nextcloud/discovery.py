@@ -2,16 +2,26 @@
 
 Discovery is single-flight per key: when a user's first calls arrive together, one of them asks
 Nextcloud and the others wait for its answer, instead of each asking the same question.
+
+A user's capabilities (`cloud/capabilities`) are kept for a while, not for good: an app may be
+enabled or upgraded meanwhile. The question which apps a user has asks them anyway (apps.py), and
+what it was told is kept here, so a toolset that reads a capability (Polls' dialect, whether
+Tables is there) asks nothing more within `CAPABILITIES_SECONDS` (ADR 0094).
 """
 
 from __future__ import annotations
 
+import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from nextcloud_mcp_server.nextcloud.flights import Flights
 
-__all__ = ["Discovered", "DiscoveryCache"]
+__all__ = ["CAPABILITIES_SECONDS", "Discovered", "DiscoveryCache", "Recent"]
+
+CAPABILITIES_SECONDS = 300.0  # as long as the enabled apps are kept (NEXTCLOUD_APPS_CACHE_SECONDS' default)
 
 
 class Discovered(dict[str, str]):
@@ -42,6 +52,47 @@ class Discovered(dict[str, str]):
         return await self._flights.run(key, discover_and_keep)
 
 
+class Recent:
+    """Answers (JSON objects) per key for `seconds` after they were given; at most `limit` keys
+    (the oldest answer forgotten first). Callers that find none arriving together share one
+    question; a failure is not remembered."""
+
+    def __init__(
+        self,
+        seconds: float = CAPABILITIES_SECONDS,
+        limit: int = 10_000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.seconds = seconds
+        self.limit = limit
+        self._clock = clock
+        self._answers: OrderedDict[str, tuple[float, dict[str, Any]]] = OrderedDict()
+        self._flights: Flights[dict[str, Any]] = Flights()
+
+    def put(self, key: str, value: dict[str, Any]) -> None:
+        self._answers.pop(key, None)
+        self._answers[key] = (self._clock() + self.seconds, value)
+        while len(self._answers) > self.limit:
+            self._answers.popitem(last=False)
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        found = self._answers.get(key)
+        return found[1] if found is not None and found[0] > self._clock() else None
+
+    async def once(self, key: str, ask: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
+        """The answer kept under `key` while it is recent, else `ask()`'s (then kept)."""
+        found = self.get(key)
+        if found is not None:
+            return found
+
+        async def ask_and_keep() -> dict[str, Any]:
+            value = await ask()
+            self.put(key, value)
+            return value
+
+        return await self._flights.run(key, ask_and_keep)
+
+
 @dataclass
 class DiscoveryCache:
     """What is discovered once per user and process: facts about the account, never secrets."""
@@ -50,3 +101,4 @@ class DiscoveryCache:
     principals: Discovered = field(default_factory=Discovered)
     calendar_homes: Discovered = field(default_factory=Discovered)
     addressbook_homes: Discovered = field(default_factory=Discovered)
+    capabilities: Recent = field(default_factory=Recent)  # per user id

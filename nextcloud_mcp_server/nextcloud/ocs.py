@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from nextcloud_mcp_server.nextcloud.auth import Credential
+from nextcloud_mcp_server.nextcloud.discovery import Recent
 from nextcloud_mcp_server.nextcloud.errors import InvalidResponse, error_for_status
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
 from nextcloud_mcp_server.nextcloud.models import CurrentUser, NotesCapability, ServerStatus
@@ -21,9 +22,13 @@ OCS_HEADERS = {"OCS-APIRequest": "true", "Accept": "application/json"}
 class OCSClient:
     """Calls `/ocs/v2.php/...` for one user."""
 
-    def __init__(self, http: NextcloudHTTP, credential: Credential | None) -> None:
+    def __init__(
+        self, http: NextcloudHTTP, credential: Credential | None, recent: Recent | None = None
+    ) -> None:
         self._http = http
         self._credential = credential
+        # this user's capabilities as lately told (discovery.py); None: every question is asked
+        self._recent = recent if credential is not None else None
 
     async def request(
         self, method: str, endpoint: str, *, params: Mapping[str, Any] | None = None, data: Any = None
@@ -66,10 +71,25 @@ class OCSClient:
         return CurrentUser.model_validate(await self.request("GET", "cloud/user"))
 
     async def capabilities(self) -> dict[str, Any]:
+        """The capabilities now (asked; what was told is kept for `recent_capabilities`)."""
         data = await self.request("GET", "cloud/capabilities")
         if not isinstance(data, dict):
             raise InvalidResponse(self._http.host, "capabilities are not an object")
+        self.told_capabilities(data)
         return data
+
+    def told_capabilities(self, data: Any) -> None:
+        """Keep what Nextcloud just said the capabilities are, asked by whoever (apps.py)."""
+        if self._recent is not None and self._credential is not None and isinstance(data, dict):
+            self._recent.put(self._credential.user_id, data)
+
+    async def recent_capabilities(self) -> dict[str, Any]:
+        """The capabilities as this user was told them lately (`discovery.CAPABILITIES_SECONDS`),
+        else asked: for a toolset that reads which dialect an app speaks or whether it is there,
+        where an answer minutes old is good enough."""
+        if self._recent is None or self._credential is None:
+            return await self.capabilities()
+        return await self._recent.once(self._credential.user_id, self.capabilities)
 
     async def notes_capability(self) -> NotesCapability | None:
         """The Notes app's capability, or None when the app is not enabled."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from nextcloud_mcp_server.nextcloud.dav.files import file_entry
 from nextcloud_mcp_server.nextcloud.dav.xml import MultistatusParser, UnsafeXML, sabre_message
 from nextcloud_mcp_server.nextcloud.errors import InvalidResponse
 from tests.recordings import load
@@ -134,3 +135,21 @@ def test_deep_nesting_in_one_huge_chunk_is_refused_early() -> None:
     with pytest.raises(UnsafeXML, match=r"deeper than 64 \(NEXTCLOUD_MAX_XML_DEPTH\)"):
         parser.feed(b"<d:multistatus xmlns:d='DAV:'>" + b"<a>" * 5_000_000)
     assert parser._fed <= 128 * 1024  # stopped after a slice, not after 15 MB
+
+
+@pytest.mark.parametrize("size", ["²", "1" * 5000, "-1", "12 ", "0x10"])
+def test_a_size_or_id_that_is_no_plain_count_is_left_out_not_a_failure(size: str) -> None:
+    """A hostile server's `oc:size` or `oc:fileid` (a superscript digit, which `isdigit` accepts
+    and `int` refuses; more digits than Python converts) gives an entry without it."""
+    body = (
+        '<d:multistatus xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:response>'
+        "<d:href>/remote.php/dav/files/alice/a.txt</d:href><d:propstat><d:prop>"
+        f'<oc:size>{size}</oc:size><oc:fileid>{size}</oc:fileid><d:getetag>"e"</d:getetag>'
+        "<d:resourcetype/></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat>"
+        "</d:response></d:multistatus>"
+    ).encode()
+    (item,) = MultistatusParser("host").feed(body, final=True)
+    entry = file_entry(item, "/remote.php/dav/files/alice")
+    assert entry is not None
+    assert (entry.path, entry.kind, entry.etag) == ("a.txt", "file", "e")
+    assert (entry.size, entry.file_id) == (12 if size == "12 " else None, 12 if size == "12 " else None)

@@ -6,12 +6,18 @@ import hashlib
 import io
 import logging
 import os
+from email.utils import formatdate, parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 
 import radicale
 import radicale.config
+from wsgidav.dir_browser import WsgiDavDirBrowser
+from wsgidav.error_printer import ErrorPrinter
 from wsgidav.fs_dav_provider import FileResource, FilesystemProvider, FolderResource
+from wsgidav.http_authenticator import HTTPAuthenticator
+from wsgidav.mw.base_mw import BaseMiddleware
+from wsgidav.request_resolver import RequestResolver
 from wsgidav.wsgidav_app import WsgiDAVApp
 
 from tests.nextcloud_double.users import Accounts
@@ -86,6 +92,34 @@ class _Provider(FilesystemProvider):  # type: ignore[misc]
         return resource
 
 
+class _ModifiedSince(BaseMiddleware):  # type: ignore[misc]
+    """Sabre, Nextcloud's DAV server, answers any method 304 when `If-Modified-Since` is not
+    earlier than the node's mtime (whole seconds), after authentication and before the method's
+    own work: a folder's PROPFIND too (ADR 0094). WsgiDAV applies it to GET alone. A folder's
+    mtime here moves only for its own entries (Nextcloud's for anything below it too): what the
+    ETag question beside such a listing must catch."""
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        since = environ.get("HTTP_IF_MODIFIED_SINCE")
+        provider = environ.get("wsgidav.provider")
+        if since and environ["REQUEST_METHOD"] == "PROPFIND" and provider is not None:
+            resource = provider.get_resource_inst(environ["PATH_INFO"], environ)
+            try:
+                asked = parsedate_to_datetime(since).timestamp()
+            except (TypeError, ValueError):
+                asked = None
+            if isinstance(resource, _Folder) and asked is not None:
+                modified = int(resource.get_last_modified())
+                if modified <= asked:
+                    last = formatdate(modified, usegmt=True)
+                    start_response("304 Not Modified", [("Last-Modified", last), ("Content-Length", "0")])
+                    return [b""]
+        return self.next_app(environ, start_response)
+
+    def is_disabled(self) -> bool:
+        return False
+
+
 def make_wsgidav(root: Path, accounts: Accounts) -> Any:
     """One share per user at /remote.php/dav/files/<user>, each readable only by its owner."""
     mapping, users = {}, {}
@@ -105,6 +139,13 @@ def make_wsgidav(root: Path, accounts: Accounts) -> Any:
                 "accept_digest": False,
                 "default_to_digest": False,
             },
+            "middleware_stack": [
+                ErrorPrinter,
+                HTTPAuthenticator,
+                _ModifiedSince,
+                WsgiDavDirBrowser,
+                RequestResolver,
+            ],
             "property_manager": True,
             "lock_storage": True,
             "dir_browser": {"enable": False},

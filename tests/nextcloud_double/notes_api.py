@@ -45,13 +45,14 @@ class NotesStore:
     def __init__(self, files_root: Path, notes_folder: str = "Notes") -> None:
         self.files_root = files_root
         self.notes_folder = notes_folder
+        self.folders: dict[str, str] = {}  # a user's `notesPath` once set (PUT settings)
         self._ids: dict[tuple[str, int], int] = {}
         self._favorites: set[tuple[str, int]] = set()
         self._next_id = 100
         self._lock = threading.RLock()
 
     def folder(self, user: str) -> Path:
-        path = self.files_root / user / self.notes_folder
+        path = self.files_root / user / self.folders.get(user, self.notes_folder)
         path.mkdir(parents=True, exist_ok=True)
         return path
 
@@ -197,8 +198,13 @@ async def notes_endpoint(request: Request, store: NotesStore, user: str) -> Resp
     method = request.method
     if rest == "/settings":
         if method == "PUT":
-            pass  # accepted and ignored: the double's settings are fixed
-        body = {"notesPath": store.notes_folder, "fileSuffix": ".md", "noteMode": "edit"}
+            # as Notes does, the notes folder moves for this user (its notes stay where they were)
+            data = await _json(request)
+            path = data.get("notesPath") if isinstance(data, dict) else None
+            if isinstance(path, str) and path.strip("/") and ".." not in path.split("/"):
+                store.folders[user] = path.strip("/")
+        folder = store.folders.get(user, store.notes_folder)
+        body = {"notesPath": folder, "fileSuffix": ".md", "noteMode": "edit"}
         return JSONResponse(body, headers=API_HEADERS)
     if rest == "/notes":
         if method == "GET":

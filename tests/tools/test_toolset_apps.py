@@ -71,6 +71,10 @@ class FakeOCS:
     async def request(self, method: str, endpoint: str, **_: Any) -> Any:
         return self.answers[endpoint]
 
+    def told_capabilities(self, data: Any) -> None:
+        """What `enabled_apps` passes on for the toolsets that read a capability (ADR 0094)."""
+        self.told = data
+
 
 async def _apps(navigation: Any, capabilities: Any) -> frozenset[str]:
     return await enabled_apps(FakeOCS(navigation, capabilities))  # type: ignore[arg-type]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import email.utils
 from datetime import UTC, datetime
+from xml.etree.ElementTree import Element
 
 from nextcloud_mcp_server.nextcloud import etags, paths
 from nextcloud_mcp_server.nextcloud.dav.xml import DAV, OC, DavResponse
@@ -71,23 +72,52 @@ def http_date(value: str | None) -> datetime | None:
         return None
 
 
+_RESOURCETYPE, _COLLECTION, _MODIFIED, _ETAG, _TYPE, _LENGTH = (
+    f"{{{DAV}}}{n}"
+    for n in (
+        "resourcetype",
+        "collection",
+        "getlastmodified",
+        "getetag",
+        "getcontenttype",
+        "getcontentlength",
+    )
+)
+_SIZE, _FILEID = f"{{{OC}}}size", f"{{{OC}}}fileid"
+
+
+def _text(props: dict[str, Element], name: str) -> str | None:
+    element = props.get(name)
+    if element is None:
+        return None
+    if not len(element):  # a property of plain text, as every one a listing asks for
+        return (element.text or "").strip()
+    return "".join(element.itertext()).strip()
+
+
+def _number(text: str | None) -> int | None:
+    """A count Nextcloud sent as ASCII digits (at most 20: no size or id is longer); else None."""
+    return int(text) if text and len(text) <= 20 and text.isascii() and text.isdigit() else None
+
+
 def file_entry(item: DavResponse, root: str) -> FileEntry | None:
     """The entry of one `<d:response>`; None for an href outside the user's files root."""
     path = paths.relative(item.href, root)
     if path is None:
         return None
-    is_dir = f"{{{DAV}}}collection" in item.children(f"{{{DAV}}}resourcetype")
-    size_text = item.text(f"{{{OC}}}size") or item.text(f"{{{DAV}}}getcontentlength")
-    file_id = item.text(f"{{{OC}}}fileid")
+    props = item.props
+    kinds = props.get(_RESOURCETYPE)
+    is_dir = kinds is not None and any(child.tag == _COLLECTION for child in kinds)
+    etag = etags.plain(_text(props, _ETAG))
     return FileEntry(
         path=path,
         name=path.rpartition("/")[2],
         kind="directory" if is_dir else "file",
-        size=int(size_text) if size_text and size_text.isdigit() else None,
-        modified=http_date(item.text(f"{{{DAV}}}getlastmodified")),
-        etag=etags.plain(item.text(f"{{{DAV}}}getetag")) or None,
-        mime=None if is_dir else item.text(f"{{{DAV}}}getcontenttype"),
-        file_id=int(file_id) if file_id and file_id.isdigit() else None,
+        size=_number(_text(props, _SIZE) or _text(props, _LENGTH)),
+        modified=http_date(_text(props, _MODIFIED)),
+        etag=etag or None,
+        mime=None if is_dir else _text(props, _TYPE),
+        file_id=_number(_text(props, _FILEID)),
     )
 
 

@@ -6,7 +6,10 @@ scope's depth), so a page of a 10,000-entry folder costs the whole folder. The s
 is therefore kept (`kept.KeptAnswers`, per user and folder) with the ETag the folder had in that
 answer. The next listing of the folder, any page of it, first asks Nextcloud with the caller's
 own credential for the folder's ETag now (a depth-0 PROPFIND of one property, a few hundred
-bytes); only if it is the same is the kept listing used. Nextcloud gives a folder a new ETag
+bytes); only if it is the same is the kept listing used. Before that question goes the listing
+itself with `If-Modified-Since` the kept folder's mtime: Nextcloud answers it 304 at once while
+the folder's mtime has not moved (then the ETag is asked), so a changed folder costs the one
+request of a plain listing, an unchanged one two small answers (ADR 0094). Nextcloud gives a folder a new ETag
 when an entry in it, or below it, is added, removed, renamed or changed (checked on 29 and 34,
 `tests/nextcloud/test_folder_listing.py`), and it mixes in the ETags of shares mounted in it.
 What a listing shows is only what moves that ETag (name, kind, size, modification time, ETag,
@@ -22,9 +25,11 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import datetime
 
 from nextcloud_mcp_server.nextcloud.dav.files import listing_order
-from nextcloud_mcp_server.nextcloud.dav.webdav import WebDAVClient
+from nextcloud_mcp_server.nextcloud.dav.webdav import NotModified, WebDAVClient
+from nextcloud_mcp_server.nextcloud.errors import NextcloudError
 from nextcloud_mcp_server.nextcloud.kept import KeptAnswers
 from nextcloud_mcp_server.nextcloud.models import FileEntry
 
@@ -66,20 +71,68 @@ async def list_folder(
     """The entries of the folder at `path` (a file answers with `itself` a file and no entries)."""
     key = KEY_PREFIX + path
     kept = answers.get(files.user_id, key) if answers is not None else None
+    if kept is None or answers is None:
+        return await _read(files, path, key, top=top, answers=answers, progress=progress)
+    held: FolderListing = kept.value
+    since = held.itself.modified
+    # First the listing itself, on condition that the folder's mtime moved past the kept one's
+    # (ADR 0094): Nextcloud answers 304 before any listing work otherwise, and a changed folder
+    # costs the one request a plain listing does. Only on a 304 is the ETag asked, and only the
+    # ETag decides: the mtime is whole seconds and a client may set it, so a 304 with a new ETag
+    # reads the folder again.
+    found: FolderListing | None = None
+    led = False
+    if since is not None:
+
+        async def if_modified() -> FolderListing | None:
+            nonlocal led
+            led = True
+            return await _read_if_modified(
+                files, path, key, top=top, answers=answers, progress=progress, since=since
+            )
+
+        # callers holding the same kept listing at the same time share one conditional listing;
+        # one that joined takes it only for the ETag it confirms itself (below, ADR 0069)
+        basis = f"{kept.validator}|{since.isoformat()}"
+        try:
+            found = await answers.shared(files.user_id, f"{key}|{top}|if-modified", basis, if_modified)
+        except NextcloudError:
+            if led:
+                raise  # this caller's own request failed: a refused credential, a folder gone
+            found = None  # another caller's request failed: this one asks with its own below
+        if found is not None and led:
+            return found  # this caller's own request, sent after its call began
     # current_etag raises NotFound when the folder is gone
-    if kept is not None and answers is not None:
-        now = await files.current_etag(path)
-        if now == kept.validator:
-            listing: FolderListing = kept.value
-            return FolderListing(listing.itself, listing.entries, listing.total, True, reused=True)
+    now = await files.current_etag(path)
+    if now == kept.validator:
+        return FolderListing(held.itself, held.entries, held.total, True, reused=True)
+    if found is not None and found.itself.etag == now:
+        return found  # the listing joined is of the state this caller confirmed
 
-        async def read() -> FolderListing:
-            return await _read(files, path, key, top=top, answers=answers, progress=progress)
+    async def read() -> FolderListing:
+        return await _read(files, path, key, top=top, answers=answers, progress=progress)
 
-        if now:  # the folder changed: callers that saw the same new ETag share one read (ADR 0069)
-            shared: FolderListing = await answers.shared(files.user_id, f"{key}|{top}", now, read)
-            return shared
-    return await _read(files, path, key, top=top, answers=answers, progress=progress)
+    if now:  # the folder changed: callers that saw the same new ETag share one read (ADR 0069)
+        shared: FolderListing = await answers.shared(files.user_id, f"{key}|{top}", now, read)
+        return shared
+    return await read()
+
+
+async def _read_if_modified(
+    files: WebDAVClient,
+    path: str,
+    key: str,
+    *,
+    top: int,
+    answers: KeptAnswers,
+    progress: Progress | None,
+    since: datetime,
+) -> FolderListing | None:
+    """The listing, or None when Nextcloud says the folder's mtime is not later than `since`."""
+    try:
+        return await _read(files, path, key, top=top, answers=answers, progress=progress, since=since)
+    except NotModified:
+        return None
 
 
 async def _read(
@@ -90,13 +143,14 @@ async def _read(
     top: int,
     answers: KeptAnswers | None,
     progress: Progress | None,
+    since: datetime | None = None,
 ) -> FolderListing:
     budget = answers.max_bytes // 4 if answers is not None else 0
     itself: FileEntry | None = None
     held: list[FileEntry] = []
     total = size = 0
     complete = True
-    async for entry in files.iter_directory(path, itself=True):
+    async for entry in files.iter_directory(path, itself=True, modified_since=since):
         if entry.path == path and itself is None:
             itself = entry
             continue

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass
-from email.utils import formatdate
+from datetime import UTC, datetime
+from email.utils import format_datetime, formatdate
 from urllib.parse import quote
 
 from nextcloud_mcp_server.nextcloud import etags, paths
@@ -25,16 +26,27 @@ from nextcloud_mcp_server.nextcloud.dav.files import (
     propfind_body,
 )
 from nextcloud_mcp_server.nextcloud.dav.xml import parse_multistatus
-from nextcloud_mcp_server.nextcloud.errors import Conflict, InvalidInput, NotFound, PreconditionFailed
+from nextcloud_mcp_server.nextcloud.errors import (
+    Conflict,
+    InvalidInput,
+    InvalidResponse,
+    NotFound,
+    PreconditionFailed,
+)
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.models import FileEntry
 from nextcloud_mcp_server.outbound.answers import Headers
 
-__all__ = ["PROPFIND_BODY", "FilePage", "WebDAVClient", "WriteResult"]
+__all__ = ["PROPFIND_BODY", "FilePage", "NotModified", "WebDAVClient", "WriteResult"]
 
 # The listing's request body (benchmarks make the same request directly).
 PROPFIND_BODY = propfind_body(LISTING_PROPS).decode()
 CHUNK = 64 * 1024
+
+
+class NotModified(Exception):
+    """A listing asked with `modified_since` was answered 304: the folder's modification time has
+    not moved past it (which alone does not say the folder is unchanged: folder_listing.py)."""
 
 
 @dataclass(frozen=True)
@@ -81,11 +93,15 @@ class WebDAVClient:
         self, method: str, url_path: str, body: bytes, headers: dict[str, str], *, missing: str
     ) -> AsyncGenerator[FileEntry, None]:
         """The file entries of a PROPFIND or SEARCH answer, as they stream in; a 404 is reported
-        as no file or folder at `missing`."""
+        as no file or folder at `missing`, a 304 to a conditional request as `NotModified`."""
         try:
             async with self._http.stream(
                 method, url_path, credential=self._credential, headers=headers, content=body
             ) as response:
+                if response.status_code == 304:
+                    if "If-Modified-Since" in headers:
+                        raise NotModified(missing)
+                    raise InvalidResponse(self.host, f"{method} answered 304 to a request with no condition")
                 async for item in parse_multistatus(response, self.host):
                     entry = file_entry(item, self.root)
                     if entry is not None:
@@ -93,8 +109,15 @@ class WebDAVClient:
         except NotFound as exc:
             raise self.not_found(missing, exc) from None
 
-    def _propfind(self, path: str, depth: str, props: str) -> AsyncGenerator[FileEntry, None]:
+    def _propfind(
+        self, path: str, depth: str, props: str, modified_since: datetime | None = None
+    ) -> AsyncGenerator[FileEntry, None]:
         headers = {"Depth": depth, "Content-Type": "application/xml; charset=utf-8"}
+        if modified_since is not None:
+            # Sabre answers 304 before any listing work when the node's mtime is not later than
+            # this, for every method (a folder's If-None-Match it ignores: only files have ETags
+            # there); checked on 29 and 34 (ADR 0094)
+            headers["If-Modified-Since"] = format_datetime(modified_since.astimezone(UTC), usegmt=True)
         return self.entries("PROPFIND", self.url_path(path), propfind_body(props), headers, missing=path)
 
     async def _itself(self, path: str, props: str) -> FileEntry:
@@ -112,11 +135,14 @@ class WebDAVClient:
         """The ETag of a file or folder now (one depth-0 PROPFIND asking for nothing else)."""
         return (await self._itself(path, ETAG_PROPS)).etag
 
-    async def iter_directory(self, path: str, *, itself: bool = False) -> AsyncIterator[FileEntry]:
+    async def iter_directory(
+        self, path: str, *, itself: bool = False, modified_since: datetime | None = None
+    ) -> AsyncIterator[FileEntry]:
         """The entries of a folder, as they stream in; with `itself`, the folder's own entry too
         (a file listed with Depth 1 answers only itself: that is how a caller tells). Entries carry
-        what a listing shows, not the file id (`stat` has it)."""
-        async for entry in self._propfind(path, "1", LISTING_PROPS):
+        what a listing shows, not the file id (`stat` has it). With `modified_since`, raises
+        `NotModified` instead when Nextcloud says the folder's mtime is not later."""
+        async for entry in self._propfind(path, "1", LISTING_PROPS, modified_since):
             if itself or entry.path != path:
                 yield entry
 

@@ -34,6 +34,7 @@ from nextcloud_mcp_server.toolsets.notes.errors import (
     no_such_note,
 )
 from nextcloud_mcp_server.toolsets.notes.files import NotesFiles, NotesFilesUnavailable
+from nextcloud_mcp_server.toolsets.notes.folder import listing_with_settings
 from nextcloud_mcp_server.toolsets.notes.input import (
     InvalidNoteInput,
     check_category,
@@ -225,8 +226,7 @@ class NotesClient:
         notes folder over WebDAV (kept, revalidated), else from the Notes API."""
         if self.files is not None:
             try:
-                settings = await self.settings()
-                listing = await self.files.listing(settings.notes_path, settings.custom_suffix)
+                _, listing = await listing_with_settings(self.files, self.settings)
             except NotesFilesUnavailable:
                 pass
             else:
@@ -337,8 +337,7 @@ class NotesClient:
         self, query: str, category: str | None, limit: int, progress: Progress | None
     ) -> list[NoteSearchHit]:
         assert self.files is not None
-        settings = await self.settings()
-        listing = await self.files.listing(settings.notes_path, settings.custom_suffix)
+        settings, listing = await listing_with_settings(self.files, self.settings)
         report = progress or _silent
         await report(0, len(listing.notes))  # reading the texts may take a while the first time
 

@@ -42,7 +42,7 @@ from nextcloud_mcp_server.nextcloud.dav.xml import DAV, NC_ORG, OC, DavResponse,
 from nextcloud_mcp_server.nextcloud.errors import NextcloudError, NotFound
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.kept import KeptAnswers
-from nextcloud_mcp_server.nextcloud.models import Note
+from nextcloud_mcp_server.nextcloud.models import Note, NoteSettings
 from nextcloud_mcp_server.toolsets.notes.file_notes import (
     MAX_ZIP_BYTES,
     NotesFilesUnavailable,
@@ -65,6 +65,7 @@ __all__ = [
 MAX_NOTES = 20_000  # notes read from one SEARCH; a bigger folder is read through the Notes API
 ZIP_RETRY_SECONDS = 3600.0  # a Nextcloud that gave no zip is not asked again for this long
 MAX_REFETCH = 32  # notes changed since the texts were kept, read one by one; more: one zip
+_SETTINGS = "notes-settings"  # the Notes settings last told (a guess checked each time: folder.py)
 
 
 A = TypeVar("A")
@@ -347,6 +348,14 @@ class NotesFiles:
         except NextcloudError as exc:
             raise NotesFilesUnavailable(f"zip refused: {exc}") from None
         return unzip_notes(body, custom_suffix.lstrip(".").lower())
+
+    def last_settings(self) -> NoteSettings | None:
+        """The Notes settings this user's last listing was asked beside (folder.py)."""
+        seen = self._answers.get(self._user, _SETTINGS)
+        return seen.value if seen is not None and isinstance(seen.value, NoteSettings) else None
+
+    def remember_settings(self, settings: NoteSettings) -> None:
+        self._answers.put(self._user, _SETTINGS, "told", settings, 64 + len(settings.notes_path))
 
     def forget(self) -> None:
         """Drop what is kept for this user (after a change made through this server)."""

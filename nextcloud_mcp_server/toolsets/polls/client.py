@@ -186,7 +186,7 @@ class PollsClient:
         if self._modern is None:
             self._modern = dialects.get(self.host)
         if self._modern is None:
-            caps = (await self._ocs.capabilities()).get("capabilities", {})
+            caps = (await self._ocs.recent_capabilities()).get("capabilities", {})
             self._modern = isinstance(caps, dict) and isinstance(caps.get("polls"), dict)
             dialects.put(self.host, self._modern)
         return self._modern

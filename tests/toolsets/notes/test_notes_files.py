@@ -256,7 +256,7 @@ async def test_a_refused_search_falls_back_to_the_notes_api(double: NextcloudDou
 
 async def test_a_custom_notes_folder_is_listed_and_searched(nextcloud: Nextcloud) -> None:
     """With the Notes setting `notesPath` moved to a nested folder with a space, the listing and
-    the search read that folder and equal the Notes API's answers (the double keeps its folder)."""
+    the search read that folder and equal the Notes API's answers."""
     with nextcloud.http(nextcloud.alice) as client:
         client.put(
             "/index.php/apps/notes/api/v1/settings", json={"notesPath": "Docs/My Notes"}

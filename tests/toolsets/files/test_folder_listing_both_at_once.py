@@ -1,0 +1,159 @@
+"""A kept folder listing is asked again with If-Modified-Since before its ETag is (ADR 0094): on
+the double, the real Nextcloud 29 and the real 34, because whether Nextcloud answers a folder's
+PROPFIND 304 is its own behaviour (Sabre's, before any listing work) and both versions must show
+it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+
+from nextcloud_mcp_server.nextcloud.auth import BasicCredential
+from nextcloud_mcp_server.nextcloud.client import NextcloudClient
+from nextcloud_mcp_server.nextcloud.dav import folder_listing
+from nextcloud_mcp_server.nextcloud.dav.folder_listing import FolderListing, list_folder
+from nextcloud_mcp_server.nextcloud.dav.webdav import WebDAVClient
+from nextcloud_mcp_server.nextcloud.errors import Unauthorized
+from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
+from nextcloud_mcp_server.nextcloud.kept import KeptAnswers
+from tests.backends import Nextcloud
+from tests.targets import ON_THE_DOUBLE
+
+pytestmark = pytest.mark.integration
+
+
+def _shown(listing: FolderListing) -> list[tuple[Any, ...]]:
+    return [(e.path, e.kind, e.size, e.modified, e.etag, e.mime) for e in listing.entries]
+
+
+class _Requests:
+    """What a client's requests were, in order: `sent PROPFIND 0`, `sent PROPFIND 1 if-modified`
+    when one goes out, `answered ... <status>` when its answer begins."""
+
+    def __init__(self, http: NextcloudHTTP) -> None:
+        self.events: list[str] = []
+        original = http.stream
+
+        @asynccontextmanager
+        async def stream(method: str, path: str, **kwargs: Any) -> AsyncIterator[Any]:
+            headers = kwargs.get("headers") or {}
+            condition = " if-modified" if "If-Modified-Since" in headers else ""
+            name = f"{method} {headers.get('Depth', '')}{condition}"
+            self.events.append(f"sent {name}")
+            async with original(method, path, **kwargs) as response:
+                self.events.append(f"answered {name} {response.status_code}")
+                yield response
+
+        http.stream = stream  # type: ignore[method-assign]
+
+    def sent(self) -> list[str]:
+        return [e for e in self.events if e.startswith("sent")]
+
+
+def test_a_changed_folder_costs_one_conditional_listing_and_an_unchanged_one_a_304_and_its_etag(
+    nextcloud: Nextcloud,
+) -> None:
+    """Nextcloud answers the conditional listing 304 while the folder's mtime has not moved; then
+    the ETag is asked, and decides. A changed folder whose mtime moved costs the one request of a
+    plain listing. When the mtime did not move (a change within the same second, an mtime a client
+    set) the ETag still tells: the folder is read again and the answer equals a fresh one."""
+    admin = nextcloud.admin
+    nextcloud.put_file(admin, "Both/a.txt", b"a")
+    nextcloud.put_file(admin, "Both/b.txt", b"b")
+    key = folder_listing.KEY_PREFIX + "Both"
+
+    async def main() -> None:
+        http = NextcloudHTTP(nextcloud.url)
+        requests = _Requests(http)
+        try:
+            files = await NextcloudClient(http, BasicCredential(admin.user, admin.app_password)).files()
+            answers = KeptAnswers()
+            first = await list_folder(files, "Both", top=50, answers=answers)
+            assert first.itself.modified is not None
+            requests.events.clear()
+            again = await list_folder(files, "Both", top=50, answers=answers)
+            assert again.reused
+            assert requests.events == [
+                "sent PROPFIND 1 if-modified",
+                "answered PROPFIND 1 if-modified 304",  # Nextcloud's answer to the unchanged folder
+                "sent PROPFIND 0",
+                "answered PROPFIND 0 207",
+            ]
+
+            def kept_with(modified: datetime) -> None:
+                kept = answers.get(files.user_id, key)
+                assert kept is not None
+                held: FolderListing = kept.value
+                moved = FolderListing(
+                    held.itself.model_copy(update={"modified": modified}), held.entries, held.total, True
+                )
+                answers.put(files.user_id, key, kept.validator, moved, kept.size)
+
+            kept_with(first.itself.modified - timedelta(hours=1))  # kept an hour ago
+            await asyncio.to_thread(nextcloud.put_file, admin, "Both/c.txt", b"c")
+            requests.events.clear()
+            seen = await list_folder(files, "Both", top=50, answers=answers)
+            assert requests.events == ["sent PROPFIND 1 if-modified", "answered PROPFIND 1 if-modified 207"]
+            assert not seen.reused
+            assert [e.name for e in seen.entries] == ["a.txt", "b.txt", "c.txt"]
+            assert seen.itself.modified is not None
+
+            kept_with(seen.itself.modified + timedelta(days=1))  # an mtime the change does not pass
+            await asyncio.to_thread(nextcloud.put_file, admin, "Both/d.txt", b"d")
+            requests.events.clear()
+            after = await list_folder(files, "Both", top=50, answers=answers)
+            assert requests.sent() == ["sent PROPFIND 1 if-modified", "sent PROPFIND 0", "sent PROPFIND 1"]
+            assert "answered PROPFIND 1 if-modified 304" in requests.events
+            assert _shown(after) == _shown(await list_folder(files, "Both", top=50))
+            assert [e.name for e in after.entries] == ["a.txt", "b.txt", "c.txt", "d.txt"]
+            assert (await list_folder(files, "Both", top=50, answers=answers)).reused
+        finally:
+            await http.aclose()
+
+    asyncio.run(main())
+
+
+@ON_THE_DOUBLE
+def test_a_caller_that_joined_a_refused_listing_asks_with_its_own_credential(nextcloud: Nextcloud) -> None:
+    """Two calls of one user at once share one conditional listing; when Nextcloud refuses the
+    credential of the call that sent it, that call fails (its grant is what is wrong) and the
+    other asks again with its own, getting the folder as it is now, never the other's failure."""
+    admin = nextcloud.admin
+    nextcloud.put_file(admin, "Mine/a.txt", b"a")
+
+    async def main() -> None:
+        http = NextcloudHTTP(nextcloud.url)
+        try:
+            good = WebDAVClient(http, BasicCredential(admin.user, admin.app_password), admin.user)
+            refused = WebDAVClient(http, BasicCredential(admin.user, "not-the-password"), admin.user)
+            answers = KeptAnswers()
+            first = await list_folder(good, "Mine", top=50, answers=answers)
+            assert first.itself.modified is not None
+            kept = answers.get(admin.user, folder_listing.KEY_PREFIX + "Mine")
+            assert kept is not None
+            old = FolderListing(
+                first.itself.model_copy(update={"modified": first.itself.modified - timedelta(hours=1)}),
+                first.entries,
+                first.total,
+                True,
+            )
+            answers.put(admin.user, folder_listing.KEY_PREFIX + "Mine", kept.validator, old, kept.size)
+            await asyncio.to_thread(nextcloud.put_file, admin, "Mine/b.txt", b"b")
+            failed, listed = await asyncio.gather(
+                list_folder(refused, "Mine", top=50, answers=answers),
+                list_folder(good, "Mine", top=50, answers=answers),
+                return_exceptions=True,
+            )
+            assert isinstance(failed, Unauthorized)
+            assert isinstance(listed, FolderListing)
+            assert answers.flights.joined == 1  # the good call joined the refused one's listing
+            assert [e.name for e in listed.entries] == ["a.txt", "b.txt"]
+        finally:
+            await http.aclose()
+
+    asyncio.run(main())
