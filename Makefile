@@ -80,7 +80,7 @@ docs: $(STAMP)
 
 ## dist: wheel and sdist in dist/ (pipx install --pip-args="-c constraints.txt" dist/*.whl; uvx -c constraints.txt --from dist/<wheel> nextcloud-mcp-bridge)
 dist: $(STAMP)
-	$(BIN)/python -m build --outdir dist .
+	$(BIN)/python -m build --installer uv --outdir dist .
 
 ## mcpb: the Claude Desktop extension, dist/nextcloud-mcp-bridge-<version>.mcpb (validated by the MCPB CLI)
 mcpb: $(RUNTIME_STAMP) $(MCPB_STAMP)

@@ -35,6 +35,9 @@ SLOW = {
     ),
     "tests/test_kit_prepare.py": "the instances' install run by a stand-in kit, in processes",
     "tests/test_cli.py": "the command as a process, several times a test",
+    "tests/test_check_and_run_agree.py::test_check_and_run_agree": (
+        "`check`, `run` and the extension's server as processes, two or three a case"
+    ),
 }
 
 

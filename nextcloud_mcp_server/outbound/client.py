@@ -23,6 +23,7 @@ Every failure is an `OutboundError` (errors.py); callers map them to their own w
 from __future__ import annotations
 
 import base64
+import functools
 import io
 import re
 import ssl
@@ -89,6 +90,15 @@ def tls_context(verify: bool | ssl.SSLContext) -> ssl.SSLContext | bool:
         return verify
     if not verify:
         return False
+    return _system_context()
+
+
+@functools.cache
+def _system_context() -> ssl.SSLContext:
+    """Built once per process and shared by every client, as aiohttp does with its own default:
+    building one reads the whole CA bundle (30 ms of CPU, more on a busy machine), and nothing
+    changes a context once built. The system's trust store is thus read when the first client is
+    made, not again for each one."""
     context = ssl.create_default_context()
     if not context.cert_store_stats().get("x509_ca"):
         context.load_verify_locations(certifi.where())

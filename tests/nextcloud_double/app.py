@@ -23,6 +23,7 @@ import dataclasses
 import functools
 import re
 import secrets
+import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -85,14 +86,8 @@ class NextcloudDouble:
         self.notes = NotesStore(data_dir / "files")
         self.files_root = data_dir / "files"
         self._wsgidav = WSGIMiddleware(make_wsgidav(self.files_root, self.accounts), workers=16)
-        radicale = make_radicale(data_dir / "calendars", self.accounts)
-        for account in self.accounts:  # Nextcloud gives every user a "Personal" calendar (events only)
-            create_calendar(
-                radicale, account.id, self.accounts.inner_authorization(account.id), "personal", "Personal"
-            )
-        self._radicale = WSGIMiddleware(radicale, workers=8)
-        contacts = contacts_dav.make_contacts_radicale(data_dir / "contacts", self.accounts)
-        self._contacts = WSGIMiddleware(contacts, workers=4)
+        self._pim_made = threading.Lock()
+        self._pim: tuple[WSGIMiddleware, WSGIMiddleware] | None = None  # calendars, contacts
         self.calendar_trash = CalendarTrash(data_dir / "calendars" / "collections" / "collection-root")
         self.requests: collections.deque[Recorded] = collections.deque(maxlen=20_000)
         # the bodies of the REPORTs on calendars, for tests of what is asked (sabre_limits.py)
@@ -105,6 +100,29 @@ class NextcloudDouble:
         self._version = "29.0.6"
         # Host names answered (None: any); others get Nextcloud's "Trusted domain error".
         self.trusted_domains: tuple[str, ...] | None = None
+
+    def _calendars_and_contacts(self) -> tuple[WSGIMiddleware, WSGIMiddleware]:
+        """The two Radicales (calendars, contacts), made before the first request that may reach
+        them, each user with Nextcloud's "Personal" calendar and "Contacts" book: a test that
+        never asks for either does not pay for their storage (Radicale probes its folder's file
+        system at start, tens of directories made and removed)."""
+        with self._pim_made:
+            if self._pim is None:
+                radicale = make_radicale(self.data_dir / "calendars", self.accounts)
+                for account in self.accounts:  # Nextcloud's "Personal" calendar (events only)
+                    authorization = self.accounts.inner_authorization(account.id)
+                    create_calendar(radicale, account.id, authorization, "personal", "Personal")
+                contacts = contacts_dav.make_contacts_radicale(self.data_dir / "contacts", self.accounts)
+                self._pim = WSGIMiddleware(radicale, workers=8), WSGIMiddleware(contacts, workers=4)
+            return self._pim
+
+    @property
+    def _radicale(self) -> WSGIMiddleware:
+        return self._calendars_and_contacts()[0]
+
+    @property
+    def _contacts(self) -> WSGIMiddleware:
+        return self._calendars_and_contacts()[1]
 
     @property
     def version(self) -> str:
@@ -268,6 +286,8 @@ class NextcloudDouble:
         headers = [(k, v) for k, v in scope["headers"] if k != b"authorization"]
         headers.append((b"authorization", self.accounts.inner_authorization(caller.user_id).encode()))
         inner = dict(scope, headers=headers)
+        if not path.startswith(FILES_PREFIX + "/"):
+            self._calendars_and_contacts()  # their folders exist before anything reads them
         calendar = _calendar_path(path)
         principal = path.rstrip("/") == f"/remote.php/dav/principals/users/{caller.user_id}"
         if method == "PROPFIND" and (principal or (calendar and not calendar[1])):
