@@ -136,15 +136,20 @@ async def finish_signin(runtime: Any, request: Request, state: ConsentState) -> 
         grant = await provider.finish(state, "", params)
     except ConsentFailed as exc:
         return error_page(exc.title, f"{exc.message} {TRY_AGAIN}", status=exc.status)
-    try:
-        await requests.signed_in(request_id, grant.user_id)
-    except RequestUnusable as exc:
-        await _revoke(runtime, grant)
-        return error_page("This sign-in cannot be completed", f"{exc}")
-    if not runtime.settings.auth_server_grant_at_signin:
+    kept = runtime.settings.auth_server_grant_at_signin
+    made = grant
+    if not kept:
         await _revoke(runtime, grant)  # the identity is all we needed
         grant = dataclasses.replace(grant, kind=NO_CREDENTIAL, secret="")
-    await runtime.store.save_grant(dataclasses.replace(grant, subject=pending_subject(request_id, browser)))
+    subject = pending_subject(request_id, browser)
+    await runtime.store.save_grant(dataclasses.replace(grant, subject=subject))  # before the binding:
+    try:  # a page that finds the request bound finds its pending grant (as in signin_flow.py)
+        await requests.signed_in(request_id, grant.user_id)
+    except RequestUnusable as exc:
+        await runtime.store.delete_grant(subject)
+        if kept:
+            await _revoke(runtime, made)
+        return error_page("This sign-in cannot be completed", f"{exc}")
     await runtime.store.audit(grant.user_id, "signed_in", f"for client {pending.client_id[:200]}")
     return _redirect(_consent_location(request_id))
 
@@ -234,7 +239,7 @@ def signin_routes(runtime: Any) -> list[Route]:
         if browser is None:
             return error_page(*OTHER_BROWSER, status=403)
         grant = await _pending_grant(pending.id, browser)
-        if grant is None:
+        if grant is None or grant.user_id != pending.user_id:  # kept before the binding: the same account
             return error_page(*OTHER_BROWSER, status=403)
         return pending, browser, grant
 

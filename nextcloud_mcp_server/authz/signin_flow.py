@@ -109,18 +109,24 @@ class FlowSignins:
             user = await OCSClient(runtime.http, credential).current_user()
         except NextcloudError as exc:
             return f"Nextcloud did not accept the new access ({exc})."
-        try:
-            await runtime.authorization_requests.signed_in(request_id, user.id)
-        except RequestUnusable as exc:
-            await delete_at_nextcloud(runtime, credential)
-            return str(exc)
         grant = Grant(
             pending_subject(request_id, browser), user.id, "login-flow-v2", "app_password", password
         )
         grant = dataclasses.replace(grant, login=login)
-        if not runtime.settings.auth_server_grant_at_signin:
+        kept = runtime.settings.auth_server_grant_at_signin
+        if not kept:
             await delete_at_nextcloud(runtime, credential)  # the identity is all we needed
             grant = dataclasses.replace(grant, kind=NO_CREDENTIAL, secret="")
+        # The pending grant before the request is bound: the hand-off page reloads every few
+        # seconds, and one that finds the request bound must find the grant too (the other order
+        # answered such a reload "already signed in").
         await runtime.store.save_grant(grant)
+        try:
+            await runtime.authorization_requests.signed_in(request_id, user.id)
+        except RequestUnusable as exc:
+            await runtime.store.delete_grant(grant.subject)
+            if kept:
+                await delete_at_nextcloud(runtime, credential)
+            return str(exc)
         await runtime.store.audit(user.id, "signed_in", "through Login Flow v2")
         return None

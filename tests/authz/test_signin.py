@@ -576,3 +576,26 @@ async def test_login_flow_without_grant_at_sign_in_deletes_the_app_password_at_o
         assert answer.status_code == 303
         assert await server.grant("alice") is None
         assert set(double.accounts["alice"].app_passwords) == before
+
+
+async def test_a_hand_off_page_reloading_while_the_sign_in_is_kept_goes_on_to_consent(
+    flow_server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The page reloads every few seconds: whenever it finds the request signed in, the pending
+    grant is there already (kept first; a reload in between was answered 'already signed in')."""
+    server = flow_server
+    assert server.runtime.store is not None
+    keep = server.runtime.store.save_grant
+
+    async def slow_keep(grant: Any) -> None:
+        await asyncio.sleep(1.0)  # widens the moment between keeping the grant and binding the request
+        await keep(grant)
+
+    monkeypatch.setattr(server.runtime.store, "save_grant", slow_keep)
+    request = await server.new_request()
+    async with _browser() as browser:
+        await _sign_in_by_login_flow(browser, server, request.id)
+        fields = await _consent_form(browser, server, request.id)
+        answer = await browser.post(f"{server.base}{CONSENT_PATH}", data={**fields, "decision": "approve"})
+    assert answer.status_code == 303
+    assert (await server.grant("alice")).login == "alice"
