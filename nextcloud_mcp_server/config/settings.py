@@ -86,6 +86,10 @@ class Settings(ReplicaSettings, AuthServerSettings, NextcloudSettings):
     find_embeddings_model: str | None = Field(default=None, min_length=1, max_length=200)
     find_embeddings_api_key: SecretStr | None = None
     find_embeddings_timeout_seconds: float = Field(default=30.0, gt=0, le=600)
+    # passages' vectors kept in memory between calls (docs/ADR/0095): in all, and per user (a
+    # person with more is read from the index each call); 0: none kept
+    find_vector_cache_mb: int = Field(default=64, ge=0, le=65_536)
+    find_vector_cache_user_mb: int = Field(default=32, ge=0, le=65_536)
 
     # --- HTTP transport
     mcp_host: str = "127.0.0.1"

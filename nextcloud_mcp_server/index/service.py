@@ -102,8 +102,13 @@ class FindService:
                 self._embedder = embedder_of(self.settings)
                 if self._embedder is not None:
                     from nextcloud_mcp_server.index.meaning import Meaning  # start-up cost: numpy
+                    from nextcloud_mcp_server.index.vector_cache import VectorCache
 
-                    self._meaning = Meaning(self._embedder, vectors)
+                    cache = VectorCache(
+                        total_bytes=self.settings.find_vector_cache_mb << 20,
+                        user_bytes=self.settings.find_vector_cache_user_mb << 20,
+                    )
+                    self._meaning = Meaning(self._embedder, vectors, cache)
             return self._index
 
     async def meaning(self) -> Meaning | None:
@@ -154,7 +159,9 @@ class FindService:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
         removed = await (await self.index()).forget(user)
-        if self._vectors is not None:
+        if self._meaning is not None:  # its passages and what this process keeps of them
+            await self._meaning.forget(user)
+        elif self._vectors is not None:
             await self._vectors.forget(user)
         if removed:
             logger.info("the find index of a user was deleted (%d items)", removed)
