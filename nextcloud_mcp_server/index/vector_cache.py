@@ -115,6 +115,9 @@ class Matrix:
         order = keep[np.lexsort((-scores[keep], self.owners[keep]))]
         owners = self.owners[order]
         best = order[np.concatenate(([True], owners[1:] != owners[:-1]))]
+        if len(best) > offset + limit:  # only what can be on the page is sorted (ties at its edge kept)
+            edge = -np.partition(-scores[best], offset + limit - 1)[offset + limit - 1]
+            best = best[scores[best] >= edge]
         items = self.items
         ranked = sorted(
             best.tolist(),

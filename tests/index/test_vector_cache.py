@@ -319,3 +319,23 @@ async def test_an_index_made_before_the_marks_gets_one_per_user(location: str) -
         assert await store.mark(BOB) is None
     finally:
         await opened.close()
+
+
+def test_a_page_of_many_items_is_the_same_as_sorting_them_all() -> None:
+    """Only the page's items are sorted: the same page as sorting every item, ties included."""
+    rng = np.random.default_rng(11)
+    width, query = 3, np.array([[1.0, 0.0, 0.0]], dtype=np.float32)
+    rows = []
+    for i in range(300):
+        vector = rng.normal(size=width).astype("<f4") if i % 3 else np.array([0.5, 0.5, 0.5], "<f4")
+        vector /= np.linalg.norm(vector)
+        rows.append(Candidate("file", f"k{i:03}", "t", "", 1.0, "v", 0, 1, "x", vector.tobytes()))
+    matrix = Matrix.of(rows, width)
+    everything = matrix.nearest(query, Filters(), limit=50, offset=0, floor=-1.0)
+    everything += matrix.nearest(query, Filters(), limit=50, offset=50, floor=-1.0)
+    scores = {c.key: float(np.frombuffer(c.vector, "<f4")[0]) for c in rows}
+    expected = sorted(scores, key=lambda k: (-scores[k], "file", k))[:100]
+    assert [h.key for h in everything] == expected
+    for offset in (0, 7, 33, 60):
+        page = matrix.nearest(query, Filters(), limit=10, offset=offset, floor=-1.0)
+        assert [h.key for h in page] == expected[offset : offset + 10]
