@@ -137,7 +137,7 @@ async def test_every_write_moves_the_mark_and_nothing_else_does(
     assert await store.prune(ALICE, meaning.model) == 0
     await index.set_status(ALICE, synced_at=1.0, complete=True, error="")
     await index.set_marks(ALICE, "folder", {"": "etag"})
-    assert await index.search(ALICE, parse_query("x"), Filters(), limit=1) == []
+    assert await index.search(ALICE, parse_query("absentword"), Filters(), limit=1) == []
     assert not await moved()
     # bob's writes are his own
     await index.put(BOB, [note("b", "Bob", "words")])
