@@ -34,7 +34,7 @@ import find_data  # noqa: E402
 from _procs import clean_env  # noqa: E402
 from find_measure import USER, call_find, first_index  # noqa: E402
 from find_report import Labels, scores  # noqa: E402
-from find_seed import ensure_find_seeded  # noqa: E402
+from find_seed import FindInstance, ensure_find_seeded  # noqa: E402
 from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 from meter import Meter  # noqa: E402
 
@@ -156,21 +156,21 @@ async def run(args: argparse.Namespace) -> None:
                 times[n].append(time.perf_counter() - started)
                 r, _ = scores([labels.of_hit(h) for h in answer["hits"]], set(q["relevant"]))
                 recalls[n][kind].append(r)
-    print(f"\nmode {args.mode}, {len(queries)} queries (every {args.every}th), each checkout in turn")
-    for n, code in enumerate(args.code):
-        cuts = statistics.quantiles(times[n], n=20, method="inclusive")
-        recall = ", ".join(f"{k} {statistics.fmean(v):.3f}" for k, v in recalls[n].items())
-        p50, p95 = 1000 * statistics.median(times[n]), 1000 * cuts[18]
-        print(f"\n{code}: over MCP p50 {p50:.1f} ms, p95 {p95:.1f} ms; recall@10 {recall}")
-        calls = _calls([json.loads(line) for line in logs[n].read_text().splitlines() if line])
-        print(f"  {'part (median per call, ms)':28} {'':>7}")
-        print(f"  {'the tool, in the server':28} {_ms([c['call'] for c in calls if 'call' in c])}")
-        for part in PARTS:
-            print(f"  {part:28} {_ms([c[part] for c in calls if part in c])}")
-        server = [c["call"] for c in calls if "call" in c]
-        if len(server) == len(times[n]):
-            overhead = [t - s for t, s in zip(times[n], server, strict=True)]
-            print(f"  {'MCP and the rest (client)':28} {_ms(overhead)}")
+        print(f"\nmode {args.mode}, {len(queries)} queries (every {args.every}th), each checkout in turn")
+        for n, code in enumerate(args.code):
+            cuts = statistics.quantiles(times[n], n=20, method="inclusive")
+            recall = ", ".join(f"{k} {statistics.fmean(v):.3f}" for k, v in recalls[n].items())
+            p50, p95 = 1000 * statistics.median(times[n]), 1000 * cuts[18]
+            print(f"\n{code}: over MCP p50 {p50:.1f} ms, p95 {p95:.1f} ms; recall@10 {recall}")
+            calls = _calls([json.loads(line) for line in logs[n].read_text().splitlines() if line])
+            print(f"  {'part (median per call, ms)':28}")
+            print(f"  {'the tool, in the server':28} {_ms([c['call'] for c in calls if 'call' in c])}")
+            for part in PARTS:
+                print(f"  {part:28} {_ms([c[part] for c in calls if part in c])}")
+            server = [c["call"] for c in calls if "call" in c]
+            if len(server) == len(times[n]):
+                overhead = [t - s for t, s in zip(times[n], server, strict=True)]
+                print(f"  {'MCP and the rest (client)':28} {_ms(overhead)}")
 
 
 def main() -> int:
@@ -179,8 +179,13 @@ def main() -> int:
     parser.add_argument("--mode", default="both", choices=("words", "meaning", "both"))
     parser.add_argument("--code", nargs="+", default=["."], help="checkouts to run (their directories)")
     parser.add_argument("--set", nargs="*", default=[], help="settings for every server, NAME=value")
+    parser.add_argument("--keep-running", action="store_true", help="leave the instance running when done")
     args = parser.parse_args()
-    asyncio.run(run(args))
+    try:
+        asyncio.run(run(args))
+    finally:
+        if not args.keep_running:
+            FindInstance("34").stop()
     return 0
 
 
