@@ -51,6 +51,10 @@ PARTS = (
     "build matrix",
     "score",
     "confirm",
+    "confirm: SEARCH",
+    "confirm: other kinds' listings",
+    "confirm: notes by id",
+    "confirm: folders listed",
     "status",
 )
 
@@ -163,14 +167,15 @@ async def run(args: argparse.Namespace) -> None:
             p50, p95 = 1000 * statistics.median(times[n]), 1000 * cuts[18]
             print(f"\n{code}: over MCP p50 {p50:.1f} ms, p95 {p95:.1f} ms; recall@10 {recall}")
             calls = _calls([json.loads(line) for line in logs[n].read_text().splitlines() if line])
-            print(f"  {'part (median per call, ms)':28}")
-            print(f"  {'the tool, in the server':28} {_ms([c['call'] for c in calls if 'call' in c])}")
+            print(f"  {'part (median per call, ms)':32}")
+            print(f"  {'the tool, in the server':32} {_ms([c['call'] for c in calls if 'call' in c])}")
             for part in PARTS:
-                print(f"  {part:28} {_ms([c[part] for c in calls if part in c])}")
+                times_of = [c[part] for c in calls if part in c]
+                print(f"  {part:32} {_ms(times_of)}  in {len(times_of)} of {len(calls)} calls")
             server = [c["call"] for c in calls if "call" in c]
             if len(server) == len(times[n]):
                 overhead = [t - s for t, s in zip(times[n], server, strict=True)]
-                print(f"  {'MCP and the rest (client)':28} {_ms(overhead)}")
+                print(f"  {'MCP and the rest (client)':32} {_ms(overhead)}")
 
 
 def main() -> int:

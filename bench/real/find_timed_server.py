@@ -15,8 +15,8 @@ import sys
 import time
 from typing import Any
 
+from nextcloud_mcp_server.index import confirm, meaning, sqlite, sqlite_vectors
 from nextcloud_mcp_server.index import embedding as embedding_module
-from nextcloud_mcp_server.index import meaning, sqlite, sqlite_vectors
 from nextcloud_mcp_server.toolsets.find import tools
 
 try:  # newer checkouts: the passages kept in memory (ADR 0095)
@@ -73,6 +73,10 @@ def install() -> None:
     _timed(tools, "consent_to_index", "consent")
     _timed(tools, "own_round", "round")
     _timed(tools, "confirmed", "confirm")
+    _timed(confirm, "files_named", "confirm: SEARCH")
+    _timed(confirm, "present_of_kind", "confirm: other kinds' listings")
+    _timed(confirm, "_notes_present", "confirm: notes by id")
+    _timed(confirm, "_folders_present", "confirm: folders listed")
     _timed(embedding_module.ShippedModel, "embed", "embed question")
     _timed(sqlite.SQLiteIndex, "search", "words search")
     _timed(sqlite.SQLiteIndex, "status", "status")
