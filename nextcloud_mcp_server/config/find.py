@@ -1,6 +1,6 @@
 """Settings of the find index (`nc_find`): where it is kept, how far documents are read, the
-background, finding by meaning, and the passages kept in memory. Part of `Settings`
-(`settings.py`); docs/ADR/0071, 0075, 0078, 0084, 0095.
+background, finding by meaning, the passages kept in memory and OCR. Part of `Settings`
+(`settings.py`); docs/ADR/0071, 0075, 0078, 0084, 0095, 0096.
 """
 
 from __future__ import annotations
@@ -43,6 +43,14 @@ class FindSettings(BaseSettings):
     # person with more is read from the index each call); 0: none kept
     find_vector_cache_mb: int = Field(default=64, ge=0, le=65_536)
     find_vector_cache_user_mb: int = Field(default=32, ge=0, le=65_536)
+    # text of images and scanned PDF pages by tesseract (docs/ADR/0096): off unless asked; its
+    # languages (tesseract's names, + between), an image's pixels, pages per document, and the
+    # seconds (wall and CPU) a document may take when OCR is on
+    find_ocr: bool = False
+    find_ocr_languages: str = Field(default="eng", pattern=r"^[A-Za-z_]{3,20}(\+[A-Za-z_]{3,20}){0,7}$")
+    find_ocr_max_pixels: int = Field(default=40_000_000, ge=100_000, le=400_000_000)
+    find_ocr_max_pages: int = Field(default=20, ge=1, le=1000)
+    find_ocr_seconds: int = Field(default=60, ge=1, le=3600)
 
     @model_validator(mode="after")
     def _endpoint_is_named(self) -> Self:
