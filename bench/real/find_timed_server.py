@@ -24,11 +24,11 @@ try:  # newer checkouts: the passages kept in memory (ADR 0095)
 except ImportError:  # pragma: no cover - older checkouts
     vector_cache = None  # type: ignore[assignment]
 
-LOG = open(os.environ["FIND_PROFILE_LOG"], "a", buffering=1)  # noqa: SIM115 - open for the process's life
+LOG: list[Any] = []  # the open log, once `install` ran
 
 
 def _record(part: str, start: float) -> None:
-    LOG.write(json.dumps({"part": part, "start": start, "seconds": time.perf_counter() - start}) + "\n")
+    LOG[0].write(json.dumps({"part": part, "start": start, "seconds": time.perf_counter() - start}) + "\n")
 
 
 def _timed(owner: Any, name: str, part: str) -> None:
@@ -69,6 +69,7 @@ def _begin(original: Any) -> Any:
 
 
 def install() -> None:
+    LOG.append(open(os.environ["FIND_PROFILE_LOG"], "a", buffering=1))  # noqa: SIM115 - for the process's life
     tools.runtime_of = _begin(tools.runtime_of)  # type: ignore[attr-defined]
     _timed(tools, "consent_to_index", "consent")
     _timed(tools, "own_round", "round")
