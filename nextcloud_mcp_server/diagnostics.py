@@ -19,6 +19,7 @@ import pydantic
 
 from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.config.validity import chosen_toolsets
+from nextcloud_mcp_server.index.service import ocr_problem
 from nextcloud_mcp_server.nextcloud.apps import enabled_apps
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
 from nextcloud_mcp_server.nextcloud.errors import InvalidResponse, NextcloudError, NotFound, Unauthorized
@@ -80,6 +81,10 @@ async def run_checks(
     results: list[Check] = []
     if not essential:
         results.append(_settings_check(settings))
+        if settings.find_ocr:  # docs/ADR/0096
+            problem = ocr_problem(settings)
+            ready = f"tesseract reads {settings.find_ocr_languages}"
+            results.append(Check("ocr", "fail" if problem else "ok", problem or ready))
     if not settings.nextcloud_verify_tls:
         results.append(Check("tls", "warn", TLS_OFF))
     if settings.host_note:

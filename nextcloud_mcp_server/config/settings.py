@@ -15,6 +15,7 @@ from pydantic import Field, SecretStr, ValidationError, field_validator, model_v
 from pydantic_settings import SettingsConfigDict
 
 from nextcloud_mcp_server.config.auth_server import AuthServerSettings
+from nextcloud_mcp_server.config.find import FindSettings
 from nextcloud_mcp_server.config.nextcloud import NextcloudSettings
 from nextcloud_mcp_server.config.replicas import ReplicaSettings
 from nextcloud_mcp_server.inbound.client_address import TrustedProxies, parse_trusted_proxies
@@ -34,7 +35,7 @@ class ConfigError(Exception):
         self.problems = problems
 
 
-class Settings(ReplicaSettings, AuthServerSettings, NextcloudSettings):
+class Settings(FindSettings, ReplicaSettings, AuthServerSettings, NextcloudSettings):
     """Everything the server reads from its environment. Field name = variable name, upper-cased."""
 
     model_config = SettingsConfigDict(
@@ -62,31 +63,6 @@ class Settings(ReplicaSettings, AuthServerSettings, NextcloudSettings):
     confirm_destructive: bool = True
     files_max_read_bytes: int = Field(default=512 * 1024, gt=0, le=16 * 1024 * 1024)
     default_timezone: str = "UTC"
-    # the find index (docs/ADR/0071): its SQLite file (default: beside STORE_PATH; STORE_URL's
-    # database when set), the languages PostgreSQL stems, how long a call may index, per-item text
-    find_index_path: Path | None = None
-    find_languages: str = Field(default="", pattern=r"^[a-z]{2,32}(,[a-z]{2,32}){0,7}$|^$")
-    find_sync_seconds: float = Field(default=5.0, gt=0, le=120)
-    find_max_bytes_per_item: int = Field(default=256 * 1024, ge=1024, le=256 * 1024)
-    # documents (PDF, OOXML, ODF) read for their text (docs/ADR/0075): the largest file read, the
-    # pages of a PDF, and the parsing process's wall/CPU seconds and address space
-    find_max_document_bytes: int = Field(default=32 * 1024 * 1024, ge=0, le=512 * 1024 * 1024)
-    find_max_pages: int = Field(default=500, ge=1, le=100_000)
-    find_extract_seconds: int = Field(default=10, ge=1, le=600)
-    find_extract_memory_mb: int = Field(default=512, ge=128, le=16_384)
-    # background sync (docs/ADR/0084): every this many seconds (0: off), each user's round at most
-    # that long, at most that many users at once
-    find_background_seconds: float = Field(default=30.0, ge=0, le=3600)
-    find_background_round_seconds: float = Field(default=20.0, gt=0, le=600)
-    find_background_users_at_once: int = Field(default=2, ge=1, le=64)
-    # finding by meaning (docs/ADR/0078): the model inside the wheel, an OpenAI-compatible
-    # endpoint (FIND_EMBEDDINGS_URL ending before /embeddings, and its model's name), or off
-    find_meaning: Literal["shipped", "endpoint", "off"] = "shipped"
-    find_embeddings_url: str | None = None
-    find_embeddings_model: str | None = Field(default=None, min_length=1, max_length=200)
-    find_embeddings_api_key: SecretStr | None = None
-    find_embeddings_timeout_seconds: float = Field(default=30.0, gt=0, le=600)
-
     # --- HTTP transport
     mcp_host: str = "127.0.0.1"
     mcp_port: int = Field(default=8000, ge=0, le=65535)
@@ -155,15 +131,6 @@ class Settings(ReplicaSettings, AuthServerSettings, NextcloudSettings):
         if parts.scheme not in ("http", "https") or not parts.hostname or parts.fragment:
             raise ValueError("must be an http(s) URL")
         return value.strip()
-
-    @model_validator(mode="after")
-    def _endpoint_is_named(self) -> Settings:
-        if self.find_meaning == "endpoint" and not (self.find_embeddings_url and self.find_embeddings_model):
-            raise ValueError(
-                "FIND_MEANING=endpoint needs FIND_EMBEDDINGS_URL (e.g. http://localhost:11434/v1) "
-                "and FIND_EMBEDDINGS_MODEL (e.g. nomic-embed-text)"
-            )
-        return self
 
     @model_validator(mode="after")
     def _auth_server_means_offline(self) -> Settings:

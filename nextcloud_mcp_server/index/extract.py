@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
 import sys
 import weakref
 from dataclasses import dataclass
@@ -38,6 +40,9 @@ MIMES = {
     "application/vnd.oasis.opendocument.spreadsheet": "ods",
     "application/vnd.oasis.opendocument.presentation": "odp",
 }
+# read only with OCR on (docs/ADR/0096)
+IMAGES = {".png": "png", ".jpg": "jpeg", ".jpeg": "jpeg", ".tif": "tiff", ".tiff": "tiff"}
+IMAGE_MIMES = {"image/png": "png", "image/jpeg": "jpeg", "image/tiff": "tiff"}
 PARALLEL = 2  # documents parsed at once per event loop (the process's one, in the server)
 _running: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
     weakref.WeakKeyDictionary()
@@ -52,6 +57,9 @@ class Limits:
     memory: int = 512 * 1024 * 1024  # address space of the parsing process
     cpu_seconds: int = 10
     seconds: float = 20.0  # wall time, then killed
+    ocr: str = ""  # tesseract's languages ("eng+deu"); "": no OCR (docs/ADR/0096)
+    ocr_pixels: int = 40_000_000  # an image's or a rendered page's pixels at most
+    ocr_pages: int = 20  # pages read by OCR per document at most (scanned PDF pages, TIFF pages)
 
 
 @dataclass(frozen=True)
@@ -60,12 +68,16 @@ class Extracted:
     error: str = ""  # why there is no text ("" when there is)
 
 
-def format_of(name: str, mime: str | None) -> str | None:
-    """The format the worker reads a file as, by its name or else its MIME type; None: none."""
+def format_of(name: str, mime: str | None, *, ocr: bool = False) -> str | None:
+    """The format the worker reads a file as, by its name or else its MIME type; None: none.
+    Images only with `ocr`."""
     suffix = Path(name.lower()).suffix
+    bare = (mime or "").split(";")[0].strip()
     if suffix in FORMATS:
         return FORMATS[suffix]
-    return MIMES.get((mime or "").split(";")[0].strip())
+    if ocr and (suffix in IMAGES or bare in IMAGE_MIMES):
+        return IMAGES.get(suffix) or IMAGE_MIMES[bare]
+    return MIMES.get(bare)
 
 
 async def _read_bounded(stream: asyncio.StreamReader, limit: int) -> tuple[bytes, bool]:
@@ -90,11 +102,15 @@ async def _run(fmt: str, data: bytes, limits: Limits, worker: Path) -> Extracted
         str(limits.max_pages),
         str(limits.memory),
         str(limits.cpu_seconds),
+        limits.ocr or "-",
+        str(limits.ocr_pixels),
+        str(limits.ocr_pages),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         env={},
         close_fds=True,
+        start_new_session=True,  # its own process group: tesseract, its child, is killed with it
     )
     stdin, stdout, stderr = process.stdin, process.stdout, process.stderr
     if stdin is None or stdout is None or stderr is None:  # never with PIPE; for the type checker
@@ -117,9 +133,9 @@ async def _run(fmt: str, data: bytes, limits: Limits, worker: Path) -> Extracted
     except TimeoutError:
         return Extracted("", f"took longer than {limits.seconds:g} s, stopped")
     finally:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)  # what it started too, whether it ended or not
         if process.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                process.kill()
             await process.wait()
     if too_much:
         return Extracted("", "wrote more text than allowed, ignored")

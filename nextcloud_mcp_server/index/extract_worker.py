@@ -1,6 +1,7 @@
 """The text of one document, in a process of its own with hard limits (docs/ADR/0075).
 
-Run by `extract.py` as `python -I extract_worker.py FORMAT MAX_BYTES MAX_PAGES MEMORY CPU`: it
+Run by `extract.py` as `python -I extract_worker.py FORMAT MAX_BYTES MAX_PAGES MEMORY CPU
+[OCR_LANGUAGES MAX_PIXELS OCR_PAGES]`: it
 limits its own address space, CPU seconds and file writes *before* it reads the document from
 stdin, then writes at most MAX_BYTES of UTF-8 text to stdout. Exit 0: the text; exit 3: the
 document is not of its format or refused (why on stderr); killed (SIGKILL, SIGXCPU) or MemoryError:
@@ -9,7 +10,9 @@ over a limit. The parent also kills it after a wall time.
 Only the standard library is imported here, and pypdfium2 for PDF (after the limits are set), so
 that a process starts in a few tens of milliseconds and nothing of the server is in it.
 
-- PDF: PDFium (pypdfium2), the first MAX_PAGES pages.
+- PDF: PDFium (pypdfium2), the first MAX_PAGES pages; with OCR_LANGUAGES (not "-"), a page with
+  no text layer is rendered in gray (at most MAX_PIXELS) and read by tesseract, OCR_PAGES at most.
+- PNG, JPEG, TIFF (OCR only): tesseract, after the header's size is checked (`ocr.py`, ADR 0096).
 - OOXML (docx, xlsx, pptx) and ODF (odt, ods, odp): the zip's members read through `zipfile`
   with every read bounded (a member's declared size is never trusted: a zip bomb inflates only
   as far as the bound), their XML walked by expat in chunks with any DOCTYPE refused (no entity
@@ -18,12 +21,17 @@ that a process starts in a few tens of milliseconds and nothing of the server is
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
 import io
+import math
 import re
 import resource
 import sys
 import zipfile
 from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import ModuleType
 from typing import IO
 from xml.parsers import expat
 
@@ -39,10 +47,34 @@ TEXT_NS = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
 TABLE_NS = "urn:oasis:names:tc:opendocument:xmlns:table:1.0"
 OFFICE_NS = "urn:oasis:names:tc:opendocument:xmlns:office:1.0"
 DRAW_NS = "urn:oasis:names:tc:opendocument:xmlns:drawing:1.0"
+IMAGES = ("png", "jpeg", "tiff")
+OCR_DPI = 300  # a scanned page is rendered at this resolution, unless that is over MAX_PIXELS
+SCANNED_BELOW = 16  # a PDF page with fewer non-space characters of text is taken as scanned
 
 
 class Refused(Exception):
     """The document is not of its format, or breaks a limit we check ourselves."""
+
+
+class Ocr:
+    """What OCR may do in this process (languages "" : none)."""
+
+    def __init__(self, languages: str, max_pixels: int, pages: int) -> None:
+        self.languages = languages
+        self.max_pixels = max_pixels
+        self.pages = pages
+
+    def module(self) -> ModuleType:
+        """`ocr.py` beside this file, loaded by its path (`-I` keeps this folder off the path)."""
+        spec = importlib.util.spec_from_file_location("find_ocr", Path(__file__).with_name("ocr.py"))
+        if spec is None or spec.loader is None:
+            raise Refused("OCR is not available")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+
+NO_OCR = Ocr("", 0, 0)
 
 
 class Output:
@@ -196,33 +228,68 @@ def odf(data: bytes, out: Output) -> None:
     _walk_members(data, out, r"content\.xml", body.__contains__, breaks)
 
 
-def pdf(data: bytes, out: Output, max_pages: int) -> None:
+def _scanned(page: object, out: Output, ocr: Ocr, reader: ModuleType) -> None:
+    """A page without text, rendered in gray and read by tesseract (at most `max_pixels`)."""
+    width, height = page.get_size()  # type: ignore[attr-defined]  # points
+    if width <= 0 or height <= 0:
+        return
+    scale = min(OCR_DPI / 72, math.sqrt(ocr.max_pixels / (width * height)))
+    bitmap = page.render(scale=scale, grayscale=True)  # type: ignore[attr-defined]
+    try:
+        image = reader.pgm(bitmap.width, bitmap.height, bitmap.stride, bytes(bitmap.buffer))
+    finally:
+        bitmap.close()
+    out.add(reader.recognise(image, ocr.languages, max_bytes=max(out.left, 0)))
+
+
+def pdf(data: bytes, out: Output, max_pages: int, ocr: Ocr = NO_OCR) -> None:
     import pypdfium2 as pdfium  # after the limits: PDFium is native code reading hostile input
 
     try:
         document = pdfium.PdfDocument(data)
     except pdfium.PdfiumError as exc:
         raise Refused(f"not a PDF PDFium can open: {exc}") from None
+    reader = ocr.module() if ocr.languages else None
+    read = 0  # pages read by OCR
     for number in range(min(len(document), max_pages)):
         if out.full:
             break
         page = document[number]
         textpage = page.get_textpage()
-        out.add(textpage.get_text_range())
-        out.add("\n\n")  # a page ends a paragraph: passages never span two pages
+        text = textpage.get_text_range()
         textpage.close()
+        if reader is not None and len("".join(text.split())) < SCANNED_BELOW and read < ocr.pages:
+            read += 1
+            with contextlib.suppress(reader.OcrRefused):  # that page stays without text
+                _scanned(page, out, ocr, reader)
+        else:
+            out.add(text)
+        out.add("\n\n")  # a page ends a paragraph: passages never span two pages
         page.close()
     document.close()
 
 
-def extract(fmt: str, data: bytes, max_bytes: int, max_pages: int) -> str:
+def image(fmt: str, data: bytes, out: Output, ocr: Ocr) -> None:
+    if not ocr.languages:
+        raise Refused("images are read only with OCR on")
+    reader = ocr.module()
+    try:
+        reader.image_sizes(fmt, data, max_pixels=ocr.max_pixels, max_pages=ocr.pages)
+        out.add(reader.recognise(data, ocr.languages, max_bytes=out.left))
+    except reader.OcrRefused as exc:
+        raise Refused(str(exc)) from None
+
+
+def extract(fmt: str, data: bytes, max_bytes: int, max_pages: int, ocr: Ocr = NO_OCR) -> str:
     out = Output(max_bytes)
     if fmt == "pdf":
-        pdf(data, out, max_pages)
+        pdf(data, out, max_pages, ocr)
     elif fmt in ("docx", "xlsx", "pptx"):
         ooxml(data, out, fmt)
     elif fmt in ("odt", "ods", "odp"):
         odf(data, out)
+    elif fmt in IMAGES:
+        image(fmt, data, out, ocr)
     else:
         raise Refused(f"unknown format {fmt!r}")
     return out.text()
@@ -243,10 +310,11 @@ def _read_all(stream: IO[bytes]) -> Iterator[bytes]:
 
 def main(argv: list[str]) -> int:
     fmt, max_bytes, max_pages, memory, cpu = argv[1], int(argv[2]), int(argv[3]), int(argv[4]), int(argv[5])
+    ocr = Ocr(argv[6].strip("-"), int(argv[7]), int(argv[8])) if len(argv) > 8 else NO_OCR
     limit_self(memory, cpu)
     data = b"".join(_read_all(sys.stdin.buffer))
     try:
-        text = extract(fmt, data, max_bytes, max_pages)
+        text = extract(fmt, data, max_bytes, max_pages, ocr)
     except Refused as exc:
         sys.stderr.write(str(exc)[:500])
         return 3

@@ -12,9 +12,10 @@ import numpy as np
 from nextcloud_mcp_server.index.embedding import MAX_BATCH, Embedder
 from nextcloud_mcp_server.index.engine import Filters, Hit
 from nextcloud_mcp_server.index.passages import passages
-from nextcloud_mcp_server.index.vectors import Pending, Span, VectorStore, best_per_item
+from nextcloud_mcp_server.index.vector_cache import Matrix, VectorCache
+from nextcloud_mcp_server.index.vectors import Pending, Span, VectorStore
 
-__all__ = ["BACKGROUND_REST", "MIN_SIMILARITY", "Meaning", "Progress"]
+__all__ = ["BACKGROUND_REST", "CACHE_MB", "CACHE_USER_MB", "MIN_SIMILARITY", "Meaning", "Progress"]
 
 # Below this cosine a passage is taken as unrelated (the shipped model's unrelated pairs score
 # -0.10 to 0.13, its paraphrases 0.13 to 0.40: docs/ADR/0078).
@@ -23,6 +24,10 @@ MIN_SIMILARITY = 0.10
 # so the process works on embedding at most a quarter of the time and other calls get the rest
 # (docs/ADR/0091: embedding the seeded corpus at full speed slowed other calls 1.6 to 2.2 times).
 BACKGROUND_REST = 3.0
+# The passages kept in memory between calls (docs/ADR/0095), unless told: in all, and per user
+# (the seeded benchmark's 2,085 items are about 4 MB).
+CACHE_MB = 64
+CACHE_USER_MB = 32
 
 
 @dataclass(frozen=True)
@@ -32,9 +37,10 @@ class Progress:
 
 
 class Meaning:
-    def __init__(self, embedder: Embedder, store: VectorStore) -> None:
+    def __init__(self, embedder: Embedder, store: VectorStore, cache: VectorCache | None = None) -> None:
         self.embedder = embedder
         self.store = store
+        self.cache = cache or VectorCache(total_bytes=CACHE_MB << 20, user_bytes=CACHE_USER_MB << 20)
         self._users: dict[str, asyncio.Lock] = {}
         # users with nothing left to embed as far as this process knows, and their progress then;
         # dropped when their index changes here (`changed`), so a warm call skips the look
@@ -100,10 +106,30 @@ class Meaning:
         self, user: str, question: str, filters: Filters, *, limit: int, offset: int = 0
     ) -> list[Hit]:
         query = await self.embedder.embed([question])
-        candidates = await self.store.candidates(user, self.model, filters)
-        return await asyncio.to_thread(
-            best_per_item, candidates, query, limit=limit, offset=offset, floor=MIN_SIMILARITY
-        )
+        matrix = await self._matrix(user, filters, query.shape[1])
+        return matrix.nearest(query, filters, limit=limit, offset=offset, floor=MIN_SIMILARITY)
+
+    async def _matrix(self, user: str, filters: Filters, width: int) -> Matrix:
+        """The user's current passages: from memory while their change mark stays, else read
+        (and kept, within the cache's bounds). A folder filter is the engine's to apply (its own
+        reading of "in this folder or below"): those are read each time."""
+        folder = filters.folder is not None and bool(filters.folder.strip("/"))
+        if folder or not self.cache.enabled:
+            candidates = await self.store.candidates(user, self.model, filters)
+            return await asyncio.to_thread(Matrix.of, candidates, width)
+        ticket = self.cache.ticket(user)
+        mark = await self.store.mark(user)  # before the passages: a write after it moves it again
+        if mark is not None:
+            kept = self.cache.get(user, self.model, mark, width)
+            if kept is not None:
+                return kept
+        candidates = await self.store.candidates(user, self.model, Filters())
+        matrix = await asyncio.to_thread(Matrix.of, candidates, width)
+        if mark is None:  # nothing kept for the user (forgotten, or never written since)
+            self.cache.drop(user)
+        else:
+            self.cache.put(user, self.model, mark, matrix, ticket)
+        return matrix
 
     async def progress(self, user: str) -> Progress:
         embedded, items = await self.store.counts(user, self.model)
@@ -112,4 +138,5 @@ class Meaning:
     async def forget(self, user: str) -> int:
         self._users.pop(user, None)
         self._settled.pop(user, None)
+        self.cache.drop(user)
         return await self.store.forget(user)

@@ -28,6 +28,7 @@ from nextcloud_mcp_server.index.engine import (
     bounded,
     clean_text,
 )
+from nextcloud_mcp_server.index.postgres_changes import changed, writing
 from nextcloud_mcp_server.index.query import Query, Term
 from nextcloud_mcp_server.storage.pg_pool import ConnectionPool
 from nextcloud_mcp_server.storage.postgres import migrate, redacted_url
@@ -60,7 +61,13 @@ MIGRATIONS = [
         error TEXT NOT NULL
     );
     CREATE TABLE find_settings (languages TEXT NOT NULL)
+    """,
+    # a change mark per user, set anew with every write of their items or passages (ADR 0095)
     """
+    CREATE TABLE find_changes (user_key TEXT PRIMARY KEY, mark TEXT NOT NULL);
+    INSERT INTO find_changes
+        SELECT user_key, md5(random()::text) FROM (SELECT DISTINCT user_key FROM find_entries) AS u
+    """,
 ]
 _LANGUAGE = re.compile(r"^[a-z]{2,32}$")
 _HEADLINE = (
@@ -125,7 +132,7 @@ class PostgresIndex:
                     )
             row = await (await conn.execute("SELECT languages FROM find_settings")).fetchone()
             if row is None or row[0] != wanted:
-                for table in ("find_entries", "find_marks", "find_users", "find_settings"):
+                for table in ("find_entries", "find_marks", "find_users", "find_settings", "find_changes"):
                     await conn.execute(f"DELETE FROM {table}")  # noqa: S608 - constants
                 await conn.execute("INSERT INTO find_settings VALUES (%s)", (wanted,))
 
@@ -168,31 +175,55 @@ class PostgresIndex:
             "location = excluded.location, modified = excluded.modified, version = excluded.version, "
             "body = excluded.body, doc = excluded.doc"
         )
+        rows = [
+            {
+                "user": user,
+                "kind": item.kind,
+                "key": item.key,
+                "title": clean_text(item.title, 4096),
+                "location": clean_text(item.location, 4096),
+                "modified": item.modified,
+                "version": item.version,
+                "body": clean_text(item.body),
+            }
+            for item in items
+        ]
+        if not rows:
+            return
         async with self.pool.connection() as conn:
-            for item in items:
-                values = {
-                    "user": user,
-                    "kind": item.kind,
-                    "key": item.key,
-                    "title": clean_text(item.title, 4096),
-                    "location": clean_text(item.location, 4096),
-                    "modified": item.modified,
-                    "version": item.version,
-                    "body": clean_text(item.body),
-                }
-                try:
-                    await conn.execute(sql, values)
-                except psycopg.errors.ProgramLimitExceeded:  # a vector over 1 MB: index less text
-                    values["body"] = clean_text(item.body, 32 * 1024)
-                    await conn.execute(sql, values)
+            try:
+                async with conn.transaction():
+                    await writing(conn, user)
+                    for values in rows:
+                        await conn.execute(sql, values)
+                    await changed(conn, user)
+                return
+            except psycopg.errors.ProgramLimitExceeded:
+                pass
+            # a text whose vector is over 1 MB: again, each item in a savepoint, that one with less text
+            async with conn.transaction():
+                await writing(conn, user)
+                for values in rows:
+                    try:
+                        async with conn.transaction():
+                            await conn.execute(sql, values)
+                    except psycopg.errors.ProgramLimitExceeded:
+                        values["body"] = clean_text(str(values["body"]), 32 * 1024)
+                        await conn.execute(sql, values)
+                await changed(conn, user)
 
-    async def _count(self, sql: str, args: Sequence[object]) -> int:
-        async with self.pool.connection() as conn:
-            return (await conn.execute(sql, args)).rowcount
+    async def _count(self, user: str, sql: str, args: Sequence[object]) -> int:
+        """Rows deleted by `sql`, the user's change mark moved when there were any."""
+        async with self.pool.connection() as conn, conn.transaction():
+            await writing(conn, user)
+            removed = (await conn.execute(sql, args)).rowcount
+            if removed:
+                await changed(conn, user)
+        return removed
 
     async def remove(self, user: str, kind: str, keys: Collection[str]) -> int:
         sql = "DELETE FROM find_entries WHERE user_key = %s AND kind = %s AND key = ANY(%s)"
-        return await self._count(sql, (user, kind, list(keys)))
+        return await self._count(user, sql, (user, kind, list(keys)))
 
     async def remove_below(self, user: str, kind: str, folder: str) -> int:
         folder = folder.strip("/")
@@ -200,7 +231,7 @@ class PostgresIndex:
             "DELETE FROM find_entries WHERE user_key = %s AND kind = %s "
             "AND (location = %s OR left(location, %s) = %s)"
         )
-        return await self._count(sql, (user, kind, folder, len(folder) + 1, folder + "/"))
+        return await self._count(user, sql, (user, kind, folder, len(folder) + 1, folder + "/"))
 
     async def _pairs(self, sql: str, args: Sequence[object]) -> dict[str, str]:
         async with self.pool.connection() as conn:
@@ -324,9 +355,11 @@ class PostgresIndex:
 
     async def forget(self, user: str) -> int:
         async with self.pool.connection() as conn, conn.transaction():
+            await writing(conn, user)
             removed = (await conn.execute("DELETE FROM find_entries WHERE user_key = %s", (user,))).rowcount
             await conn.execute("DELETE FROM find_marks WHERE user_key = %s", (user,))
             await conn.execute("DELETE FROM find_users WHERE user_key = %s", (user,))
+            await conn.execute("DELETE FROM find_changes WHERE user_key = %s", (user,))
         return removed
 
 

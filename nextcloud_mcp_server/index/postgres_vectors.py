@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from nextcloud_mcp_server.index.embedding import Vectors
 from nextcloud_mcp_server.index.engine import Filters
 from nextcloud_mcp_server.index.postgres import LOCK, PostgresIndex, filtered
+from nextcloud_mcp_server.index.postgres_changes import changed, writing
 from nextcloud_mcp_server.index.vectors import PASSAGE_CHARS, Candidate, Pending, Span, vector_bytes
 
 __all__ = ["PostgresVectors"]
@@ -55,6 +56,7 @@ class PostgresVectors:
         self, user: str, model: str, item: Pending, spans: Sequence[Span], vectors: Vectors
     ) -> None:
         async with self.index.pool.connection() as conn, conn.transaction():
+            await writing(conn, user)
             await conn.execute(
                 "DELETE FROM find_passages WHERE user_key = %s AND model = %s AND kind = %s AND key = %s",
                 (user, model, item.kind, item.key),
@@ -77,6 +79,7 @@ class PostgresVectors:
                         for s, v in zip(spans, vectors, strict=True)
                     ],
                 )
+            await changed(conn, user)
 
     async def candidates(self, user: str, model: str, filters: Filters) -> list[Candidate]:
         where: list[str] = ["e.user_key = %s"]
@@ -118,16 +121,28 @@ class PostgresVectors:
         return int(str(embedded)), int(str(total))
 
     async def prune(self, user: str, model: str) -> int:
-        async with self.index.pool.connection() as conn:
+        async with self.index.pool.connection() as conn, conn.transaction():
+            await writing(conn, user)
             cursor = await conn.execute(
                 "DELETE FROM find_passages AS p WHERE p.user_key = %s AND (p.model != %s OR NOT EXISTS ("
                 "SELECT 1 FROM find_entries AS e WHERE e.user_key = p.user_key AND e.kind = p.kind "
                 "AND e.key = p.key AND e.version = p.version))",
                 (user, model),
             )
+            if cursor.rowcount:
+                await changed(conn, user)
             return cursor.rowcount
 
     async def forget(self, user: str) -> int:
-        async with self.index.pool.connection() as conn:
+        async with self.index.pool.connection() as conn, conn.transaction():
+            await writing(conn, user)
             cursor = await conn.execute("DELETE FROM find_passages WHERE user_key = %s", (user,))
+            await conn.execute("DELETE FROM find_changes WHERE user_key = %s", (user,))
             return cursor.rowcount
+
+    async def mark(self, user: str) -> str | None:
+        async with self.index.pool.connection() as conn:
+            row = await (
+                await conn.execute("SELECT mark FROM find_changes WHERE user_key = %s", (user,))
+            ).fetchone()
+        return None if row is None else str(row[0])

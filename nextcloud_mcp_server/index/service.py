@@ -9,16 +9,17 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from nextcloud_mcp_server.config import Settings
+from nextcloud_mcp_server.config import ConfigError, Settings
 from nextcloud_mcp_server.index.engine import FindIndex
 from nextcloud_mcp_server.index.extract import Limits
+from nextcloud_mcp_server.index.ocr import missing
 
 if TYPE_CHECKING:  # numpy and the model only once the index is used (start-up cost)
     from nextcloud_mcp_server.index.embedding import Embedder
     from nextcloud_mcp_server.index.meaning import Meaning
     from nextcloud_mcp_server.index.vectors import VectorStore
 
-__all__ = ["FindService", "embedder_of", "index_path", "limits_of"]
+__all__ = ["FindService", "embedder_of", "index_path", "limits_of", "ocr_problem"]
 
 logger = logging.getLogger(__name__)
 
@@ -29,15 +30,26 @@ def index_path(settings: Settings) -> Path:
 
 
 def limits_of(settings: Settings) -> Limits:
-    """How far one file is read, from the settings (docs/ADR/0075)."""
+    """How far one file is read, from the settings (docs/ADR/0075; OCR: 0096)."""
+    seconds = max(settings.find_extract_seconds, settings.find_ocr_seconds if settings.find_ocr else 0)
     return Limits(
         max_bytes=settings.find_max_bytes_per_item,
         max_file_bytes=settings.find_max_document_bytes,
         max_pages=settings.find_max_pages,
         memory=settings.find_extract_memory_mb * 1024 * 1024,
-        cpu_seconds=settings.find_extract_seconds,
-        seconds=float(settings.find_extract_seconds),
+        cpu_seconds=seconds,
+        seconds=float(seconds),
+        ocr=settings.find_ocr_languages if settings.find_ocr else "",
+        ocr_pixels=settings.find_ocr_max_pixels,
+        ocr_pages=settings.find_ocr_max_pages,
     )
+
+
+def ocr_problem(settings: Settings) -> str | None:
+    """With FIND_OCR on: what stops it here (no tesseract, a language without data), else None."""
+    if not settings.find_ocr:
+        return None
+    return missing(settings.find_ocr_languages.split("+"))
 
 
 def embedder_of(settings: Settings) -> Embedder | None:
@@ -64,6 +76,9 @@ def embedder_of(settings: Settings) -> Embedder | None:
 
 class FindService:
     def __init__(self, settings: Settings) -> None:
+        problem = ocr_problem(settings)  # at start, in words: not at the first image
+        if problem is not None:
+            raise ConfigError([problem])
         self.settings = settings
         self._index: FindIndex | None = None
         self._vectors: VectorStore | None = None
@@ -102,8 +117,13 @@ class FindService:
                 self._embedder = embedder_of(self.settings)
                 if self._embedder is not None:
                     from nextcloud_mcp_server.index.meaning import Meaning  # start-up cost: numpy
+                    from nextcloud_mcp_server.index.vector_cache import VectorCache
 
-                    self._meaning = Meaning(self._embedder, vectors)
+                    cache = VectorCache(
+                        total_bytes=self.settings.find_vector_cache_mb << 20,
+                        user_bytes=self.settings.find_vector_cache_user_mb << 20,
+                    )
+                    self._meaning = Meaning(self._embedder, vectors, cache)
             return self._index
 
     async def meaning(self) -> Meaning | None:
@@ -154,7 +174,9 @@ class FindService:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
         removed = await (await self.index()).forget(user)
-        if self._vectors is not None:
+        if self._meaning is not None:  # its passages and what this process keeps of them
+            await self._meaning.forget(user)
+        elif self._vectors is not None:
             await self._vectors.forget(user)
         if removed:
             logger.info("the find index of a user was deleted (%d items)", removed)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 from collections.abc import AsyncIterator, Collection, Sequence
 from pathlib import Path
 
@@ -31,7 +32,7 @@ from nextcloud_mcp_server.index.engine import (
 )
 from nextcloud_mcp_server.index.query import Query, Term
 
-__all__ = ["SQLiteIndex", "below", "filtered", "match_expression"]
+__all__ = ["SQLiteIndex", "below", "changed", "filtered", "match_expression"]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS find_entries (
@@ -74,6 +75,9 @@ CREATE TABLE IF NOT EXISTS find_marks (
 CREATE TABLE IF NOT EXISTS find_users (
     user TEXT PRIMARY KEY, synced_at REAL, complete INTEGER NOT NULL, error TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS find_changes (user TEXT PRIMARY KEY, mark TEXT NOT NULL);
+INSERT OR IGNORE INTO find_changes
+    SELECT user, lower(hex(randomblob(8))) FROM (SELECT DISTINCT user FROM find_entries);
 """
 
 _UPSERT = (
@@ -82,6 +86,15 @@ _UPSERT = (
     "title = excluded.title, location = excluded.location, modified = excluded.modified, "
     "version = excluded.version, body = excluded.body"
 )
+
+
+async def changed(db: aiosqlite.Connection, user: str) -> None:
+    """A new change mark for `user`, in the transaction that changes their items or passages
+    (docs/ADR/0095: what a process keeps of them in memory is read again)."""
+    await db.execute(
+        "INSERT INTO find_changes VALUES (?, ?) ON CONFLICT (user) DO UPDATE SET mark = excluded.mark",
+        (user, secrets.token_hex(8)),
+    )
 
 
 def _quoted(term: Term) -> str:
@@ -194,6 +207,8 @@ class SQLiteIndex:
             for i in items
         ]
         await self.db.executemany(_UPSERT, rows)
+        if rows:
+            await changed(self.db, user)
         await self.db.commit()
 
     async def remove(self, user: str, kind: str, keys: Collection[str]) -> int:
@@ -203,6 +218,8 @@ class SQLiteIndex:
                 "DELETE FROM find_entries WHERE user = ? AND kind = ? AND key = ?", (user, kind, key)
             )
             removed += cursor.rowcount
+        if removed:
+            await changed(self.db, user)
         await self.db.commit()
         return removed
 
@@ -213,6 +230,8 @@ class SQLiteIndex:
             "AND (location = ? OR location LIKE ? ESCAPE '\\')",
             (user, kind, folder, pattern),
         )
+        if cursor.rowcount:
+            await changed(self.db, user)
         await self.db.commit()
         return cursor.rowcount
 
@@ -298,6 +317,7 @@ class SQLiteIndex:
             removed = cursor.rowcount
             await self.db.execute("DELETE FROM find_marks WHERE user = ?", (user,))
             await self.db.execute("DELETE FROM find_users WHERE user = ?", (user,))
+            await self.db.execute("DELETE FROM find_changes WHERE user = ?", (user,))
             if removed:  # the deleted postings leave the FTS5 segments now, not at some later merge
                 await self.db.execute("INSERT INTO find_text (find_text) VALUES ('optimize')")
         except BaseException:

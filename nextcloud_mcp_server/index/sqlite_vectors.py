@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from nextcloud_mcp_server.index.embedding import Vectors
 from nextcloud_mcp_server.index.engine import Filters
-from nextcloud_mcp_server.index.sqlite import SQLiteIndex, filtered
+from nextcloud_mcp_server.index.sqlite import SQLiteIndex, changed, filtered
 from nextcloud_mcp_server.index.vectors import PASSAGE_CHARS, Candidate, Pending, Span, vector_bytes
 
 __all__ = ["SQLiteVectors"]
@@ -59,6 +59,7 @@ class SQLiteVectors:
                 for s, v in zip(spans, vectors, strict=True)
             ],
         )
+        await changed(db, user)
         await db.commit()
 
     async def candidates(self, user: str, model: str, filters: Filters) -> list[Candidate]:
@@ -96,10 +97,18 @@ class SQLiteVectors:
             "AND e.key = p.key AND e.version = p.version))",
             (user, model),
         )
+        if cursor.rowcount:
+            await changed(self.index.db, user)
         await self.index.db.commit()
         return cursor.rowcount
 
     async def forget(self, user: str) -> int:
         cursor = await self.index.db.execute("DELETE FROM find_passages WHERE user = ?", (user,))
+        await self.index.db.execute("DELETE FROM find_changes WHERE user = ?", (user,))
         await self.index.db.commit()
         return cursor.rowcount
+
+    async def mark(self, user: str) -> str | None:
+        async with self.index.db.execute("SELECT mark FROM find_changes WHERE user = ?", (user,)) as cursor:
+            row = await cursor.fetchone()
+        return None if row is None else str(row[0])

@@ -118,7 +118,7 @@ async def _document_text(entry: FileEntry, fmt: str, files: WebDAVClient, limits
 
 async def _file_item(entry: FileEntry, files: WebDAVClient, limits: Limits, work: Round) -> Item:
     body = ""
-    fmt = format_of(entry.name, entry.mime)
+    fmt = format_of(entry.name, entry.mime, ocr=bool(limits.ocr))
     if fmt is not None:
         body = await _document_text(entry, fmt, files, limits, work)
     elif _is_text(entry) and (entry.size or 0) > 0:

@@ -5,7 +5,8 @@ keyed by the user, the model's identity, the item and the passage's number, and 
 item's version when it was embedded. A passage counts only while its item still has that
 version: an edited, moved or deleted item is never answered from old vectors, and `prune` drops
 them. Scoring is exact (every candidate passage of the user, numpy), which at a person's volume
-is a few milliseconds (the ADR's figures).
+is a few milliseconds (the ADR's figures); `vector_cache.py` keeps a user's passages in memory
+between calls while their change mark stays (docs/ADR/0095).
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from typing import Protocol
 
 import numpy as np
 
-from nextcloud_mcp_server.index.embedding import Vectors, similarity
-from nextcloud_mcp_server.index.engine import Filters, Hit, bounded
+from nextcloud_mcp_server.index.embedding import Vectors
+from nextcloud_mcp_server.index.engine import Filters
 
 __all__ = [
     "EXCERPT_CHARS",
@@ -26,7 +27,6 @@ __all__ = [
     "Pending",
     "Span",
     "VectorStore",
-    "best_per_item",
     "excerpt_of",
     "vector_bytes",
 ]
@@ -90,6 +90,10 @@ class VectorStore(Protocol):
 
     async def forget(self, user: str) -> int: ...
 
+    async def mark(self, user: str) -> str | None:
+        """The user's change mark: a new one with every write of their items or passages (in the
+        same transaction), None when nothing of theirs is kept (docs/ADR/0095)."""
+
 
 def excerpt_of(candidate: Candidate) -> str:
     text = candidate.body[candidate.start : candidate.start + candidate.length].strip()
@@ -98,33 +102,6 @@ def excerpt_of(candidate: Candidate) -> str:
     cut = text[:EXCERPT_CHARS]
     space = cut.rfind(" ")
     return (cut[:space] if space > EXCERPT_CHARS // 2 else cut) + " …"
-
-
-def best_per_item(
-    candidates: Sequence[Candidate], query: Vectors, *, limit: int, offset: int = 0, floor: float = 0.0
-) -> list[Hit]:
-    """The items whose best passage is nearest to `query`, best first, each shown by that passage;
-    passages scoring below `floor` are not answers."""
-    limit, offset = bounded(limit, offset)
-    if not candidates:
-        return []
-    width = query.shape[1]
-    usable = [c for c in candidates if len(c.vector) == 4 * width]
-    if not usable:
-        return []
-    matrix = np.frombuffer(b"".join(c.vector for c in usable), dtype="<f4").reshape(len(usable), width)
-    scores = similarity(matrix, query)
-    best: dict[tuple[str, str], int] = {}
-    for i, candidate in enumerate(usable):
-        item = (candidate.kind, candidate.key)
-        if scores[i] >= floor and (item not in best or scores[i] > scores[best[item]]):
-            best[item] = i
-    ranked = sorted(best.values(), key=lambda i: (-float(scores[i]), usable[i].kind, usable[i].key))
-    hits = []
-    for i in ranked[offset : offset + limit]:
-        c = usable[i]
-        hits.append(Hit(c.kind, c.key, c.title, c.location, c.modified, c.version, excerpt_of(c)))
-    return hits
 
 
 def vector_bytes(row: Vectors) -> bytes:

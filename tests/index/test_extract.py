@@ -3,7 +3,10 @@ hostile document stopped by a bound while the server's process goes on."""
 
 from __future__ import annotations
 
+import asyncio
+import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -103,6 +106,33 @@ async def test_a_parser_over_its_wall_time_is_killed(tmp_path: Path) -> None:
     worker = _script(tmp_path, "import time\ntime.sleep(600)\n")
     found = await extract_text("pdf", b"x", Limits(seconds=0.5), worker=worker)
     assert "longer than 0.5 s" in found.error
+
+
+def _running(marker: str) -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                if marker.encode() in Path(f"/proc/{name}/cmdline").read_bytes():
+                    found.append(int(name))
+            except OSError:
+                continue
+    return found
+
+
+async def test_what_a_parser_started_is_killed_with_it(tmp_path: Path) -> None:
+    """At the wall-time bound the parser's whole process group is killed: a program it started
+    (tesseract, docs/ADR/0096) never runs on after it (here a `sleep` named by a marker)."""
+    marker = f"600.{os.getpid()}{tmp_path.name[-6:].replace('_', '')}"
+    worker = _script(
+        tmp_path, f"import subprocess, time\nsubprocess.Popen(['sleep', '{marker}'])\ntime.sleep(600)\n"
+    )
+    found = await extract_text("pdf", b"x", Limits(seconds=1.0), worker=worker)
+    assert "longer than 1 s" in found.error
+    deadline = time.monotonic() + 10
+    while _running(marker) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert _running(marker) == []
 
 
 async def test_a_parser_writing_too_much_is_ignored(tmp_path: Path) -> None:

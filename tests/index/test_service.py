@@ -50,7 +50,12 @@ async def test_deleting_a_grant_deletes_that_users_index_only(
             meaning = await find.meaning()
             assert meaning is not None
             assert await meaning.catch_up(user) == 1
+            assert len(await meaning.nearest(user, "herons", Filters(), limit=5)) == 1
+            assert user in meaning.cache  # kept in memory between calls (docs/ADR/0095)
         assert await store.delete_grant("alice")
+        assert meaning is not None
+        assert "alice" not in meaning.cache
+        assert "bob" in meaning.cache
         query = parse_query("heron")
         assert await index.search("alice", query, Filters(), limit=5) == []
         assert len(await index.search("bob", query, Filters(), limit=5)) == 1

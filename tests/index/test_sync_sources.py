@@ -2,15 +2,18 @@
 and an ODT's words found, a zip bomb and an oversized document found by name only (the bomb's
 reason reported, the large file never downloaded); events, tasks and contacts read when their
 calendar's or book's CTag moves, one request each when none did, gone when deleted, and confirmed
-per container. The real 29 and 34 run the whole flow in tests/integration/test_find_sources.py."""
+per container; images read by OCR only when it is on. The real 29 and 34 run the whole flow in
+tests/integration/test_find_sources.py."""
 
 from __future__ import annotations
 
+import io
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from PIL import Image, ImageDraw, ImageFont
 
 from nextcloud_mcp_server.index.confirm import confirmed
 from nextcloud_mcp_server.index.engine import Filters
@@ -132,3 +135,25 @@ async def test_events_tasks_and_contacts_follow_their_collections_versions(
     await sync_calendars(index, USER, client, after)
     assert await _keys(index, "dentist") == set()
     assert {k.rpartition("|")[2] for k in await _keys(index, "marigold")} == {"t1"}
+
+
+async def test_images_are_read_by_ocr_only_when_it_is_on(
+    on_double: Nextcloud, client: NextcloudClient, index: SQLiteIndex
+) -> None:
+    """OCR off (the default): a scan is found by its name and never downloaded. On: by its words
+    (docs/ADR/0096)."""
+    image = Image.new("L", (900, 160), 255)
+    font = ImageFont.truetype("/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf", 56)
+    ImageDraw.Draw(image).text((30, 40), "flamingo invoice", font=font, fill=0)
+    data = io.BytesIO()
+    image.save(data, "PNG")
+    on_double.put_file(on_double.admin, "Scans/receipt.png", data.getvalue())
+    work = _round()
+    await sync_files(index, USER, await client.files(), work, limits=Limits())
+    assert await _keys(index, "receipt") == {"Scans/receipt.png"}
+    assert await _keys(index, "flamingo") == set()
+    assert work.requests == 2  # the listings only: the image is not read
+    await index.forget(USER)
+    work = _round()
+    await sync_files(index, USER, await client.files(), work, limits=Limits(ocr="eng"))
+    assert await _keys(index, "flamingo") == {"Scans/receipt.png"}, work.errors

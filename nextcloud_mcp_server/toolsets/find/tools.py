@@ -6,6 +6,7 @@ before it is shown."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import time
 from datetime import UTC, datetime
@@ -200,20 +201,29 @@ async def _ranked(
     if mode == "meaning" or words is None:
         return await meaning.nearest(user, question, filters, limit=limit, offset=offset), set()
     depth = min(offset + limit, MAX_DEPTH)
-    by_words: list[Hit] = []
-    while len(by_words) < depth:
-        page = await index.search(user, words, filters, limit=MAX_LIMIT, offset=len(by_words))
-        by_words += page
-        if len(page) < MAX_LIMIT:
-            break
-    by_meaning: list[Hit] = []
-    while len(by_meaning) < depth:
-        page = await meaning.nearest(user, question, filters, limit=MAX_LIMIT, offset=len(by_meaning))
-        by_meaning += page
-        if len(page) < MAX_LIMIT:
-            break
-    ranked, worded = hybrid(by_words[:depth], by_meaning[:depth])
-    return ranked[offset : offset + limit], worded
+
+    async def worded() -> list[Hit]:
+        found: list[Hit] = []
+        while len(found) < depth:
+            page = await index.search(user, words, filters, limit=MAX_LIMIT, offset=len(found))
+            found += page
+            if len(page) < MAX_LIMIT:
+                break
+        return found[:depth]
+
+    async def meant() -> list[Hit]:
+        found: list[Hit] = []
+        while len(found) < depth:
+            page = await meaning.nearest(user, question, filters, limit=MAX_LIMIT, offset=len(found))
+            found += page
+            if len(page) < MAX_LIMIT:
+                break
+        return found[:depth]
+
+    # at the same time: the question is embedded while the engine searches the words
+    by_words, by_meaning = await asyncio.gather(worded(), meant())
+    ranked, with_words = hybrid(by_words, by_meaning)
+    return ranked[offset : offset + limit], with_words
 
 
 @toolset.tool(title="Find by words or meaning", read_only=True, asks=True)  # consent (ADR 0084)
