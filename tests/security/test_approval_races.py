@@ -172,8 +172,8 @@ async def test_a_file_comment_is_not_sent_after_a_change_while_asked(
     each_real_nextcloud: Nextcloud, change: str
 ) -> None:
     nc = each_real_nextcloud
+    add_carol(nc)  # a reset: before anything the test makes
     nc.put_file(nc.alice, "Team/plan.txt", b"plan")
-    add_carol(nc)
     assert nc.instance is not None
     nc.instance.add_user("bob", "bob-login-password-4711")
     for user in ("admin", "carol"):  # two people read it: a comment asks
