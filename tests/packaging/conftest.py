@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -40,24 +42,36 @@ def run(args: list[str], *, timeout: float = 300, **kwargs: object) -> subproces
     return done  # type: ignore[no-any-return]
 
 
+@contextlib.contextmanager
+def once_per_run(
+    tmp_path_factory: pytest.TempPathFactory, testrun_uid: str, name: str
+) -> Iterator[tuple[Path, bool]]:
+    """A folder made once per run and shared by its xdist workers (their temporary folders have one
+    parent; the run's id names it, so no other run's is ever taken), and whether it is still to be
+    made; held under a lock meanwhile, so the other worker waits for a making begun first."""
+    base = tmp_path_factory.getbasetemp()  # a worker's is popen-gwN in the run's own folder
+    out = (base.parent if "PYTEST_XDIST_WORKER" in os.environ else base) / f"{name}-{testrun_uid}"
+    out.mkdir(exist_ok=True)
+    lock = os.open(out / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        fresh = not (out / ".built").exists()
+        yield out, fresh
+        if fresh:  # only once made whole: a failure leaves it to the next to try
+            (out / ".built").touch()
+    finally:
+        os.close(lock)
+
+
 @pytest.fixture(scope="session")
 def dist(tmp_path_factory: pytest.TempPathFactory, testrun_uid: str) -> Path:
     """`python -m build --installer uv` (what `make dist` runs; uv makes the isolated build
     environments, 11 s against pip's 18 s at load 11, the same wheel): a wheel and an sdist,
-    built once per run: the xdist workers of one run share it (their temporary folders have one
-    parent; the run's id names it, so no other run's build is ever taken)."""
-    base = tmp_path_factory.getbasetemp()  # a worker's is popen-gwN in the run's own folder
-    out = (base.parent if "PYTEST_XDIST_WORKER" in os.environ else base) / f"dist-{testrun_uid}"
-    out.mkdir(exist_ok=True)
-    lock = os.open(out / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # the other worker's build, if it began first
-        if not (out / ".built").exists():
+    built once per run."""
+    with once_per_run(tmp_path_factory, testrun_uid, "dist") as (out, fresh):
+        if fresh:
             build = [sys.executable, "-m", "build", "--installer", "uv", "--outdir", str(out), str(ROOT)]
             run(build, env=tool_env())
-            (out / ".built").touch()
-    finally:
-        os.close(lock)
     return out
 
 

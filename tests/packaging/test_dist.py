@@ -17,7 +17,7 @@ from nextcloud_mcp_server import __version__
 from nextcloud_mcp_server.views import VIEWS
 from tests.backends import Nextcloud
 from tests.mcp_clients import structured
-from tests.packaging.conftest import ROOT, run, tool_env
+from tests.packaging.conftest import ROOT, once_per_run, run, tool_env
 
 # Building the wheel and pip-installing it into a fresh venv happen inside the first test that
 # needs them; on a busy machine that alone took over the suite's 120 s hang guard (issue 14).
@@ -29,13 +29,17 @@ THEIRS = "nextcloud-mcp-server"  # the command of the other project on PyPI (ADR
 LISTING = "import importlib.metadata as m\nfor d in m.distributions(): print(d.metadata['Name'], d.version)"
 
 
-@pytest.fixture(scope="module")
-def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The wheel pip-installed into a fresh venv (pinned by constraints.txt); its bin folder."""
-    venv = tmp_path_factory.mktemp("venv")
-    run([sys.executable, "-m", "venv", str(venv)])
-    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    run([*pip, "-c", str(ROOT / "constraints.txt"), str(wheel)], env=tool_env())
+@pytest.fixture(scope="session")
+def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory, testrun_uid: str) -> Path:
+    """The wheel pip-installed into a fresh venv (pinned by constraints.txt), once per run: the
+    double's tests and each real version's may run on different workers (ADR 0099); its bin folder."""
+    with once_per_run(tmp_path_factory, testrun_uid, "installed") as (out, fresh):
+        venv = out / "venv"
+        python = str(venv / "bin" / "python")
+        if fresh:
+            run([sys.executable, "-m", "venv", "--clear", str(venv)])
+            pip = [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+            run([*pip, "-c", str(ROOT / "constraints.txt"), str(wheel)], env=tool_env())
     return venv / "bin"
 
 
