@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -202,26 +203,23 @@ async def _ranked(
         return await meaning.nearest(user, question, filters, limit=limit, offset=offset), set()
     depth = min(offset + limit, MAX_DEPTH)
 
-    async def worded() -> list[Hit]:
+    async def ranked_to_depth(page_at: Callable[[int], Awaitable[list[Hit]]]) -> list[Hit]:
         found: list[Hit] = []
         while len(found) < depth:
-            page = await index.search(user, words, filters, limit=MAX_LIMIT, offset=len(found))
+            page = await page_at(len(found))
             found += page
             if len(page) < MAX_LIMIT:
                 break
         return found[:depth]
 
-    async def meant() -> list[Hit]:
-        found: list[Hit] = []
-        while len(found) < depth:
-            page = await meaning.nearest(user, question, filters, limit=MAX_LIMIT, offset=len(found))
-            found += page
-            if len(page) < MAX_LIMIT:
-                break
-        return found[:depth]
+    def worded(offset: int) -> Awaitable[list[Hit]]:
+        return index.search(user, words, filters, limit=MAX_LIMIT, offset=offset)
+
+    def meant(offset: int) -> Awaitable[list[Hit]]:
+        return meaning.nearest(user, question, filters, limit=MAX_LIMIT, offset=offset)
 
     # at the same time: the question is embedded while the engine searches the words
-    by_words, by_meaning = await asyncio.gather(worded(), meant())
+    by_words, by_meaning = await asyncio.gather(ranked_to_depth(worded), ranked_to_depth(meant))
     ranked, with_words = hybrid(by_words, by_meaning)
     return ranked[offset : offset + limit], with_words
 
