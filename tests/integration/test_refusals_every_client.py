@@ -18,6 +18,7 @@ from nextcloud_mcp_server.tools._results import ERROR_META_KEY
 from tests.backends import Nextcloud
 from tests.mcp_clients import Human, http_session, running_app
 from tests.strict_clients import strict_problem, text_of
+from tests.targets import cases
 from tests.ts_client import TypeScriptClient, typescript_client
 
 pytestmark = pytest.mark.integration
@@ -159,37 +160,41 @@ async def _schemas(session: ClientSession) -> dict[str, Any]:
     return {tool.name: tool.output_schema for tool in (await session.list_tools()).tools}
 
 
+# Every answer on the double; on the real ones the decline alone: what a real Nextcloud adds (the
+# reads before asking, nothing changed after) is the same whatever the answer, and a client that
+# cannot ask is refused before any request.
+@cases("answer", list(SAID), on_real=["decline"])
 async def test_every_tool_that_asks_is_refused_readably_in_both_clients(
-    nextcloud: Nextcloud, ts: TypeScriptClient
+    nextcloud: Nextcloud, ts: TypeScriptClient, answer: Answer
 ) -> None:
     """Decline, cancel, no elicitation: each asking tool answers an error result whose text says
     why, with no structured content to fail the output schema; the TypeScript client does not
     throw; each was asked exactly once where it could be; nothing changed."""
+    decision, said = SAID[answer]
     world = make_world(nextcloud)
     before = world.snapshot()
     problems: list[str] = []
     with running_app(nextcloud.settings()) as base:
         url = f"{base}/mcp"
-        for answer, (decision, said) in SAID.items():
-            human = Human(action=answer or "decline")
-            kwargs: dict[str, Any] = {"elicitation_callback": human.answer} if answer else {}
-            ts.open(f"ts-{answer}", url, human=answer)
-            try:
-                async with http_session(url, **kwargs) as session:
-                    schemas = await _schemas(session)
-                    for tool, arguments in world.calls.items():
-                        where = f"{tool}/{answer or 'no elicitation'}"
-                        asked = len(human.questions)
-                        result = await session.call_tool(tool, arguments)
-                        problems += _python_problems(f"python {where}", schemas[tool], result, decision, said)
-                        if len(human.questions) - asked != (1 if answer else 0):
-                            problems.append(f"python {where}: asked {human.questions[asked:]}")
-                        reply = ts.call(f"ts-{answer}", tool, arguments)
-                        problems += _ts_problems(f"typescript {where}", reply, decision, said)
-                        if len(reply["asked"]) != (1 if answer else 0):
-                            problems.append(f"typescript {where}: asked {reply['asked']}")
-            finally:
-                ts.close(f"ts-{answer}")
+        human = Human(action=answer or "decline")
+        kwargs: dict[str, Any] = {"elicitation_callback": human.answer} if answer else {}
+        ts.open(f"ts-{answer}", url, human=answer)
+        try:
+            async with http_session(url, **kwargs) as session:
+                schemas = await _schemas(session)
+                for tool, arguments in world.calls.items():
+                    where = f"{tool}/{answer or 'no elicitation'}"
+                    asked = len(human.questions)
+                    result = await session.call_tool(tool, arguments)
+                    problems += _python_problems(f"python {where}", schemas[tool], result, decision, said)
+                    if len(human.questions) - asked != (1 if answer else 0):
+                        problems.append(f"python {where}: asked {human.questions[asked:]}")
+                    reply = ts.call(f"ts-{answer}", tool, arguments)
+                    problems += _ts_problems(f"typescript {where}", reply, decision, said)
+                    if len(reply["asked"]) != (1 if answer else 0):
+                        problems.append(f"typescript {where}: asked {reply['asked']}")
+        finally:
+            ts.close(f"ts-{answer}")
     assert not problems, "\n".join(problems)
     assert world.snapshot() == before
 
