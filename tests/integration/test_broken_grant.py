@@ -127,12 +127,14 @@ async def test_a_grant_nextcloud_34_fails_on_for_good_is_dropped_deleted_and_ask
     """Nextcloud 34's pages, driven over HTTP (they do not render in the kit)."""
     nextcloud = real_nextcloud_34
 
-    async def person(url: str) -> None:
-        with NextcloudPages(nextcloud.url) as pages:
-            last = await asyncio.to_thread(pages.follow, url, "alice", nextcloud.alice.password)
-        assert "Your Nextcloud is connected" in last.text, pages.steps
+    with NextcloudPages(nextcloud.url) as pages:  # still signed in at the second consent
 
-    await _broken_grant_leads_back_to_consent(nextcloud, idp, tmp_path, person)
+        async def person(url: str) -> None:
+            last = await asyncio.to_thread(pages.follow, url, "alice", nextcloud.alice.password)
+            assert "Your Nextcloud is connected" in last.text, pages.steps
+
+        await _broken_grant_leads_back_to_consent(nextcloud, idp, tmp_path, person)
+    assert sum("/login?" in step for step in pages.steps) == 1, pages.steps
 
 
 @pytest.mark.browser
@@ -141,15 +143,23 @@ async def test_a_grant_nextcloud_29_fails_on_for_good_is_dropped_deleted_and_ask
 ) -> None:
     """Nextcloud 29 (where the issue met the break), its pages in Chromium."""
     nextcloud = real_nextcloud
+    consents = 0
 
-    async def person(url: str) -> None:
-        async with browser.person("alice", screenshots) as alice:
+    async with browser.person("alice", screenshots) as alice:  # still signed in at the second consent
+
+        async def person(url: str) -> None:
+            nonlocal consents
+            consents += 1
             picker = await alice.open(url, "connect to your account")
             assert "Connect to your account" in picker.text, picker.text
-            await alice.click("Log in", "login form")
-            grant = await alice.sign_in("alice", nextcloud.alice.password, "grant access")
+            if consents == 1:
+                await alice.click("Log in", "login form")
+                grant = await alice.sign_in("alice", nextcloud.alice.password, "grant access")
+            else:
+                grant = await alice.click("Log in", "grant access again")
             assert "Account access" in grant.text, grant.text
             last = await alice.click("Grant access", "connected")
-        assert "Your Nextcloud is connected" in last.text, last.text
+            assert "Your Nextcloud is connected" in last.text, last.text
 
-    await _broken_grant_leads_back_to_consent(nextcloud, idp, tmp_path, person)
+        await _broken_grant_leads_back_to_consent(nextcloud, idp, tmp_path, person)
+    assert consents == 2
