@@ -2,9 +2,10 @@
 
 - Connections are kept alive and reused (Nextcloud answers app-password requests in tens of ms;
   a new TLS handshake per call would dominate), on one aiohttp session with the bounds of
-  `outbound.client` (overall deadline, decoded-size limit, header limits, no cookies: a shared jar
-  would carry one user's Nextcloud session into the next user's request; no redirects, which are
-  reported with what to set instead).
+  `outbound.client` (overall deadline, decoded-size limit, header limits, no shared cookie jar:
+  it would carry one user's Nextcloud session into the next user's request; no redirects, which
+  are reported with what to set instead). Nextcloud's WebDAV session is sent back to the app
+  password it was given to, and nowhere else (`dav_sessions`, docs/ADR/0106).
 - Every request carries the credential of the user it is made for; nothing user-specific is
   kept on the client.
 - Idempotent requests are retried on 423, 429, 503 and a broken connection, with exponential
