@@ -14,6 +14,7 @@ documents (find_seed.py), beside the floor, Nextcloud's unified search and the P
    (tests/embeddings_endpoint.py): it proves the endpoint path.
 4. Nextcloud's unified search (its files, notes and calendar providers, 10 each, interleaved) and
    the PyPI package's searches, on the same queries.
+5. Background sync (find_fresh.py): how soon a change shows; an unchanged round's requests.
 
 Prints the figures beside the targets and writes bench/results/bench_real_find.json.
 """
@@ -40,10 +41,12 @@ sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parents[1])]
 
 import find_data  # noqa: E402
 from _procs import clean_env, write_result  # noqa: E402
+from find_fresh import background  # noqa: E402
 from find_process import rss_mb, server_pid  # noqa: E402
 from find_published import published_ranking  # noqa: E402
 from find_report import MODES, Labels, report, scores, summary  # noqa: E402
 from find_seed import FindInstance, ensure_find_seeded  # noqa: E402
+from find_unified import rank_unified  # noqa: E402
 from mcp import ClientSession  # noqa: E402
 from meter import Meter  # noqa: E402
 
@@ -51,8 +54,6 @@ from tests.embeddings_endpoint import serve_embeddings  # noqa: E402
 from tests.mcp_clients import stdio_session  # noqa: E402
 
 USER = "alice"
-OCS = {"OCS-APIRequest": "true", "Accept": "application/json"}
-PROVIDERS = ("files", "notes", "calendar")
 
 
 async def call_find(session: ClientSession, query: str, **arguments: Any) -> dict[str, Any]:
@@ -155,50 +156,6 @@ async def rank_all(
                 reciprocal.append(m)
             out[f"{kind}/{mode}"] = {**summary(recalls, reciprocal, times), "own_rounds": rounds}
             print(f"[find] {kind:10} {mode:8} {out[f'{kind}/{mode}']}", flush=True)
-    return out
-
-
-async def unified(client: httpx.AsyncClient, labels: Labels, query: str) -> list[str | None]:
-    """Nextcloud's unified search: the files, notes and calendar providers (10 entries each),
-    interleaved as one list."""
-    per: list[list[str | None]] = []
-    for provider in PROVIDERS:
-        answer = await client.get(
-            f"/ocs/v2.php/search/providers/{provider}/search",
-            params={"term": query, "limit": 10},
-            headers=OCS,
-        )
-        entries = answer.json()["ocs"]["data"]["entries"] if answer.status_code == 200 else []
-        found: list[str | None] = []
-        for e in entries:
-            if provider == "files":
-                found.append(labels.by_name.get(e.get("title", "")))
-            elif provider == "notes":
-                found.append(labels.by_note_title.get(e.get("title", "")))
-            else:
-                found.append(labels.by_event_title.get(e.get("title", "")))
-        per.append(found)
-    merged: list[str | None] = []
-    for i in range(10):
-        merged += [found[i] for found in per if i < len(found)]
-    return merged
-
-
-async def rank_unified(
-    client: httpx.AsyncClient, labels: Labels, queries: dict[str, list[dict[str, Any]]]
-) -> dict[str, Any]:
-    out = {}
-    for kind, items in queries.items():
-        recalls, reciprocal, times = [], [], []
-        for q in items:
-            started = time.perf_counter()
-            ranked = await unified(client, labels, q["q"])
-            times.append(time.perf_counter() - started)
-            r, m = scores(ranked, set(q["relevant"]))
-            recalls.append(r)
-            reciprocal.append(m)
-        out[kind] = summary(recalls, reciprocal, times)
-        print(f"[unified] {kind:10} {out[kind]}", flush=True)
     return out
 
 
@@ -336,6 +293,10 @@ async def run(instance: FindInstance, args: argparse.Namespace) -> dict[str, Any
             except Exception as exc:  # recorded: the package is compared where it runs
                 results["published"] = {"error": f"{type(exc).__name__}: {exc}"[:500]}
             print(f"[published] {results['published']}", flush=True)
+        # 5. last (it adds items): a change seen in background mode; an unchanged round's cost
+        if not args.skip_background:
+            shutil.copytree(words_dir, work / "fresh")
+            results["background"] = await background(base, work / "fresh", work, log, meter, client)
     return results
 
 
@@ -348,6 +309,7 @@ def main() -> int:
         "--skip-unified", action="store_true", help="without Nextcloud's unified search (about 6 s a query)"
     )
     parser.add_argument("--skip-endpoint", action="store_true", help="without the loopback endpoint")
+    parser.add_argument("--skip-background", action="store_true", help="without background sync (5.)")
     parser.add_argument(
         "--every", type=int, default=1, help="every Nth labelled query (each call costs a sync round)"
     )

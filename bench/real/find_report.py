@@ -193,10 +193,33 @@ def report(results: dict[str, Any], manifest: dict[str, Any]) -> list[tuple[str,
         lines.append(
             ("endpoint serving the shipped model ranks alike", abs(a - b) <= 0.01, f"{a:.3f} vs {b:.3f}")
         )
+    lines += _background(results.get("background"))
     print()
     for name, ok, detail in lines:
         print(f"{'PASS' if ok else 'MISS'}  {name}  ({detail})")
     return lines
+
+
+def _background(bg: dict[str, Any] | None) -> list[tuple[str, bool | None, str]]:
+    """A change seen within 60 s in background mode; an unchanged round's requests per source."""
+    if not bg:
+        return []
+    seen = bg["seen_after_s"]
+    said = ", ".join(f"{k} {v:.0f} s" if v is not None else f"{k} not within 180 s" for k, v in seen.items())
+    per = bg["unchanged_requests"]
+    sources = {k: n for k, n in per.items() if k != "OCS"}  # OCS: discovery, kept 300 s, no source
+    return [
+        (
+            "a change shows within 60 s in background mode",
+            all(v is not None and v <= 60 for v in seen.values()),
+            f"{said}; rounds every {bg['interval_s']:.0f} s",
+        ),
+        (
+            "an unchanged round costs at most one request per source",
+            all(n <= 1 for n in sources.values()),
+            f"{per or 'no request'}, Nextcloud CPU {bg['unchanged_nc_cpu_s']} s",
+        ),
+    ]
 
 
 def _whole(a: dict[str, Any], b: dict[str, Any]) -> float:

@@ -60,6 +60,8 @@ def _jpeg(data: bytes) -> list[tuple[int, int]]:
 
 def _tiff(data: bytes, max_pages: int) -> list[tuple[int, int]]:
     order = "<" if data[:2] == b"II" else ">"
+    if len(data) < 8:
+        raise OcrRefused("a TIFF cut short")
     (offset,) = struct.unpack(order + "I", data[4:8])
     sizes: list[tuple[int, int]] = []
     seen: set[int] = set()

@@ -6,7 +6,8 @@ the objects of a container only when its version moved; objects gone leave the i
 
 Keys name an item so that it can be opened and confirmed: an event, task or contact by its
 object's href and UID (`href|uid`), a card by `board/stack/card`, a page by `collective/page`.
-`present` is the batched confirmation for these kinds (confirm.py): one listing per container.
+`present` is the batched confirmation for these kinds (confirm.py): one request per container (a
+multiget of the hit objects' ETags for calendars and address books, a listing for the others).
 """
 
 from __future__ import annotations
@@ -272,14 +273,14 @@ async def _listed(what: Iterable[str], listing: Callable[[str], Awaitable[set[st
 
 
 async def present(nc: NextcloudClient, kind: str, keys: Collection[str]) -> set[str]:
-    """Which of the `keys` of `kind` Nextcloud still shows the caller: one listing per container
-    (calendar, address book, board, collective) holding any of them."""
+    """Which of the `keys` of `kind` Nextcloud still shows the caller: one request per container
+    (calendar, address book: a multiget of the hits; board, collective: a listing) holding any."""
     if kind in ("event", "task", "contact"):
         dav: DavHomeClient = nc.carddav if kind == "contact" else nc.caldav
         hrefs = {key.partition("|")[0]: key for key in keys}
 
         async def members(collection: str) -> set[str]:
-            return set(await dav.member_etags(collection))
+            return await dav.present_members(collection, [h for h in hrefs if collection_of(h) == collection])
 
         there = await _listed((collection_of(h) for h in hrefs), members)
         return {key for href, key in hrefs.items() if href in there}

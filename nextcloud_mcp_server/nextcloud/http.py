@@ -2,9 +2,10 @@
 
 - Connections are kept alive and reused (Nextcloud answers app-password requests in tens of ms;
   a new TLS handshake per call would dominate), on one aiohttp session with the bounds of
-  `outbound.client` (overall deadline, decoded-size limit, header limits, no cookies: a shared jar
-  would carry one user's Nextcloud session into the next user's request; no redirects, which are
-  reported with what to set instead).
+  `outbound.client` (overall deadline, decoded-size limit, header limits, no shared cookie jar:
+  it would carry one user's Nextcloud session into the next user's request; no redirects, which
+  are reported with what to set instead). Nextcloud's WebDAV session is sent back to the app
+  password it was given to, and nowhere else (`dav_sessions`, docs/ADR/0106).
 - Every request carries the credential of the user it is made for; nothing user-specific is
   kept on the client.
 - Idempotent requests are retried on 423, 429, 503 and a broken connection, with exponential
@@ -35,7 +36,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
 
 from nextcloud_mcp_server import DISTRIBUTION, __version__
-from nextcloud_mcp_server.nextcloud.auth import Credential
+from nextcloud_mcp_server.nextcloud.auth import BasicCredential, Credential
+from nextcloud_mcp_server.nextcloud.dav_sessions import DavSessions
 from nextcloud_mcp_server.nextcloud.errors import (
     InvalidInput,
     InvalidResponse,
@@ -164,6 +166,9 @@ class NextcloudHTTP:
         self.max_answer_bytes = max_answer_bytes
         self.deadline = deadline
         self._xml_limits = XmlLimits(max_dav_entry_bytes, max_answer_bytes, max_xml_depth)
+        # WebDAV sessions sent back per app password (docs/ADR/0106)
+        self.dav_sessions = DavSessions()
+        self._dav_prefix = f"{self.base_url}/remote.php/"
         self.client = BoundedClient(
             Bounds(
                 answer_bytes=max_answer_bytes,
@@ -257,16 +262,32 @@ class NextcloudHTTP:
             all_headers["Authorization"] = credential.authorization()
         replayable = body is None or isinstance(body, bytes)
         retryable = method in IDEMPOTENT_METHODS and replayable
+        # a replayable WebDAV request with an app password goes with the session kept for it
+        session = (
+            all_headers["Authorization"]
+            if isinstance(credential, BasicCredential) and replayable and url.startswith(self._dav_prefix)
+            else None
+        )
         attempt = 0
         while True:
             started = time.perf_counter()
             stack = AsyncExitStack()
             retry_in: float | None = None
+            cookie = self.dav_sessions.cookie_header(session) if session else None
+            sent = {**all_headers, "Cookie": cookie} if cookie else all_headers
             try:
                 answer = await stack.enter_async_context(
-                    self.client.stream(method, url, headers=all_headers, data=body)
+                    self.client.stream(method, url, headers=sent, data=body)
                 )
                 status = answer.status_code
+                if session and status == 401 and cookie:
+                    # the session is no longer good for this request: once more without it
+                    self.dav_sessions.forget(session)
+                    session = None
+                    await stack.aclose()
+                    continue
+                if session and (200 <= status < 300 or status == 304):
+                    self.dav_sessions.learn(session, _all_of(answer.headers, "set-cookie"))
                 if status in _RETRY_STATUSES and retryable and attempt < self.max_retries:
                     delay = retry_after_seconds(answer.headers.get("retry-after"))
                     if delay is None or delay <= self.max_retry_after:
@@ -352,6 +373,15 @@ class NextcloudHTTP:
         if isinstance(error, RateLimited):
             error.retry_after = retry_after_seconds(answer.headers.get("retry-after"))
         raise error
+
+
+def _all_of(headers: Mapping[str, str], name: str) -> list[str]:
+    """Every value of a header that may come more than once (aiohttp's multidict has `getall`)."""
+    getall = getattr(headers, "getall", None)
+    if getall is not None:
+        return list(getall(name, []))
+    value = headers.get(name)
+    return [value] if value else []
 
 
 def _body(

@@ -9,6 +9,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from nextcloud_mcp_server.index.engine import END_MARK, START_MARK, Filters, FindIndex, Item
@@ -275,3 +276,32 @@ async def test_stemming_in_a_named_language(postgres: PostgresCluster) -> None:
         await again.close()
         with pytest.raises(Exception, match="not a text search language"):
             PostgresIndex(url, languages=("english; DROP TABLE x",))
+
+
+async def test_a_text_postgresql_cannot_index_whole_is_kept_shorter_and_its_batch_kept(
+    postgres: PostgresCluster,
+) -> None:
+    """PostgreSQL refuses a tsvector over 1 MB (many languages over a long text of distinct
+    words). The batch is then written again item by item: the others as they are, that one with
+    its first 32 KiB. The refusal is PostgreSQL's own error, raised here by a trigger for texts
+    over 100,000 characters (a text that overflows a tsvector for real takes minutes to build)."""
+    with postgres.database() as url:
+        index = PostgresIndex(url)
+        await index.open()
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(
+                "CREATE FUNCTION refuse_long() RETURNS trigger AS $$ BEGIN "
+                "IF length(NEW.body) > 100000 THEN RAISE EXCEPTION 'string is too long for tsvector' "
+                "USING ERRCODE = 'program_limit_exceeded'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql"
+            )
+            conn.execute(
+                "CREATE TRIGGER refuse_long BEFORE INSERT OR UPDATE ON find_entries "
+                "FOR EACH ROW EXECUTE FUNCTION refuse_long()"
+            )
+        long_text = "opening " + "filler " * 20_000 + "closing"
+        await index.put(ALICE, [note("1", "a", "first"), note("2", "b", long_text), note("3", "c", "third")])
+        assert await keys(index, ALICE, "first") == ["1"]
+        assert await keys(index, ALICE, "third") == ["3"]
+        assert await keys(index, ALICE, "opening") == ["2"]
+        assert await keys(index, ALICE, "closing") == []  # beyond the first 32 KiB
+        await index.close()

@@ -115,6 +115,8 @@ def _jpeg_header(width: int, height: int) -> bytes:
         ("tiff", lambda: _tiff_pages(1, 50_000, 50_000), "more than"),
         ("png", lambda: b"\x89PNG\r\n\x1a\n" + b"\x00" * 8, "without its header"),
         ("jpeg", lambda: b"\xff\xd8\x00garbage", "markers"),
+        ("tiff", lambda: b"II*\x00", "cut short"),  # the header's first four bytes, then nothing
+        ("tiff", lambda: b"MM\x00*\x00\x00", "cut short"),
         ("png", lambda: b"GIF89a", "not a PNG"),
     ],
 )

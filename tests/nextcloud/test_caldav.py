@@ -118,3 +118,31 @@ async def test_a_stale_etag_on_update_is_a_conflict(caldav: CalDAVClient) -> Non
     with pytest.raises(PreconditionFailed, match="nothing was overwritten"):
         await caldav.put(href, "BEGIN:VCALENDAR\r\nEND:VCALENDAR\r\n", etag="old")
     assert route.calls[0].request.headers["If-Match"] == '"old"'
+
+
+@http_mock.mock
+async def test_which_objects_are_there_is_one_multiget_of_just_those(caldav: CalDAVClient) -> None:
+    """A hit's confirmation asks the calendar for its objects' ETags only, by href: one REPORT
+    whatever the calendar's size. What comes back without an ETag (404) or was not asked is not
+    "there"."""
+    cal = "/remote.php/dav/calendars/admin/personal/"
+    answer = (
+        '<?xml version="1.0"?><d:multistatus xmlns:d="DAV:">'
+        f'<d:response><d:href>{cal}a.ics</d:href><d:propstat><d:prop><d:getetag>"1"</d:getetag></d:prop>'
+        "<d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"
+        f"<d:response><d:href>{cal}b%26c.ics</d:href><d:status>HTTP/1.1 404 Not Found</d:status></d:response>"
+        f'<d:response><d:href>{cal}other.ics</d:href><d:propstat><d:prop><d:getetag>"2"</d:getetag></d:prop>'
+        "<d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response></d:multistatus>"
+    )
+    route = http_mock.request("REPORT", f"{BASE}{cal}").mock(
+        return_value=http_mock.Response(207, text=answer)
+    )
+    found = await caldav.present_members(cal, [f"{cal}a.ics", f"{cal}b%26c.ics"])
+    assert found == {f"{cal}a.ics"}
+    assert route.call_count == 1
+    body = route.calls[-1].request.content.decode()
+    assert "<r:calendar-multiget" in body
+    assert "<d:getetag/>" in body
+    assert "calendar-data" not in body
+    assert body.count("<d:href>") == 2
+    assert f"<d:href>{cal}b%26c.ics</d:href>" in body

@@ -90,6 +90,7 @@ class CalDAVClient(DavHomeClient):
     """The calendars of one user. `home_cache` remembers discovery per user for the process."""
 
     HOME_SET = f"{{{CALDAV}}}calendar-home-set"
+    MULTIGET = (CALDAV, "calendar-multiget")
     HOME_PATH = "calendars"
     KIND = "CalDAV"
 

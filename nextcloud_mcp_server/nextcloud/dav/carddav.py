@@ -89,6 +89,7 @@ class CardDAVClient(DavHomeClient):
     """The address books of one user."""
 
     HOME_SET = f"{{{CARDDAV}}}addressbook-home-set"
+    MULTIGET = (CARDDAV, "addressbook-multiget")
     HOME_PATH = "addressbooks/users"
     KIND = "CardDAV"
 

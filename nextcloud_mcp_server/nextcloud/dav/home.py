@@ -8,16 +8,18 @@ root, then the home-set property on the principal (the DAV user id need not be t
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from urllib.parse import quote, urlsplit
 
 from nextcloud_mcp_server.nextcloud.auth import Credential
-from nextcloud_mcp_server.nextcloud.dav.xml import DAV, DavResponse, parse_multistatus
+from nextcloud_mcp_server.nextcloud.dav.xml import DAV, DavResponse, parse_multistatus, xml_escape
 from nextcloud_mcp_server.nextcloud.discovery import Discovered
 from nextcloud_mcp_server.nextcloud.errors import InvalidResponse
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 
-__all__ = ["WRITE_PRIVILEGES", "XML_HEADERS", "DavHomeClient"]
+__all__ = ["MAX_MULTIGET", "WRITE_PRIVILEGES", "XML_HEADERS", "DavHomeClient"]
+
+MAX_MULTIGET = 200
 
 XML_HEADERS = {"Content-Type": "application/xml; charset=utf-8"}
 WRITE_PRIVILEGES = frozenset(
@@ -32,9 +34,11 @@ _PRINCIPAL = (
 
 class DavHomeClient:
     """A DAV client for one user's home of collections (calendars, address books). Subclasses set
-    `HOME_SET` (the home-set property, `{ns}name`) and `KIND` (used in error messages)."""
+    `HOME_SET` (the home-set property, `{ns}name`), `MULTIGET` (the REPORT that reads objects by
+    href, `(namespace, name)`) and `KIND` (used in error messages)."""
 
     HOME_SET: str
+    MULTIGET: tuple[str, str]
     HOME_PATH: str  # below /remote.php/dav/, before the user id: where Nextcloud keeps the home
     KIND: str
 
@@ -85,6 +89,29 @@ class DavHomeClient:
             name = path[len(parent) :] if path.startswith(parent) else ""
             if name and "/" not in name.rstrip("/") and not path.endswith("/"):
                 found[path] = (item.text(f"{{{DAV}}}getetag") or "").strip('"')
+        return found
+
+    async def present_members(self, collection: str, hrefs: Collection[str]) -> set[str]:
+        """Which of `hrefs` (objects of `collection`) are there now: one multiget REPORT asking
+        only their ETags, whatever the collection's size (a listing of a calendar of thousands
+        of events would read all their hrefs to find ten)."""
+        if not hrefs:
+            return set()
+        if len(hrefs) > MAX_MULTIGET:
+            raise ValueError(f"at most {MAX_MULTIGET} objects at once")
+        wanted = {urlsplit(h).path for h in hrefs}
+        namespace, report = self.MULTIGET
+        body = (
+            f'<?xml version="1.0"?><r:{report} xmlns:d="{DAV}" xmlns:r="{namespace}">'
+            "<d:prop><d:getetag/></d:prop>"
+            + "".join(f"<d:href>{xml_escape(h)}</d:href>" for h in sorted(wanted))
+            + f"</r:{report}>"
+        )
+        found: set[str] = set()
+        async for item in self._multistatus("REPORT", collection, "1", body):
+            path = urlsplit(item.href).path
+            if path in wanted and item.text(f"{{{DAV}}}getetag"):
+                found.add(path)
         return found
 
     async def _first_href(self, href: str, body: str, prop: str) -> str:
