@@ -113,8 +113,16 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+# mypy's cache, kept beside uv's and npm's in ~/.cache, seeds a fresh clone's: a cold mypy took
+# 18-26 s, a seeded one under a second when little changed. mypy checks every file against the
+# cache by its hash, as after switching branches; the copy is whole before it is renamed (ADR 0102).
+MYPY_SEED := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/nextcloud-mcp-bridge/mypy
+
 typecheck: $(STAMP)
+	@test -d .mypy_cache || ! test -d $(MYPY_SEED) || cp -r $(MYPY_SEED) .mypy_cache
 	$(BIN)/mypy
+	@mkdir -p $(dir $(MYPY_SEED)) && rm -rf $(MYPY_SEED).$$$$ && cp -r .mypy_cache $(MYPY_SEED).$$$$ \
+		&& rm -rf $(MYPY_SEED) && mv -T $(MYPY_SEED).$$$$ $(MYPY_SEED) || rm -rf $(MYPY_SEED).$$$$
 
 # Two workers: each real version's tests on one, other tests a file at a time (ADR 0099); each has its own
 # IdP, PostgreSQL and browser, and both share the real Nextclouds (ADR 0053).
