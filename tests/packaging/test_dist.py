@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 import tarfile
 import zipfile
 from pathlib import Path
@@ -43,7 +42,8 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory, testrun_uid
             env = tool_env()
             run(["uv", "venv", "--quiet", "--seed", "--clear", str(venv)], env=env)
             constraints = str(ROOT / "constraints.txt")
-            run(["uv", "pip", "install", "--quiet", "--python", python, "-c", constraints, str(wheel)], env=env)
+            uv_pip = ["uv", "pip", "install", "--quiet", "--python", python, "-c", constraints]
+            run([*uv_pip, str(wheel)], env=env)
             pip = [python, "-m", "pip", "--disable-pip-version-check"]
             run([*pip, "install", "--quiet", "--no-deps", "--force-reinstall", str(wheel)], env=env)
             run([*pip, "check"], env=env)
