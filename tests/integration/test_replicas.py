@@ -46,7 +46,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
 USERS = [f"user{i:02}" for i in range(20)]
 CALLS_PER_USER = 10
-# seconds: the replicas refresh every user's access token every ~3 s (a 3 s margin, ADR 0103).
+# seconds: the replicas refresh every user's access token every ~3 s (a 3 s margin; ADR 0103).
 # What the run proves is per refresh (all of a user's parallel calls on both replicas meet a
 # token that fell due, one of them spends the refresh token): the test waits for three of them
 # per user whatever the lifetime, and a shorter one reaches them in half the time (12 s took 23 s).
