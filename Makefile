@@ -98,7 +98,7 @@ mcpb: $(RUNTIME_STAMP) $(MCPB_STAMP)
 
 ## test: lint, type-check and the whole test suite (first checks in a second that the real-Nextcloud kit is there)
 test: kit
-	@$(MAKE) --no-print-directory -j4 --output-sync=target lint typecheck $(TEST_SETUP)
+	@$(MAKE) --no-print-directory -j4 --output-sync=target lint typecheck $(TEST_PEERS)
 	@$(MAKE) --no-print-directory pytest
 # when `make test` began: pytest's last line gives the whole wall time beside the budget (ADR 0068)
 test: export SUITE_STARTED_AT := $(shell date +%s)
@@ -131,7 +131,9 @@ XDIST := -n 2 --dist loadgroup
 
 # What pytest needs. `make test` and `make test-fast` make it four jobs at a time beside lint and
 # mypy: the npm installs run while uv fills the venv, the Debian check and mypy while npm runs (ADR 0102).
-TEST_SETUP := $(STAMP) $(NODE_STAMP) $(MCPB_STAMP) $(VIEWS_STAMP) $(SYSTEM_STAMP)
+# (lint and typecheck make the venv first)
+TEST_PEERS := $(NODE_STAMP) $(MCPB_STAMP) $(VIEWS_STAMP) $(SYSTEM_STAMP)
+TEST_SETUP := $(STAMP) $(TEST_PEERS)
 
 pytest: $(TEST_SETUP)
 	$(BIN)/pytest $(XDIST) --durations=25 $(ARGS)
@@ -141,7 +143,7 @@ pytest: $(TEST_SETUP)
 test-fast: export SUITE_STARTED_AT := $(shell date +%s)
 test-fast: export SUITE_BUDGET_SECONDS := 180
 test-fast:
-	@$(MAKE) --no-print-directory -j4 --output-sync=target lint typecheck $(STAMP) $(NODE_STAMP) $(MCPB_STAMP) $(VIEWS_STAMP)
+	@$(MAKE) --no-print-directory -j4 --output-sync=target lint typecheck $(NODE_STAMP) $(MCPB_STAMP) $(VIEWS_STAMP)
 	$(BIN)/pytest $(XDIST) -m "not real_nextcloud and not browser and not slow" $(ARGS)
 
 ## test-loaded: the whole suite 5 times from fresh clones of HEAD, two at once, with CPU burners
