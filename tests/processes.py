@@ -40,9 +40,10 @@ def wait_for_http(url: str, process: subprocess.Popen[str], timeout: float = 30.
 
 @contextmanager
 def server_process(
-    args: list[str], *, env: dict[str, str], cwd: Path, ready_url: str
+    args: list[str], *, env: dict[str, str], cwd: Path, ready_url: str | None
 ) -> Iterator[subprocess.Popen[str]]:
-    """`python -m nextcloud_mcp_server <args>` until `ready_url` answers; terminated on exit."""
+    """`python -m nextcloud_mcp_server <args>` until `ready_url` answers (None: the caller waits,
+    e.g. for several started at once); terminated on exit."""
     process = subprocess.Popen(
         [sys.executable, "-m", "nextcloud_mcp_server", *args],
         env={**os.environ, **env},
@@ -52,7 +53,8 @@ def server_process(
         text=True,
     )
     try:
-        wait_for_http(ready_url, process)
+        if ready_url is not None:
+            wait_for_http(ready_url, process)
         yield process
     finally:
         process.terminate()

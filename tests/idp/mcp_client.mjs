@@ -30,12 +30,16 @@ try {
 } catch (error) {
   if (error.code !== ErrorCode.UrlElicitationRequired) throw error;
   const [elicitation] = error.data.elicitations;
+  // the deadline is cleared once the notification came: a pending timer kept the process alive
+  // for the whole 30 s after it had printed its result
+  let deadline;
   const done = new Promise((resolve, reject) => {
     completed.set(elicitation.elicitationId, resolve);
-    setTimeout(() => reject(new Error('no elicitation/complete within 30 s')), 30000);
+    deadline = setTimeout(() => reject(new Error('no elicitation/complete within 30 s')), 30000);
   });
   say({ elicitation });
   await done;
+  clearTimeout(deadline);
   result = await call();
 }
 say({ result: { isError: result.isError ?? false, structuredContent: result.structuredContent } });

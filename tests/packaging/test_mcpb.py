@@ -58,6 +58,15 @@ def user_settings(manifest: dict[str, Any], **given: Any) -> dict[str, Any]:
     return answers
 
 
+@pytest.fixture(scope="module")
+def extension(bundle: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """The bundle unpacked once per worker, as Claude Desktop keeps it installed: the first start
+    has uv install the pinned dependencies into it (4-5 s), later starts reuse them, as the
+    host's do; each test still starts the server afresh with its own settings."""
+    folder = tmp_path_factory.mktemp("extension")
+    return folder, unpack(bundle, folder)
+
+
 def test_the_manifest_asks_for_what_the_server_needs(bundle: Path, tmp_path: Path) -> None:
     """URL, login name and app password (sensitive) are required; permission level and
     confirmation are optional with the server's defaults; `mcpb validate` accepts the manifest."""
@@ -127,13 +136,12 @@ def test_the_links_come_from_the_projects_urls() -> None:
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("permissions", ["", " Read "], ids=["default", "read-as-typed"])
 async def test_the_unpacked_bundle_serves_the_nextcloud(
-    bundle: Path, nextcloud: Nextcloud, tmp_path: Path, permissions: str
+    extension: tuple[Path, dict[str, Any]], nextcloud: Nextcloud, tmp_path: Path, permissions: str
 ) -> None:
     """Started from manifest.json exactly as Claude Desktop starts it (uv installs the pinned
     dependencies on first start), the extension works against the Nextcloud under test; with
     `read` (typed into the form's free text as ` Read `), writing tools are not offered."""
-    folder = tmp_path / "extension"
-    manifest = unpack(bundle, folder)
+    folder, manifest = extension
     answers = user_settings(
         manifest,
         nextcloud_url=nextcloud.url,
@@ -166,14 +174,13 @@ async def test_the_unpacked_bundle_serves_the_nextcloud(
 
 @pytest.mark.timeout(600)
 async def test_a_wrong_setting_in_the_form_is_explained_in_the_conversation(
-    bundle: Path, tmp_path: Path
+    extension: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:
     """A permission level typed wrong does not end the extension (Claude Desktop would show only
     "Server disconnected", the reason in a log): it answers `initialize`, and its one tool and its
     instructions name the setting and where to fix it (docs/ADR/0066); the log has the same line;
     the app password is not echoed anywhere."""
-    folder = tmp_path / "extension"
-    manifest = unpack(bundle, folder)
+    folder, manifest = extension
     answers = user_settings(
         manifest,
         nextcloud_url="https://cloud.example.com",

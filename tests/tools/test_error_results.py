@@ -11,6 +11,7 @@ tool's own name and output schema, and every result is checked by the strict cli
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 import typing
@@ -119,7 +120,13 @@ def _published(spec: ToolSpec) -> dict[str, Any] | None:
     return None if schema is None else published_output(schema)
 
 
-REAL = {spec.name: spec for spec in all_tools() + account_tools() if _published(spec) is not None}
+@functools.cache
+def published() -> dict[str, tuple[ToolSpec, dict[str, Any]]]:
+    """Every tool with an output schema, and that schema as published: made once, when a test
+    first asks (at import it cost every worker's collection 1.3 s, and the test made it again
+    for each kind of client)."""
+    found = ((spec, _published(spec)) for spec in all_tools() + account_tools())
+    return {spec.name: (spec, schema) for spec, schema in found if schema is not None}
 
 
 def stand_in(spec: ToolSpec) -> ToolSpec:
@@ -154,7 +161,8 @@ async def test_every_error_result_of_every_tool_is_valid_for_strict_clients(
     """Each way of failing, for each tool with an output schema: an error result with readable
     text, and structured content only where it matches the schema (here: never)."""
     caplog.set_level(logging.CRITICAL, "mcp.server.mcpserver.server")  # the crashes' tracebacks
-    stand_ins = [stand_in(spec) for spec in REAL.values()]
+    real = {name: spec for name, (spec, _) in published().items()}
+    stand_ins = [stand_in(spec) for spec in real.values()]
     monkeypatch.setattr(server_module, "offered_tools", lambda settings: stand_ins)
     monkeypatch.setattr(server_module, "on_demand_tools", lambda settings: [])
     problems: list[str] = []
@@ -170,8 +178,8 @@ async def test_every_error_result_of_every_tool_is_valid_for_strict_clients(
                 kinds |= {kind: expected for kind, (_, expected) in KINDS.items()}
             async with http_session(f"{base}/mcp", **answers) as session:
                 listed = {tool.name: tool.output_schema for tool in (await session.list_tools()).tools}
-                assert listed == {name: _published(spec) for name, spec in REAL.items()}
-                for name, spec in REAL.items():
+                assert listed == {name: schema for name, (_, schema) in published().items()}
+                for name, spec in real.items():
                     for kind, expected in kinds.items():
                         if kind in ("decline", "cancel") and spec.read_only:
                             continue  # read-only calls are answered in plain JSON: they never ask
@@ -189,10 +197,10 @@ async def test_every_error_result_of_every_tool_is_valid_for_strict_clients(
                         if expected is not None and details.get("decision") != expected:
                             problems.append(f"{where}: decision {details!r} in _meta, not {expected}")
     assert not problems, "\n".join([f"{len(problems)} results a strict client refuses:", *problems[:30]])
-    assert calls > 10 * len(REAL)
+    assert calls > 10 * len(real)
 
 
 def test_every_tool_with_an_output_schema_is_covered() -> None:
     """The tools above are all of them (those of offline access included)."""
-    assert len(REAL) >= 40
-    assert {"nc_notes_delete_note", "nc_webdav_delete_resource", "nc_auth_status"} <= set(REAL)
+    assert len(published()) >= 40
+    assert {"nc_notes_delete_note", "nc_webdav_delete_resource", "nc_auth_status"} <= set(published())
