@@ -1,17 +1,17 @@
-"""A folder that changed, listed by this server, against a plain PROPFIND of it (issue 44, ADR
-0069, 0094, 0104), on a real Nextcloud from the kit. Per round, each after a file added by another
-client, in an order that turns with the rounds: this server lists the folder it keeps (the
-listing asked with If-Modified-Since the kept folder's mtime, the ETag only after a 304, the
-entries Nextcloud sends as before taken from the kept listing); the floor, one Depth-1 PROPFIND
-with the same properties, its body read whole (httpx, which keeps the session cookie Nextcloud
-sets, as a browser or the desktop client does); the floor without that session; the same request through this server's
-HTTP client, its body read and not parsed; and the conditional listing with every entry built, as
-ADR 0094 read it. Then, on the unchanged folder: this server's listing, the ETag question alone,
-the conditional listing answered 304 alone, and the parsing of the floor's body into entries (no
-request). Medians of wall time, of each round's ratio to the floor, and of this process's CPU
-time. The requests this server made for each changed listing are counted: 3 where Nextcloud
-answered the conditional listing 304 (the folder's mtime had not moved past the kept one's, a
-change within the same second) and the folder was read again.
+"""A folder that changed, listed by this server, against a plain PROPFIND of it (issue 44, ADR 0069,
+0094, 0104), on a real Nextcloud from the kit. Per round, each after a file added by another
+client, in an order that turns with the rounds: this server lists the folder it keeps (the listing
+asked with If-Modified-Since the kept folder's mtime, the ETag only after a 304, the entries
+Nextcloud sends as before taken from the kept listing); the floor, one Depth-1 PROPFIND with the
+same properties, its body read whole (httpx, which keeps the session cookie Nextcloud sets, as a
+browser or the desktop client does); the floor without that session; the same request through this
+server's HTTP client, its body read and not parsed; and the conditional listing with every entry
+built, as ADR 0094 read it. Then, on the unchanged folder: this server's listing, the ETag
+question alone, the conditional listing answered 304 alone, and the parsing of the floor's body
+into entries (no request). Medians of wall time, of each round's ratio to the floor, and of this
+process's CPU time. The requests this server made for each changed listing are counted: 3 where
+Nextcloud answered the conditional listing 304 (the folder's mtime had not moved past the kept
+one's, a change within the same second) and the folder was read again.
 
     K=/work/shared/nextcloud/nextcloud   # the kit
     $K start /var/tmp/nextcloud-folder --version 34
