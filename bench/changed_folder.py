@@ -1,20 +1,21 @@
-"""A folder that changed, listed by this server, against a plain PROPFIND of it (issue 44, ADR
-0069, 0094), on a real Nextcloud from the kit. Per round: a file is added by another client, then
-this server lists the folder (the kept listing's ETag question beside the listing asked with
-If-Modified-Since), the same again unchanged; another file is added, then the floor: one Depth-1
-PROPFIND with the same properties, its body read whole. Beside them, for where the time goes:
-the order before ADR 0094 (after another added file: the ETag question, then the listing), the
-listing asked alone with If-Modified-Since after another added file (no ETag question), the
-ETag question alone, the conditional listing answered 304 alone, and the parsing of the floor's
-body into entries (CPU in this process, no request). Each listing of a changed folder comes right
-after a change, as the floor's does. Interleaved rounds, medians; ratios per round, then their
-median. The requests this server made for each changed listing are counted: 3 where Nextcloud
-answered the conditional listing 304 (the folder's mtime had not moved past the kept one's, a
-change within the same second) and the folder was read again.
+"""A folder that changed, listed by this server, against a plain PROPFIND of it (issue 44, ADR 0069,
+0094, 0104), on a real Nextcloud from the kit. Per round, each after a file added by another
+client, in an order that turns with the rounds: this server lists the folder it keeps (the listing
+asked with If-Modified-Since the kept folder's mtime, the ETag only after a 304, the entries
+Nextcloud sends as before taken from the kept listing); the floor, one Depth-1 PROPFIND with the
+same properties, its body read whole (httpx, which keeps the session cookie Nextcloud sets, as a
+browser or the desktop client does); the floor without that session; the same request through this
+server's HTTP client, its body read and not parsed; and the conditional listing with every entry
+built, as ADR 0094 read it. Then, on the unchanged folder: this server's listing, the ETag
+question alone, the conditional listing answered 304 alone, and the parsing of the floor's body
+into entries (no request). Medians of wall time, of each round's ratio to the floor, and of this
+process's CPU time. The requests this server made for each changed listing are counted: 3 where
+Nextcloud answered the conditional listing 304 (the folder's mtime had not moved past the kept
+one's, a change within the same second) and the folder was read again.
 
     K=/work/shared/nextcloud/nextcloud   # the kit
     $K start /var/tmp/nextcloud-folder --version 34
-    .venv/bin/python bench/changed_folder.py /var/tmp/nextcloud-folder --files 2000 --rounds 7
+    .venv/bin/python bench/changed_folder.py /var/tmp/nextcloud-folder --files 1000 --rounds 21
     $K stop /var/tmp/nextcloud-folder
 """
 
@@ -26,7 +27,8 @@ import json
 import statistics
 import sys
 import time
-from datetime import timedelta
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -65,18 +67,33 @@ async def seed(url: str, user: str, password: str, files: int) -> None:
         await asyncio.gather(*(put(n) for n in range(max(have, 0), files)))
 
 
-async def measure(url: str, user: str, password: str, rounds: int) -> dict[str, list[float]]:
+class _Rows:
+    """Wall time and this process's CPU time of each row, per round."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.wall: dict[str, list[float]] = {name: [] for name in names}
+        self.cpu: dict[str, list[float]] = {name: [] for name in names}
+
+    async def time(self, name: str, call: Callable[[], Awaitable[object]]) -> None:
+        cpu, wall = time.process_time(), time.perf_counter()
+        await call()
+        self.wall[name].append(time.perf_counter() - wall)
+        self.cpu[name].append(time.process_time() - cpu)
+
+
+CHANGED, UNCHANGED, FLOOR = "changed (this server)", "unchanged (this server)", "plain PROPFIND"
+SESSIONLESS = "plain PROPFIND, no Nextcloud session"
+STACK, NO_REUSE = "the HTTP stack alone, body unparsed", "changed, kept entries not reused"
+ETAG, NOT_MODIFIED, PARSING = (
+    "the ETag question alone",
+    "the listing answered 304 alone",
+    "parsing the floor's body",
+)
+
+
+async def measure(url: str, user: str, password: str, rounds: int) -> _Rows:
     requests.clear()
-    times: dict[str, list[float]] = {
-        "changed (this server)": [],
-        "unchanged (this server)": [],
-        "plain PROPFIND": [],
-        "changed, before: ETag then listing": [],
-        "changed: the conditional listing alone": [],
-        "the ETag question alone": [],
-        "the listing answered 304 alone": [],
-        "parsing the floor's body (CPU)": [],
-    }
+    rows = _Rows([CHANGED, UNCHANGED, FLOOR, SESSIONLESS, STACK, NO_REUSE, ETAG, NOT_MODIFIED, PARSING])
     http = NextcloudHTTP(url)
     made: list[str] = []
     stream = http.stream
@@ -88,79 +105,108 @@ async def measure(url: str, user: str, password: str, rounds: int) -> dict[str, 
     http.stream = counted  # type: ignore[method-assign]
     answers = KeptAnswers()
     other = httpx.AsyncClient(base_url=url, auth=(user, password), timeout=60)
+    credential = BasicCredential(user, password)
+    folder = f"/remote.php/dav/files/{user}/{FOLDER}"
+    listing_headers = {"Depth": "1", "Content-Type": "application/xml"}
+    body = b""
+    total = 0
 
     async def add() -> None:
-        added = f"/remote.php/dav/files/{user}/{FOLDER}/added-{time.time_ns()}.txt"
-        (await other.put(added, content=b"new")).raise_for_status()
+        nonlocal total
+        (await other.put(f"{folder}/added-{time.time_ns()}.txt", content=b"new")).raise_for_status()
+        total += 1
 
     try:
-        files = await NextcloudClient(http, BasicCredential(user, password)).files()
+        files = await NextcloudClient(http, credential).files()
         total = (await list_folder(files, FOLDER, top=50, answers=answers)).total  # kept, as a server has it
-        for n in range(rounds):
-            await add()
+        long_ago = datetime.now(UTC) - timedelta(days=1)
+
+        async def changed() -> None:
             made.clear()
-            started = time.perf_counter()
             listing = await list_folder(files, FOLDER, top=50, answers=answers)
-            times["changed (this server)"].append(time.perf_counter() - started)
             requests.append(len(made))
             assert not listing.reused
-            assert listing.total == total + 1, (listing.total, total)  # the new file is seen
-            total = listing.total
-            started = time.perf_counter()
-            again = await list_folder(files, FOLDER, top=50, answers=answers)
-            times["unchanged (this server)"].append(time.perf_counter() - started)
-            assert again.reused
-            await add()
-            total += 1
-            started = time.perf_counter()
-            floor = await other.request(
+            assert listing.total == total, (listing.total, total)  # every added file is seen
+
+        async def floor() -> None:
+            nonlocal body
+            answer = await other.request("PROPFIND", folder, headers=listing_headers, content=PROPFIND_BODY)
+            body = answer.read()
+            assert answer.status_code == 207
+
+        async def sessionless() -> None:  # the floor's request without the session cookie it was given
+            other.cookies.clear()
+            await floor()
+            other.cookies.clear()
+
+        async def stack() -> None:  # this server's HTTP client, the floor's request, nothing parsed
+            async with http.stream(
                 "PROPFIND",
-                f"/remote.php/dav/files/{user}/{FOLDER}",
-                headers={"Depth": "1", "Content-Type": "application/xml"},
-                content=PROPFIND_BODY,
-            )
-            body = floor.read()
-            times["plain PROPFIND"].append(time.perf_counter() - started)
-            await add()
-            started = time.perf_counter()
-            await files.current_etag(FOLDER)
-            before = await list_folder(files, FOLDER, top=50)
-            modified = before.itself.modified
-            assert modified is not None
-            times["changed, before: ETag then listing"].append(time.perf_counter() - started)
-            assert before.total == total + 1
-            total = before.total
-            await add()
-            total += 1
-            started = time.perf_counter()
+                folder,
+                credential=credential,
+                headers=listing_headers,
+                content=PROPFIND_BODY.encode(),
+            ) as answer:
+                async for _ in answer.aiter_bytes():
+                    pass
+
+        async def no_reuse() -> None:  # the conditional listing as ADR 0094 read it: every entry built
             alone = await folder_listing._read(
-                files, FOLDER, "", top=50, answers=None, progress=None, since=modified - timedelta(hours=1)
+                files, FOLDER, "", top=50, answers=None, progress=None, since=long_ago
             )
-            times["changed: the conditional listing alone"].append(time.perf_counter() - started)
             assert alone.total == total
-            started = time.perf_counter()
-            await files.current_etag(FOLDER)
-            times["the ETag question alone"].append(time.perf_counter() - started)
-            started = time.perf_counter()
-            try:
-                async for _ in files.iter_directory(FOLDER, modified_since=alone.itself.modified):
-                    raise AssertionError("an unchanged folder's listing was sent whole")
-            except NotModified:
-                pass
-            times["the listing answered 304 alone"].append(time.perf_counter() - started)
-            started = time.process_time()
-            parser = MultistatusParser("bench")
-            entries = [file_entry(item, files.root) for item in parser.feed(body, final=True)]
-            times["parsing the floor's body (CPU)"].append(time.process_time() - started)
-            assert len(entries) == total - 1  # the folder itself and its entries before the two last adds
+
+        changes: list[tuple[str, Callable[[], Awaitable[object]]]] = [
+            (CHANGED, changed),
+            (FLOOR, floor),
+            (SESSIONLESS, sessionless),
+            (STACK, stack),
+            (NO_REUSE, no_reuse),
+        ]
+        for n in range(rounds):
+            # each after a file added by another client, in an order that turns with the rounds
+            for name, call in changes[n % len(changes) :] + changes[: n % len(changes)]:
+                await add()
+                await rows.time(name, call)
+
+            async def unchanged() -> None:
+                assert (await list_folder(files, FOLDER, top=50, answers=answers)).reused
+
+            async def etag() -> None:
+                await files.current_etag(FOLDER)
+
+            async def not_modified() -> None:
+                try:
+                    async for _ in files.iter_directory(FOLDER, modified_since=datetime.now(UTC)):
+                        raise AssertionError("an unchanged folder's listing was sent whole")
+                except NotModified:
+                    pass
+
+            async def parsing() -> None:
+                parser = MultistatusParser("bench")
+                entries = [file_entry(item, files.root) for item in parser.feed(body, final=True)]
+                assert len(entries) > 1  # the folder itself and its entries
+
+            await list_folder(files, FOLDER, top=50, answers=answers)  # kept again, as it is now
+            for name, call in (
+                (UNCHANGED, unchanged),
+                (ETAG, etag),
+                (NOT_MODIFIED, not_modified),
+                (PARSING, parsing),
+            ):
+                await rows.time(name, call)
             print(
-                f"round {n + 1}: " + ", ".join(f"{k} {v[-1] * 1000:.0f} ms" for k, v in times.items()),
+                f"round {n + 1}: "
+                + ", ".join(
+                    f"{k} {v[-1] * 1000:.0f} ms ({rows.cpu[k][-1] * 1000:.0f} CPU)"
+                    for k, v in rows.wall.items()
+                ),
                 flush=True,
             )
     finally:
         await other.aclose()
         await http.aclose()
-    return times
+    return rows
 
 
 def main() -> None:
@@ -172,13 +218,21 @@ def main() -> None:
     config = json.loads((args.directory / "nextcloud.json").read_text())
     url, user, password = config["url"], "alice", config["alice"]["app_password"]
     asyncio.run(seed(url, user, password, args.files))
-    times = asyncio.run(measure(url, user, password, args.rounds))
-    floors = times["plain PROPFIND"]
-    print(f"{args.files} files, median of {args.rounds} rounds; ratio: the median of each round's ratio")
-    for name, values in times.items():
+    print(f"  load average before: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
+    rows = asyncio.run(measure(url, user, password, args.rounds))
+    floors = rows.wall[FLOOR]
+    print(
+        f"{args.files} files, median of {args.rounds} rounds; ratio: the median of each round's ratio; "
+        "CPU: this process's, median"
+    )
+    for name, values in rows.wall.items():
         median = statistics.median(values)
         ratio = statistics.median(v / f for v, f in zip(values, floors, strict=True))
-        print(f"  {name:<36} {median * 1000:7.0f} ms  {ratio:5.2f}x the plain PROPFIND")
+        used = statistics.median(rows.cpu[name])
+        print(
+            f"  {name:<38} {median * 1000:7.0f} ms  {ratio:5.2f}x the plain PROPFIND"
+            f"   CPU {used * 1000:5.1f} ms"
+        )
     print(f"  requests per changed listing, by round: {requests}")
     print(f"  load average after: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
 

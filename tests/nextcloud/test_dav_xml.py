@@ -119,8 +119,11 @@ def test_an_entry_over_the_limit_is_refused_and_one_well_below_is_not(chunk: int
         return seen + parser.feed(b"", final=True)
 
     assert len(feed_all(_listing(3, b"y" * (limit * 3 // 4)))) == 3
-    with pytest.raises(InvalidResponse, match=r"larger than 65536 bytes \(NEXTCLOUD_MAX_DAV_ENTRY_BYTES\)"):
-        feed_all(_listing(1, b"y" * (limit + 1)))
+    for entries in (1, 2):  # the last entry, and one the next starts right after
+        with pytest.raises(
+            InvalidResponse, match=r"larger than 65536 bytes \(NEXTCLOUD_MAX_DAV_ENTRY_BYTES\)"
+        ):
+            feed_all(_listing(entries, b"y" * (limit + 1)))
 
 
 def test_text_outside_entries_is_bounded_too() -> None:
@@ -135,6 +138,29 @@ def test_deep_nesting_in_one_huge_chunk_is_refused_early() -> None:
     with pytest.raises(UnsafeXML, match=r"deeper than 64 \(NEXTCLOUD_MAX_XML_DEPTH\)"):
         parser.feed(b"<d:multistatus xmlns:d='DAV:'>" + b"<a>" * 5_000_000)
     assert parser._fed <= 128 * 1024  # stopped after a slice, not after 15 MB
+
+
+def test_an_entry_nesting_too_deep_is_refused_though_it_closed_within_one_slice() -> None:
+    """The depth of what was closed between two checks counts too, not only what is open."""
+    deep = b"<d:response><d:href>/f</d:href>" + b"<a>" * 70 + b"</a>" * 70 + b"</d:response>"
+    shallow = b"<d:response><d:href>/g</d:href>" + b"<a>" * 50 + b"</a>" * 50 + b"</d:response>"
+    head, tail = b"<d:multistatus xmlns:d='DAV:'>", b"</d:multistatus>"
+    assert [r.href for r in MultistatusParser("h").feed(head + shallow + shallow + tail, final=True)] == [
+        "/g",
+        "/g",
+    ]
+    for body in (head + deep + shallow + tail, head + shallow + deep + tail):
+        with pytest.raises(UnsafeXML, match=r"deeper than 64 \(NEXTCLOUD_MAX_XML_DEPTH\)"):
+            MultistatusParser("h").feed(body, final=True)
+
+
+def test_an_entry_is_handed_out_by_the_slice_after_it_ends_and_the_last_at_the_end() -> None:
+    body = _listing(3)
+    parser = MultistatusParser("h")
+    cut = body.index(b"</d:response>") + len(b"</d:response>") + 1
+    assert parser.feed(body[:cut]) == []  # the first is complete, but nothing says so yet
+    assert [r.href for r in parser.feed(body[cut:])] == ["/f/0", "/f/1"]
+    assert [r.href for r in parser.feed(b"", final=True)] == ["/f/2"]
 
 
 @pytest.mark.parametrize("size", ["²", "1" * 5000, "-1", "12 ", "0x10"])

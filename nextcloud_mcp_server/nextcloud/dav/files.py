@@ -12,6 +12,7 @@ permissions, checksums, has-preview). `oc:size` is a file's length and a folder'
 from __future__ import annotations
 
 import email.utils
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from xml.etree.ElementTree import Element
 
@@ -23,6 +24,10 @@ __all__ = [
     "ETAG_PROPS",
     "LISTING_PROPS",
     "STAT_PROPS",
+    "EntryKey",
+    "KnownEntries",
+    "entry_key",
+    "entry_of",
     "file_entry",
     "http_date",
     "listing_order",
@@ -100,25 +105,73 @@ def _number(text: str | None) -> int | None:
     return int(text) if text and len(text) <= 20 and text.isascii() and text.isdigit() else None
 
 
-def file_entry(item: DavResponse, root: str) -> FileEntry | None:
-    """The entry of one `<d:response>`; None for an href outside the user's files root."""
-    path = paths.relative(item.href, root)
-    if path is None:
-        return None
+# Everything of an answer's entry that `file_entry` reads: href, folder or not, and the texts of
+# oc:size, getcontentlength, getlastmodified, getetag, getcontenttype, oc:fileid.
+EntryKey = tuple[str, bool, str | None, str | None, str | None, str | None, str | None, str | None]
+
+
+def entry_key(item: DavResponse) -> EntryKey:
+    """What `file_entry` makes an entry from: equal keys (and roots) give equal entries."""
     props = item.props
     kinds = props.get(_RESOURCETYPE)
-    is_dir = kinds is not None and any(child.tag == _COLLECTION for child in kinds)
-    etag = etags.plain(_text(props, _ETAG))
+    return (
+        item.href,
+        kinds is not None and kinds.find(_COLLECTION) is not None,
+        _text(props, _SIZE),
+        _text(props, _LENGTH),
+        _text(props, _MODIFIED),
+        _text(props, _ETAG),
+        _text(props, _TYPE),
+        _text(props, _FILEID),
+    )
+
+
+def entry_of(key: EntryKey, root: str) -> FileEntry | None:
+    """The entry of one `<d:response>` by its key; None for an href outside the files root."""
+    href, is_dir, size, length, modified, etag, mime, file_id = key
+    path = paths.relative(href, root)
+    if path is None:
+        return None
     return FileEntry(
         path=path,
         name=path.rpartition("/")[2],
         kind="directory" if is_dir else "file",
-        size=_number(_text(props, _SIZE) or _text(props, _LENGTH)),
-        modified=http_date(_text(props, _MODIFIED)),
-        etag=etag or None,
-        mime=None if is_dir else _text(props, _TYPE),
-        file_id=_number(_text(props, _FILEID)),
+        size=_number(size or length),
+        modified=http_date(modified),
+        etag=etags.plain(etag) or None,
+        mime=None if is_dir else mime,
+        file_id=_number(file_id),
     )
+
+
+def file_entry(item: DavResponse, root: str) -> FileEntry | None:
+    """The entry of one `<d:response>`; None for an href outside the user's files root."""
+    return entry_of(entry_key(item), root)
+
+
+class KnownEntries:
+    """The entries of a folder's previous listing by their keys, reused for a new answer's entries
+    that Nextcloud sent exactly as before: one file added to a 1,000-entry folder builds one
+    entry, not 1,000 (ADR 0104). The keys of the new answer are collected (`seen`) to be kept with
+    it, until `stop()` (a listing too large to keep)."""
+
+    __slots__ = ("collecting", "previous", "seen")
+
+    def __init__(self, previous: Mapping[EntryKey, FileEntry]) -> None:
+        self.previous = previous
+        self.seen: dict[EntryKey, FileEntry] = {}
+        self.collecting = True
+
+    def entry(self, item: DavResponse, root: str) -> FileEntry | None:
+        key = entry_key(item)
+        entry = self.previous.get(key) or entry_of(key, root)
+        if entry is not None and self.collecting:
+            self.seen[key] = entry
+        return entry
+
+    def stop(self) -> None:
+        self.collecting = False
+        self.seen = {}
 
 
 def listing_order(entry: FileEntry) -> tuple[bool, str, str]:

@@ -16,18 +16,22 @@ What a listing shows is only what moves that ETag (name, kind, size, modificatio
 type); a property that does not move it (favorite, tags, shares) is not shown, and must not be
 added to a kept listing.
 
-A folder too large to keep (a quarter of the budget of kept answers, about 22,000 entries of
+A changed folder's answer is read against the kept listing: an entry Nextcloud sends exactly as
+in the kept answer (href and every property text the same) is the kept entry, so one added file
+builds one entry; only the parse itself is paid for every entry (ADR 0104).
+
+A folder too large to keep (a quarter of the budget of kept answers, about 17,000 entries of
 the default 128 MiB, `NEXTCLOUD_KEPT_ANSWERS_MB`) is streamed as before: only the first `top`
 entries in listing order are held.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 
-from nextcloud_mcp_server.nextcloud.dav.files import listing_order
+from nextcloud_mcp_server.nextcloud.dav.files import EntryKey, KnownEntries, listing_order
 from nextcloud_mcp_server.nextcloud.dav.webdav import NotModified, WebDAVClient
 from nextcloud_mcp_server.nextcloud.errors import NextcloudError
 from nextcloud_mcp_server.nextcloud.kept import KeptAnswers
@@ -36,10 +40,11 @@ from nextcloud_mcp_server.nextcloud.models import FileEntry
 __all__ = ["KEY_PREFIX", "FolderListing", "forget_listings", "list_folder"]
 
 KEY_PREFIX = "files:list:"
-# What one kept entry holds in memory beyond its path (counted twice): 1,450 bytes measured with
-# tracemalloc for 20-character paths. Kept answers are bounded by memory, so this is counted,
-# not the ~400 bytes Nextcloud sends per entry.
-_ENTRY_BYTES = 1400
+# What one kept entry holds in memory beyond its path (counted three times: the path, its name
+# and the href of its key): 1,813 bytes measured with tracemalloc for 23-character paths, of which
+# about 400 are its key (`known`). Kept answers are bounded by memory, so this is counted, not the
+# ~400 bytes Nextcloud sends per entry.
+_ENTRY_BYTES = 1850
 PROGRESS_EVERY = 2000
 
 Progress = Callable[[int], Awaitable[None]]
@@ -54,10 +59,13 @@ class FolderListing:
     total: int
     complete: bool
     reused: bool = False  # the kept listing, after Nextcloud confirmed the folder's ETag
+    # the entries by what Nextcloud sent for each (a kept listing's): the next read of the folder
+    # builds only the entries it sends otherwise (ADR 0104)
+    known: Mapping[EntryKey, FileEntry] = field(default_factory=dict, repr=False)
 
 
 def _size(entry: FileEntry) -> int:
-    return _ENTRY_BYTES + 2 * len(entry.path)
+    return _ENTRY_BYTES + 3 * len(entry.path)
 
 
 async def list_folder(
@@ -88,7 +96,7 @@ async def list_folder(
             nonlocal led
             led = True
             return await _read_if_modified(
-                files, path, key, top=top, answers=answers, progress=progress, since=since
+                files, path, key, top=top, answers=answers, progress=progress, since=since, known=held.known
             )
 
         # callers holding the same kept listing at the same time share one conditional listing;
@@ -110,7 +118,7 @@ async def list_folder(
         return found  # the listing joined is of the state this caller confirmed
 
     async def read() -> FolderListing:
-        return await _read(files, path, key, top=top, answers=answers, progress=progress)
+        return await _read(files, path, key, top=top, answers=answers, progress=progress, known=held.known)
 
     if now:  # the folder changed: callers that saw the same new ETag share one read (ADR 0069)
         shared: FolderListing = await answers.shared(files.user_id, f"{key}|{top}", now, read)
@@ -127,10 +135,13 @@ async def _read_if_modified(
     answers: KeptAnswers,
     progress: Progress | None,
     since: datetime,
+    known: Mapping[EntryKey, FileEntry],
 ) -> FolderListing | None:
     """The listing, or None when Nextcloud says the folder's mtime is not later than `since`."""
     try:
-        return await _read(files, path, key, top=top, answers=answers, progress=progress, since=since)
+        return await _read(
+            files, path, key, top=top, answers=answers, progress=progress, since=since, known=known
+        )
     except NotModified:
         return None
 
@@ -144,13 +155,17 @@ async def _read(
     answers: KeptAnswers | None,
     progress: Progress | None,
     since: datetime | None = None,
+    known: Mapping[EntryKey, FileEntry] | None = None,
 ) -> FolderListing:
     budget = answers.max_bytes // 4 if answers is not None else 0
     itself: FileEntry | None = None
     held: list[FileEntry] = []
     total = size = 0
     complete = True
-    async for entry in files.iter_directory(path, itself=True, modified_since=since):
+    # what this answer sends as the kept listing's answer did is that listing's entry; its keys
+    # are collected to be kept with it (only while it can be kept)
+    reuse = KnownEntries(known or {}) if answers is not None else None
+    async for entry in files.iter_directory(path, itself=True, modified_since=since, known=reuse):
         if entry.path == path and itself is None:
             itself = entry
             continue
@@ -159,6 +174,8 @@ async def _read(
         if complete:
             size += _size(entry)
             complete = size <= budget
+            if not complete and reuse is not None:
+                reuse.stop()
         if not complete and len(held) >= 2 * top + 64:
             held.sort(key=listing_order)
             del held[top:]
@@ -169,7 +186,7 @@ async def _read(
     held.sort(key=listing_order)
     if not complete:
         del held[top:]
-    listing = FolderListing(itself, held, total, complete)
+    listing = FolderListing(itself, held, total, complete, known=reuse.seen if reuse is not None else {})
     if answers is not None:
         if complete and itself.kind == "directory" and itself.etag:
             answers.put(files.user_id, key, itself.etag, listing, size)

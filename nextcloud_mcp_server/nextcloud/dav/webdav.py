@@ -22,6 +22,7 @@ from nextcloud_mcp_server.nextcloud.dav.files import (
     ETAG_PROPS,
     LISTING_PROPS,
     STAT_PROPS,
+    KnownEntries,
     file_entry,
     propfind_body,
 )
@@ -90,10 +91,18 @@ class WebDAVClient:
         return NotFound(self.host, f"no file or folder at {paths.display(path)}", status=404, body=exc.body)
 
     async def entries(
-        self, method: str, url_path: str, body: bytes, headers: dict[str, str], *, missing: str
+        self,
+        method: str,
+        url_path: str,
+        body: bytes,
+        headers: dict[str, str],
+        *,
+        missing: str,
+        known: KnownEntries | None = None,
     ) -> AsyncGenerator[FileEntry, None]:
         """The file entries of a PROPFIND or SEARCH answer, as they stream in; a 404 is reported
-        as no file or folder at `missing`, a 304 to a conditional request as `NotModified`."""
+        as no file or folder at `missing`, a 304 to a conditional request as `NotModified`.
+        `known`: a previous answer's entries, reused where Nextcloud sent one exactly as then."""
         try:
             async with self._http.stream(
                 method, url_path, credential=self._credential, headers=headers, content=body
@@ -102,15 +111,21 @@ class WebDAVClient:
                     if "If-Modified-Since" in headers:
                         raise NotModified(missing)
                     raise InvalidResponse(self.host, f"{method} answered 304 to a request with no condition")
+                root = self.root
                 async for item in parse_multistatus(response, self.host):
-                    entry = file_entry(item, self.root)
+                    entry = file_entry(item, root) if known is None else known.entry(item, root)
                     if entry is not None:
                         yield entry
         except NotFound as exc:
             raise self.not_found(missing, exc) from None
 
     def _propfind(
-        self, path: str, depth: str, props: str, modified_since: datetime | None = None
+        self,
+        path: str,
+        depth: str,
+        props: str,
+        modified_since: datetime | None = None,
+        known: KnownEntries | None = None,
     ) -> AsyncGenerator[FileEntry, None]:
         headers = {"Depth": depth, "Content-Type": "application/xml; charset=utf-8"}
         if modified_since is not None:
@@ -118,7 +133,9 @@ class WebDAVClient:
             # this, for every method (a folder's If-None-Match it ignores: only files have ETags
             # there); checked on 29 and 34 (ADR 0094)
             headers["If-Modified-Since"] = format_datetime(modified_since.astimezone(UTC), usegmt=True)
-        return self.entries("PROPFIND", self.url_path(path), propfind_body(props), headers, missing=path)
+        return self.entries(
+            "PROPFIND", self.url_path(path), propfind_body(props), headers, missing=path, known=known
+        )
 
     async def _itself(self, path: str, props: str) -> FileEntry:
         # aclosing: the answer's connection goes back to the pool now, not when the generator is
@@ -136,13 +153,19 @@ class WebDAVClient:
         return (await self._itself(path, ETAG_PROPS)).etag
 
     async def iter_directory(
-        self, path: str, *, itself: bool = False, modified_since: datetime | None = None
+        self,
+        path: str,
+        *,
+        itself: bool = False,
+        modified_since: datetime | None = None,
+        known: KnownEntries | None = None,
     ) -> AsyncIterator[FileEntry]:
         """The entries of a folder, as they stream in; with `itself`, the folder's own entry too
         (a file listed with Depth 1 answers only itself: that is how a caller tells). Entries carry
         what a listing shows, not the file id (`stat` has it). With `modified_since`, raises
-        `NotModified` instead when Nextcloud says the folder's mtime is not later."""
-        async for entry in self._propfind(path, "1", LISTING_PROPS, modified_since):
+        `NotModified` instead when Nextcloud says the folder's mtime is not later. With `known`,
+        entries sent as in a previous listing are that listing's (and the keys are collected)."""
+        async for entry in self._propfind(path, "1", LISTING_PROPS, modified_since, known):
             if itself or entry.path != path:
                 yield entry
 

@@ -12,10 +12,10 @@ Responses from a server are untrusted input. The parser:
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
-from xml.etree.ElementTree import Element, ParseError, XMLPullParser
+from xml.etree.ElementTree import Element, ParseError, TreeBuilder, XMLParser
 from xml.parsers import expat
 
 from nextcloud_mcp_server.nextcloud.errors import InvalidResponse
@@ -110,18 +110,29 @@ class _PrologDone(Exception):
     """The guard reached the root element: no DTD can follow."""
 
 
+def _report(parser: XMLParser, queue: list[tuple[str, Element]], events: tuple[str, ...]) -> None:
+    # ElementTree's own pull parser is this call (`XMLPullParser.__init__`): the C parser appends
+    # the events asked for to the queue. It is asked for the root's start only, then for nothing:
+    # an event per element through Python was half of a listing's CPU (ADR 0104).
+    parser._setevents(queue, events)  # type: ignore[attr-defined]
+
+
 class MultistatusParser:
     """Push parser for `<d:multistatus>` bodies. `feed()` returns the responses completed so far.
 
-    ElementTree's C parser builds the tree and reports where elements start and end; this class
-    only looks at those events. A plain expat parser without element callbacks reads the prolog
-    first and refuses a DTD before the tree builder sees any of it (a DTD can only come before
-    the root element; after it, it is a syntax error).
+    ElementTree's C parser builds the tree without a Python call per element: after each slice
+    fed, the root's children but the last are complete (the parser has moved past them); they
+    are read and taken out of the tree, so memory stays about one slice deep. A plain expat
+    parser without element callbacks reads the prolog first and refuses a DTD before the tree
+    builder sees any of it (a DTD can only come before the root element; after it, it is a
+    syntax error).
 
-    Entry size is counted in bytes of the body between entry boundaries (the start and end of each
-    `<d:response>`), so a stretch outside entries is bounded the same way. Boundaries are known to
-    within one slice fed to the parser (an eighth of the limit at most): an entry over the limit
-    is always refused, one up to three quarters of it always read."""
+    Entry size is counted in bytes of the body between the slices where the root's children
+    start, so a stretch outside entries is bounded the same way: an entry over the limit is
+    always refused, one up to three quarters of it always read (slices are an eighth of the
+    limit at most). Depth is checked on the open elements after each slice and on each entry
+    read, so no element deeper than `max_depth` is handed out and an unclosed nesting stops
+    within one slice."""
 
     def __init__(self, host: str, *, max_entry_bytes: int = 8 * 1024 * 1024, max_depth: int = 64) -> None:
         self._host = host
@@ -134,11 +145,13 @@ class MultistatusParser:
         guard.ExternalEntityRefHandler = self._refuse_dtd  # type: ignore[assignment]
         guard.StartElementHandler = self._prolog_done
         self._guard: Any = guard
-        self._tree: XMLPullParser[Element] = XMLPullParser(events=("start", "end"))
-        self._open: list[Element] = []  # the elements open right now, outermost first
-        self._entry = 0  # len(self._open) inside the current <response>; 0 outside entries
+        self._tree = XMLParser(target=TreeBuilder())  # noqa: S314 (the guard refuses any DTD first)
+        self._events: list[tuple[str, Element]] = []
+        _report(self._tree, self._events, ("start",))
+        self._root: Element | None = None
+        self._last: Element | None = None  # the root's last child after the previous slice
         self._fed = 0  # bytes fed so far
-        self._mark = 0  # bytes fed before the slice where the last entry started or ended
+        self._mark = 0  # bytes fed before the slice where the root's last child started
         self._slice = max(64, min(_SLICE, max_entry_bytes // 8))
         self.sync_token: str | None = None
         self.root: str | None = None
@@ -175,10 +188,28 @@ class MultistatusParser:
                 self._tree.feed(data)
             if final:
                 self._tree.close()
-            self._take(self._tree.read_events(), slice_start, done)  # a syntax error comes out here
         except ParseError as exc:
             raise UnsafeXML(self._host, f"the XML answer does not parse ({exc})") from None
-        self._check_size()
+        root = self._root
+        if root is None:
+            if not self._events:
+                self._check_size()
+                return
+            root = self._root = self._events[0][1]
+            self.root = root.tag
+            _report(self._tree, self._events, ())
+            self._events.clear()
+        self._check_size()  # the stretch since the last child started, with this slice
+        count = len(root)
+        last = root[-1] if count else None
+        if last is not self._last:
+            self._last, self._mark = last, slice_start
+        self._check_depth(root, 1)
+        ready = count if final else count - 1
+        if ready > 0:
+            children = root[:ready]
+            del root[:ready]
+            self._take(children, done)
 
     def _check_size(self) -> None:
         if self._fed - self._mark > self._max_entry_bytes:
@@ -188,32 +219,39 @@ class MultistatusParser:
                 "(NEXTCLOUD_MAX_DAV_ENTRY_BYTES)",
             )
 
-    def _take(self, events: Iterator[Any], slice_start: int, done: list[DavResponse]) -> None:
-        stack = self._open
-        for event, element in events:
-            if event == "start":
-                stack.append(element)
-                if len(stack) > self._max_depth:
-                    raise UnsafeXML(
-                        self._host,
-                        f"the XML answer nests deeper than {self._max_depth} (NEXTCLOUD_MAX_XML_DEPTH)",
-                    )
-                if self.root is None:
-                    self.root = element.tag
-                if not self._entry and element.tag == _RESPONSE:
-                    self._entry, self._mark = len(stack), slice_start
-                continue
-            stack.pop()
-            if self._entry:
-                if len(stack) >= self._entry:
-                    continue
-                self._check_size()  # an entry that ends in the slice where it grew too large
-                self._entry, self._mark = 0, slice_start
+    def _check_depth(self, node: Element, depth: int) -> None:
+        """Refuse when the elements still open (the last child at each level) nest too deep."""
+        while len(node):
+            node = node[-1]
+            depth += 1
+            if depth > self._max_depth:
+                self._too_deep()
+
+    def _too_deep(self) -> None:
+        raise UnsafeXML(
+            self._host,
+            f"the XML answer nests deeper than {self._max_depth} (NEXTCLOUD_MAX_XML_DEPTH)",
+        )
+
+    def _check_entry_depth(self, element: Element) -> None:
+        """Refuse an entry with an element deeper than the limit; the root's child is at 2."""
+        if len(list(element.iter())) + 1 <= self._max_depth:
+            return  # fewer elements than the limit cannot nest deeper than it
+        below: list[tuple[Element, int]] = [(element, 2)]
+        while below:
+            node, depth = below.pop()
+            if depth > self._max_depth:
+                self._too_deep()
+            below.extend((child, depth + 1) for child in node)
+
+    def _take(self, children: list[Element], done: list[DavResponse]) -> None:
+        for element in children:
+            self._check_entry_depth(element)
+            tag = element.tag
+            if tag == _RESPONSE:
                 done.append(_to_response(element))
-            elif element.tag == _SYNC_TOKEN:
+            elif tag == _SYNC_TOKEN:
                 self.sync_token = (element.text or "").strip()
-            if stack:
-                stack[-1].remove(element)  # forgotten once read: memory stays one entry deep
 
 
 async def parse_multistatus(response: StreamedAnswer, host: str) -> AsyncIterator[DavResponse]:

@@ -89,9 +89,8 @@ def test_a_changed_folder_costs_one_conditional_listing_and_an_unchanged_one_a_3
                 kept = answers.get(files.user_id, key)
                 assert kept is not None
                 held: FolderListing = kept.value
-                moved = FolderListing(
-                    held.itself.model_copy(update={"modified": modified}), held.entries, held.total, True
-                )
+                itself = held.itself.model_copy(update={"modified": modified})
+                moved = FolderListing(itself, held.entries, held.total, True, known=held.known)
                 answers.put(files.user_id, key, kept.validator, moved, kept.size)
 
             kept_with(first.itself.modified - timedelta(hours=1))  # kept an hour ago
@@ -102,6 +101,8 @@ def test_a_changed_folder_costs_one_conditional_listing_and_an_unchanged_one_a_3
             assert not seen.reused
             assert [e.name for e in seen.entries] == ["a.txt", "b.txt", "c.txt"]
             assert seen.itself.modified is not None
+            # what Nextcloud sent as before is the kept entry itself; only c.txt was built (ADR 0104)
+            assert [e is k for e, k in zip(seen.entries, first.entries, strict=False)] == [True, True]
 
             kept_with(seen.itself.modified + timedelta(days=1))  # an mtime the change does not pass
             await asyncio.to_thread(nextcloud.put_file, admin, "Both/d.txt", b"d")
@@ -112,6 +113,29 @@ def test_a_changed_folder_costs_one_conditional_listing_and_an_unchanged_one_a_3
             assert _shown(after) == _shown(await list_folder(files, "Both", top=50))
             assert [e.name for e in after.entries] == ["a.txt", "b.txt", "c.txt", "d.txt"]
             assert (await list_folder(files, "Both", top=50, answers=answers)).reused
+
+            # b.txt rewritten within the kept listing's second (its mtime not passed; Nextcloud 29
+            # may keep its ETag then), c.txt renamed, a.txt deleted: never a kept entry for what
+            # Nextcloud now sends otherwise
+            kept_with(after.itself.modified + timedelta(days=1))
+            await asyncio.to_thread(nextcloud.put_file, admin, "Both/b.txt", b"bB")
+            dav = nextcloud.http(admin)
+            try:
+                target = nextcloud.url + nextcloud.dav_path(admin, "Both/e.txt")
+                moved = dav.request(
+                    "MOVE", nextcloud.dav_path(admin, "Both/c.txt"), headers={"Destination": target}
+                )
+                assert moved.status_code == 201
+                assert dav.delete(nextcloud.dav_path(admin, "Both/a.txt")).status_code == 204
+            finally:
+                dav.close()
+            changed = await list_folder(files, "Both", top=50, answers=answers)
+            assert not changed.reused
+            assert _shown(changed) == _shown(await list_folder(files, "Both", top=50))
+            assert [e.name for e in changed.entries] == ["b.txt", "d.txt", "e.txt"]
+            assert (changed.entries[0].size, after.entries[1].size) == (2, 1)
+            assert changed.entries[0] is not after.entries[1]
+            assert changed.entries[1] is after.entries[3]  # d.txt, unchanged
         finally:
             await http.aclose()
 
