@@ -262,10 +262,14 @@ class NextcloudHTTP:
             all_headers["Authorization"] = credential.authorization()
         replayable = body is None or isinstance(body, bytes)
         retryable = method in IDEMPOTENT_METHODS and replayable
-        # a replayable WebDAV request with an app password goes with the session kept for it
+        # a replayable WebDAV request with an app password goes with the session kept for it; not a
+        # POST, which Nextcloud's WebDAV checks for a CSRF token when a session comes with it
         session = (
             all_headers["Authorization"]
-            if isinstance(credential, BasicCredential) and replayable and url.startswith(self._dav_prefix)
+            if isinstance(credential, BasicCredential)
+            and replayable
+            and method != "POST"
+            and url.startswith(self._dav_prefix)
             else None
         )
         attempt = 0

@@ -62,6 +62,18 @@ async def test_other_apis_neither_get_nor_give_a_session(http: NextcloudHTTP) ->
 
 
 @http_mock.mock
+async def test_a_webdav_post_goes_without_the_session(http: NextcloudHTTP) -> None:
+    """Nextcloud's WebDAV asks a POST that comes with a session for a CSRF token (and ends the
+    session without one): a POST (bulk upload) is sent with the app password alone."""
+    http_mock.request("PROPFIND", DAV).mock(return_value=http_mock.Response(207, headers=SESSION))
+    bulk = http_mock.post(f"{BASE}/remote.php/dav/bulk").mock(return_value=http_mock.Response(200, json=[]))
+    await http.request("PROPFIND", DAV, credential=ALICE)
+    await http.request("POST", "/remote.php/dav/bulk", credential=ALICE, content=b"x")
+    assert _cookies(bulk) == [None]
+    assert len(http.dav_sessions) == 1
+
+
+@http_mock.mock
 async def test_a_session_nextcloud_refuses_is_forgotten_and_the_request_sent_once_more(
     http: NextcloudHTTP,
 ) -> None:
