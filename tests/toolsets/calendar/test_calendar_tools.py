@@ -49,15 +49,25 @@ def mkcalendar(nextcloud: Nextcloud, cal_id: str, name: str, components: str = "
         assert client.request("MKCALENDAR", f"{CALENDARS}/{cal_id}/", content=body).status_code == 201
 
 
-async def test_calendars_are_listed_without_deleted_ones(mcp_url: str, nextcloud: Nextcloud) -> None:
-    """personal (created by Nextcloud) and a task list are listed; a calendar in the trash bin,
-    still in the home's PROPFIND with nc:deleted-calendar, is not."""
+@pytest.fixture
+def home_with_a_calendar_in_the_trash(nextcloud: Nextcloud) -> str:
+    """A task list made and a calendar made then deleted, before this server starts: on the kit's
+    SQLite, a calendar's deletion meeting the server's first requests can be refused by Nextcloud
+    ("database is locked", 500)."""
     mkcalendar(nextcloud, "tasks", "Tasks", "VTODO")
     mkcalendar(nextcloud, "old", "Old stuff")
     with dav(nextcloud) as client:
         assert client.delete(f"{CALENDARS}/old/").status_code == 204
-        home = client.request("PROPFIND", f"{CALENDARS}/", headers={"Depth": "1"})
-    assert "deleted-calendar" in home.text  # Nextcloud's trash bin (the double reproduces it)
+        return client.request("PROPFIND", f"{CALENDARS}/", headers={"Depth": "1"}).text
+
+
+async def test_calendars_are_listed_without_deleted_ones(
+    home_with_a_calendar_in_the_trash: str, mcp_url: str, nextcloud: Nextcloud
+) -> None:
+    """personal (created by Nextcloud) and a task list are listed; a calendar in the trash bin,
+    still in the home's PROPFIND with nc:deleted-calendar, is not."""
+    # Nextcloud's trash bin (the double reproduces it)
+    assert "deleted-calendar" in home_with_a_calendar_in_the_trash
     async with http_session(mcp_url) as session:
         listed = structured(await session.call_tool("nc_calendar_list_calendars", {}))
     real = nextcloud.kind == "real"
