@@ -28,6 +28,35 @@ from tests.tls import httpx_verify
 
 __all__ = ["Login", "Nextcloud"]
 
+# How long a test's own request is sent again while the kit's SQLite is locked (see below).
+_LOCKED_DEADLINE = 15.0
+
+
+class _SqliteLockedRetry(httpx.BaseTransport):
+    """The kit's Nextcloud keeps its database in SQLite, which refuses a write while another
+    request holds the write lock (HTTP 500, "database is locked"): a test setting up or checking
+    state beside a running server meets it now and then. A test's own request so refused is sent
+    again until it is not, within `_LOCKED_DEADLINE` (not a POST, which may have done part of its
+    work); any other answer is returned as it is."""
+
+    def __init__(self, inner: httpx.BaseTransport) -> None:
+        self._inner = inner
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        deadline = time.monotonic() + _LOCKED_DEADLINE
+        while True:
+            response = self._inner.handle_request(request)
+            if response.status_code != 500 or request.method == "POST" or time.monotonic() > deadline:
+                return response
+            body = response.read()
+            if b"database is locked" not in body:
+                return response
+            response.close()
+            time.sleep(0.1)  # between tries, bounded by the deadline above
+
+    def close(self) -> None:
+        self._inner.close()
+
 
 @dataclass(frozen=True)
 class Login:
@@ -87,12 +116,15 @@ class Nextcloud:
 
     def http(self, login: Login | None = None) -> httpx.Client:
         login = login or self.admin
+        transport: httpx.BaseTransport = httpx.HTTPTransport(verify=httpx_verify())
+        if self.instance is not None:
+            transport = _SqliteLockedRetry(transport)
         return httpx.Client(
             base_url=self.url,
             auth=(login.user, login.app_password),
             headers={"OCS-APIRequest": "true"},
             timeout=30,
-            verify=httpx_verify(),
+            transport=transport,
         )
 
     def dav_path(self, login: Login, path: str) -> str:
