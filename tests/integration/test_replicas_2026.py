@@ -23,6 +23,7 @@ from mcp import Client
 
 from nextcloud_mcp_server.storage.crypto import generate_key
 from tests.conftest import ADMIN_APP_PASSWORD
+from tests.kept_calls import KeptCalls
 from tests.mcp_clients import Human, structured
 from tests.nextcloud_double import NextcloudDouble
 from tests.nginx import running_nginx
@@ -83,41 +84,15 @@ async def test_a_2026_client_with_approvals_through_two_round_robin_replicas(
 
 
 async def test_a_replica_killed_mid_run_costs_at_most_the_calls_in_flight(replicas: TwoReplicas) -> None:
-    answered, failed = 0, 0
-    stop = asyncio.Event()
-
-    async def keep_calling() -> None:
-        """One client per worker: when the killed replica cuts a reply mid-body, the SDK tears down
-        the client's whole transport, not only the call, so the worker counts one lost call and
-        connects again (a 2026-07-28 client has no session to lose)."""
-        nonlocal answered, failed
-        while not stop.is_set():
-            lost = False
-            try:
-                async with Client(replicas.mcp, mode="2026-07-28") as client:
-                    while not stop.is_set():
-                        try:
-                            result = await client.call_tool(*LIST)
-                        except Exception:  # the call in flight on the killed replica
-                            lost = True
-                            break
-                        structured(result)
-                        answered += 1
-            except Exception:  # the same call, seen as the transport's end
-                lost = True
-            failed += lost
-
+    calls = KeptCalls()  # a 2026-07-28 client has no session to lose: it connects again
     workers = 4
     async with asyncio.TaskGroup() as group:
         for _ in range(workers):
-            group.create_task(keep_calling())
+            group.create_task(calls.keep_calling(lambda: Client(replicas.mcp, mode="2026-07-28"), LIST))
         with anyio.fail_after(120):
-            while answered < 40:
-                await asyncio.sleep(0.05)
+            await calls.answered_at_least(40)
             replicas.processes["a"].send_signal(signal.SIGKILL)
             replicas.processes["a"].wait(10)
-            after_kill = answered
-            while answered < after_kill + 40:  # the survivor answers everything
-                await asyncio.sleep(0.05)
-        stop.set()
-    assert failed <= workers  # at most one call in flight per worker was lost with the replica
+            await calls.answered_at_least(calls.answered + 40)  # the survivor answers everything
+        calls.stop.set()
+    assert calls.failed <= workers, calls.errors  # at most one call in flight per worker was lost

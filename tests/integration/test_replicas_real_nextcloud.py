@@ -20,6 +20,7 @@ import pytest
 from mcp.types import ElicitResult, InputRequiredResult, InputResponses
 
 from tests.backends import Nextcloud
+from tests.kept_calls import KeptCalls
 from tests.mcp_clients import structured
 from tests.nextcloud_pages import NextcloudPages
 from tests.oidc import IdP
@@ -91,56 +92,28 @@ async def test_two_round_robin_replicas_on_the_real_nextcloud_lose_nothing(deplo
     async def approve(context: Any, params: Any) -> ElicitResult:
         return ElicitResult(action="accept", content={"approve": True, "reason": ""})
 
-    answered, failed, errors = 0, 0, []
-    stop_calling = asyncio.Event()
-
-    async def keep_calling() -> None:
-        """One client per worker: when the killed replica cuts a reply mid-body, the SDK tears down
-        the client's whole transport, not only the call (as in tests/integration/test_replicas_2026.py),
-        so the worker counts one lost call and connects again."""
-        nonlocal answered, failed
-        while not stop_calling.is_set():
-            lost: str | None = None
-            try:
-                async with client_at(d.base, d.bearer) as client:
-                    while not stop_calling.is_set():
-                        try:
-                            result = await client.call_tool(*LIST)
-                        except Exception as exc:  # the call in flight on the killed replica
-                            lost = repr(exc)[:300]
-                            break
-                        structured(result)
-                        answered += 1
-            except Exception as exc:  # the same call, seen as the transport's end
-                lost = lost or repr(exc)[:300]
-            if lost is not None:
-                failed += 1
-                errors.append(lost)
-
+    calls = KeptCalls()
     workers = 4
     async with client_at(d.base, d.bearer, elicitation_callback=approve) as client:
         for name in files[1:]:
             structured(await client.call_tool("nc_webdav_delete_resource", {"path": name}))
     async with asyncio.TaskGroup() as group:
         for _ in range(workers):
-            group.create_task(keep_calling())
+            group.create_task(calls.keep_calling(lambda: client_at(d.base, d.bearer), LIST))
         with anyio.fail_after(240):
-            while answered < 40:
-                await asyncio.sleep(0.05)
+            await calls.answered_at_least(40)
             d.processes["a"].send_signal(signal.SIGKILL)
             d.processes["a"].wait(10)
-            killed = (answered, failed)
-            while answered < killed[0] + 40:
-                await asyncio.sleep(0.05)
+            killed = (calls.answered, calls.failed)
+            await calls.answered_at_least(killed[0] + 40)
             stop(d.postgres)
             start(d.postgres)
-            restarted = (answered, failed)
-            while answered < restarted[0] + 40:
-                await asyncio.sleep(0.05)
-        stop_calling.set()
-    assert killed[1] == 0, errors  # nothing failed before the kill
-    assert restarted[1] - killed[1] <= workers, errors  # at most the calls in flight on A
-    assert failed == restarted[1], errors  # the restart of PostgreSQL cost no call
+            restarted = (calls.answered, calls.failed)
+            await calls.answered_at_least(restarted[0] + 40)
+        calls.stop.set()
+    assert killed[1] == 0, calls.errors  # nothing failed before the kill
+    assert restarted[1] - killed[1] <= workers, calls.errors  # at most the calls in flight on A
+    assert calls.failed == restarted[1], calls.errors  # the restart of PostgreSQL cost no call
     assert not [name for name in files if nextcloud.exists(nextcloud.alice, name)]
     # One token for both replicas: Nextcloud saw the code exchanged and one refresh, no more.
     assert token_requests(nextcloud) - before == 2
