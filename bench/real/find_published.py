@@ -6,13 +6,12 @@ its vector search where it runs here (find_published_vector.py), under the key "
 
 from __future__ import annotations
 
-import statistics
-import time
 from pathlib import Path
 from typing import Any, Protocol
 
 from _mcp import published_env
 from find_published_vector import published_vector_ranking
+from find_report import ranked_over
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from published import ensure_installed
 
@@ -62,23 +61,7 @@ async def published_ranking(
         ):
             await session.initialize()
             for kind, items in queries.items():
-                recalls, reciprocal, times = [], [], []
-                for q in items:
-                    started = time.perf_counter()
-                    ranked = await _ranked(session, labels, q["q"])
-                    times.append(time.perf_counter() - started)
-                    relevant = set(q["relevant"])
-                    first = next((i for i, k in enumerate(ranked, start=1) if k in relevant), None)
-                    recalls.append(len(relevant & set(ranked[:10])) / len(relevant))
-                    reciprocal.append(1.0 / first if first else 0.0)
-                cuts = statistics.quantiles(times, n=20, method="inclusive")
-                out[kind] = {
-                    "queries": len(items),
-                    "recall@10": round(statistics.fmean(recalls), 3),
-                    "mrr": round(statistics.fmean(reciprocal), 3),
-                    "p50_ms": round(1000 * statistics.median(times), 1),
-                    "p95_ms": round(1000 * cuts[18], 1),
-                }
+                out[kind] = await ranked_over(items, lambda query: _ranked(session, labels, query))
     try:
         out["vector"] = await published_vector_ranking(url, password, work, labels, queries)
     except Exception as exc:  # recorded: the rest is still reported

@@ -36,7 +36,7 @@ import find_data  # noqa: E402
 from _mcp import published_env  # noqa: E402
 from _procs import free_port, spawn  # noqa: E402
 from aiohttp import web  # noqa: E402
-from find_report import Labels, summary  # noqa: E402
+from find_report import Labels, ranked_over  # noqa: E402
 from find_seed import ensure_find_seeded  # noqa: E402
 from published import ensure_installed  # noqa: E402
 
@@ -183,18 +183,13 @@ async def _sync_and_rank(
         out["reached"] = "vector sync ran, indexed nothing"
         return out
     out["reached"] = "indexed, queried"
+
+    async def rank(query: str) -> list[str | None]:
+        answer = await session.call_tool(TOOL, {"query": query, "limit": 10, "granularity": "document"})
+        return [_hit_label(labels, r) for r in (answer.structured_content or {}).get("results", [])][:10]
+
     for kind, items in queries.items():
-        recalls, reciprocal, times = [], [], []
-        for q in items:
-            t0 = time.perf_counter()
-            answer = await session.call_tool(TOOL, {"query": q["q"], "limit": 10, "granularity": "document"})
-            times.append(time.perf_counter() - t0)
-            found = [_hit_label(labels, r) for r in (answer.structured_content or {}).get("results", [])][:10]
-            relevant = set(q["relevant"])
-            first = next((i for i, k in enumerate(found, start=1) if k in relevant), None)
-            recalls.append(len(relevant & set(found)) / len(relevant))
-            reciprocal.append(1.0 / first if first else 0.0)
-        out[kind] = summary(recalls, reciprocal, times)
+        out[kind] = await ranked_over(items, rank)
     return out
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import statistics
 import sys
+import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +48,21 @@ def scores(ranked: list[str | None], relevant: set[str]) -> tuple[float, float]:
     top = set(ranked[:10])
     first = next((i for i, key in enumerate(ranked, start=1) if key in relevant), None)
     return len(relevant & top) / len(relevant), (1.0 / first if first else 0.0)
+
+
+async def ranked_over(
+    items: list[dict[str, Any]], rank: Callable[[str], Awaitable[list[str | None]]]
+) -> dict[str, Any]:
+    """Each labelled query ranked by `rank`, timed and scored: the set's `summary`."""
+    recalls, reciprocal, times = [], [], []
+    for q in items:
+        started = time.perf_counter()
+        ranked = await rank(q["q"])
+        times.append(time.perf_counter() - started)
+        r, m = scores(ranked, set(q["relevant"]))
+        recalls.append(r)
+        reciprocal.append(m)
+    return summary(recalls, reciprocal, times)
 
 
 def summary(recalls: list[float], reciprocal: list[float], times: list[float]) -> dict[str, Any]:

@@ -3,11 +3,10 @@ notes and calendar providers, 10 entries each, interleaved as one list, scored l
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import httpx
-from find_report import Labels, scores, summary
+from find_report import Labels, ranked_over
 
 __all__ = ["rank_unified", "unified"]
 
@@ -46,14 +45,6 @@ async def rank_unified(
 ) -> dict[str, Any]:
     out = {}
     for kind, items in queries.items():
-        recalls, reciprocal, times = [], [], []
-        for q in items:
-            started = time.perf_counter()
-            ranked = await unified(client, labels, q["q"])
-            times.append(time.perf_counter() - started)
-            r, m = scores(ranked, set(q["relevant"]))
-            recalls.append(r)
-            reciprocal.append(m)
-        out[kind] = summary(recalls, reciprocal, times)
+        out[kind] = await ranked_over(items, lambda query: unified(client, labels, query))
         print(f"[unified] {kind:10} {out[kind]}", flush=True)
     return out
