@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.php_fpm import requests_in_flight, run_script
+
 __all__ = [
     "INSTANCES_ROOT",
     "KIT_SEED",
@@ -55,6 +57,27 @@ VERSIONS = ("29", "34")
 KIT_SEED = "kit"
 _FPM_READY = b"ready to handle connections"
 _RESET_DEADLINE = 120.0  # a reload and a first answer; seconds even at load 20
+
+_QUIET_DEADLINE = 30.0  # seconds a reset waits for the last test's requests to end before reloading
+# After a restore: Nextcloud checks an app password's login password again (argon2, 0.3 s idle
+# and up to a second loaded) on its first use when it was last checked over five minutes ago, as
+# every seeded one was; marked checked now, each is what it is in a server in use. APCu holds
+# what Nextcloud read from the data just replaced. (`config.php` needs nothing: Nextcloud asks
+# opcache to look at its time at every read.) Prints "ok" last: `run_script` checks that it got
+# that far.
+_FORGET_CACHES = """<?php
+// Run by the test suite's reset of this instance through php-fpm (ADR 0107 of the MCP bridge).
+$CONFIG = [];
+include $_SERVER['NC_CONFIG'];
+$database = new PDO('sqlite:' . $CONFIG['datadirectory'] . '/' . ($CONFIG['dbname'] ?? 'owncloud') . '.db');
+$database->setAttribute(PDO::ATTR_ERRMODE, PDO::ERRMODE_EXCEPTION);
+$database->exec('PRAGMA busy_timeout = 30000');
+$tokens = ($CONFIG['dbtableprefix'] ?? 'oc_') . 'authtoken';
+$database->prepare("UPDATE $tokens SET last_check = ?")->execute([time()]);
+$database = null;
+apcu_clear_cache();
+echo "ok";
+"""
 
 _PASSWORD_TAKEN_FOR_AN_OPTION = 'The "--admin-pass" option requires a value'
 
@@ -164,10 +187,10 @@ class Instance:
         """Back to a seed state (same users, app passwords and OAuth client); returns the URL.
 
         `KIT_SEED` is the kit's own (`.pristine`); another name is one `save_seed` made from it.
-        A running instance is reset as the kit resets it, without stopping nginx (ADR 0079): php-fpm
-        is reloaded first (a new master process: every request in flight ended, APCu and opcache
-        emptied, as at a start), then the data directory and `config.php` are restored and the
-        PHP sessions cleared, under the kit's own lock. A stopped one goes through the kit."""
+        A running instance is reset under the kit's own lock, without stopping nginx (ADR 0079) or
+        php-fpm (ADR 0107): once php-fpm serves no request, the data directory and `config.php`
+        are restored and the PHP sessions cleared, then a script in php-fpm marks the restored
+        app passwords checked now and empties APCu. A stopped one goes through the kit."""
         pristine = self._seed_dir(seed)
         self.seed = seed
         if not (pristine / "data").is_dir():
@@ -176,8 +199,10 @@ class Instance:
             fpm = _running(self.dir / "run" / "php-fpm.pid", self.dir / "conf" / "php-fpm.conf")
             nginx = _running(self.dir / "run" / "nginx.pid", self.dir / "conf" / "nginx.conf")
             if fpm is not None and nginx is not None:
-                self._reload_php(fpm)
+                if not self._quiet():
+                    self._reload_php(fpm)  # ends what still runs, as every reset did before
                 self._restore(pristine)
+                self._forget_caches()
                 return self._ready()
         url = self.kit.run("reset", str(self.dir), timeout=300).strip().splitlines()[-1].split()[1]
         if seed != KIT_SEED:  # started by the kit on its seed: now the one asked for
@@ -242,13 +267,32 @@ class Instance:
 
     def forget_cached_state(self) -> None:
         """Empty what php-fpm keeps between requests (APCu: among others the tokens Nextcloud
-        checked in the last seconds; opcache) by the reload a reset starts with, the data left as
-        it is: what Nextcloud would do anyway once its caches expire, at once."""
+        checked in the last seconds) by a reload, the data left as it is: what Nextcloud would do
+        anyway once its caches expire, at once."""
         with self._kit_lock():
             fpm = _running(self.dir / "run" / "php-fpm.pid", self.dir / "conf" / "php-fpm.conf")
             if fpm is None:
                 raise KitError(f"php-fpm of {self.dir} is not running")
             self._reload_php(fpm)
+
+    def _quiet(self) -> bool:
+        """Wait (bounded) until php-fpm serves no request: none of the last test's lands in the
+        data about to be restored. False if one still runs at the deadline."""
+        deadline = time.monotonic() + _QUIET_DEADLINE
+        while requests_in_flight(self.dir / "run" / "php-fpm.sock"):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.01)  # polling, bounded by the deadline above
+        return True
+
+    def _forget_caches(self) -> None:
+        """Run `_FORGET_CACHES` in php-fpm (as www-data, so files it writes stay Nextcloud's)."""
+        script = self.dir / "forget-caches.php"
+        if not script.is_file() or script.read_text() != _FORGET_CACHES:
+            script.write_text(_FORGET_CACHES)
+            script.chmod(0o644)
+        config = self.dir / "server" / "config" / "config.php"
+        run_script(self.dir / "run" / "php-fpm.sock", script, {"NC_CONFIG": str(config)})
 
     def _reload_php(self, master: int) -> None:
         """php-fpm's graceful reload (SIGUSR2): the master ends its workers and executes itself
