@@ -4,7 +4,7 @@ php-fpm, SQLite).
 
     kit = Kit.locate()                 # NEXTCLOUD_KIT, else ../shared/nextcloud/nextcloud
     instance = kit.start("29")         # installs on first use (about 20 s), then starts in < 1 s
-    instance.reset()                   # back to the seed state in about half a second
+    instance.reset()                   # back to the seed state in a few hundredths of a second
     instance.occ("user:auth-tokens:list", "alice")
 
 Each version has an instance directory of its own, and one with the apps, kept across runs
@@ -240,7 +240,7 @@ class Instance:
         """Back to the seed of the last reset with the accounts `passwords` names added (user ->
         login password; as `add_user` makes them); returns an app password for each. Everything
         made since that reset is gone: a test calls it first. The seed with them is made once per
-        install (two occ runs a user, about 1.6 s) and restored later (about half a second)."""
+        install (two occ runs a user, about 1.6 s) and restored later (a few hundredths of a second)."""
         base = self.seed
         seed = "+".join((base, *sorted(passwords)))
         if self.has_seed(seed) and self.seed_note(seed).get("passwords") == passwords:
