@@ -6,11 +6,14 @@ from __future__ import annotations
 import contextlib
 import socket
 import sqlite3
+import threading
 import time
+from pathlib import Path
 
 import httpx
 import pytest
 
+import tests.real_nextcloud
 from tests.backends import Nextcloud
 from tests.php_fpm import PhpFpmError, requests_in_flight, run_script
 from tests.real_nextcloud import Instance
@@ -64,16 +67,60 @@ def test_a_request_in_flight_is_counted_until_it_ends(
 ) -> None:
     instance = _instance(each_real_nextcloud)
     fpm_socket = instance.dir / "run" / "php-fpm.sock"
+    assert instance._quiet() is True  # the reset's own requests have ended (within 30 s)
     assert requests_in_flight(fpm_socket) == 0
-    monkeypatch.setattr("tests.real_nextcloud._QUIET_DEADLINE", 0.2)
     with socket.socket(socket.AF_UNIX) as held:  # a request php-fpm took and has not answered
         held.connect(str(fpm_socket))
         deadline = time.monotonic() + 30
         while requests_in_flight(fpm_socket) != 1:  # until a worker has accepted it
             assert time.monotonic() < deadline, "php-fpm never took the connection"
             time.sleep(0.01)
-        assert instance._quiet() is False  # a reset would reload php-fpm rather than wait forever
-    assert instance._quiet() is True
+        with monkeypatch.context() as short:
+            short.setattr("tests.real_nextcloud._QUIET_DEADLINE", 0.2)
+            assert instance._quiet() is False  # a reset would reload php-fpm rather than wait forever
+    assert instance._quiet() is True  # once php-fpm has closed its side (within 30 s)
+    assert requests_in_flight(fpm_socket) == 0
+
+
+def test_a_reset_restores_nothing_while_a_request_runs(
+    each_real_nextcloud: Nextcloud, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    instance = _instance(each_real_nextcloud)
+    fpm_socket = instance.dir / "run" / "php-fpm.sock"
+    marker = instance.dir / "data" / "left-by-the-last-test"
+    marker.write_text("restored away by the reset")
+    looked = threading.Semaphore(0)  # released each time the reset finds a request running
+
+    def counted(path: Path) -> int:
+        running = requests_in_flight(path)
+        if running:
+            looked.release()
+        return running
+
+    monkeypatch.setattr(tests.real_nextcloud, "requests_in_flight", counted)
+    failed: list[BaseException] = []
+
+    def reset() -> None:
+        try:
+            instance.reset(instance.seed)
+        except BaseException as exc:  # handed to the test's thread
+            failed.append(exc)
+
+    with socket.socket(socket.AF_UNIX) as held:
+        held.connect(str(fpm_socket))
+        deadline = time.monotonic() + 30
+        while requests_in_flight(fpm_socket) != 1:
+            assert time.monotonic() < deadline, "php-fpm never took the connection"
+            time.sleep(0.01)
+        resetting = threading.Thread(target=reset)
+        resetting.start()
+        for _ in range(3):  # the reset has looked three times, and waits
+            assert looked.acquire(timeout=30)
+        assert marker.exists()  # nothing restored while the request runs
+    resetting.join(timeout=60)
+    assert not resetting.is_alive()
+    assert failed == []
+    assert not marker.exists()
 
 
 def test_a_script_that_does_not_finish_is_an_error(each_real_nextcloud: Nextcloud) -> None:
