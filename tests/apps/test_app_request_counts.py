@@ -5,14 +5,12 @@ has no route and fails the test, and the routes count what was asked. No Nextclo
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from nextcloud_mcp_server.nextcloud.auth import BasicCredential
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 from nextcloud_mcp_server.nextcloud.dav.webdav import WebDAVClient
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
@@ -28,39 +26,10 @@ from nextcloud_mcp_server.toolsets.reminders import tools as reminders_tools
 from nextcloud_mcp_server.toolsets.status import tools as status_tools
 from nextcloud_mcp_server.toolsets.talk import tools as talk_tools
 from tests import http_mock
+from tests.apps.answers import ALICE, BASE, POLLS, ocs, option, poll
 from tests.apps.replayed import replay
 
-BASE = "https://cloud.example.com"  # as tests.apps.replayed answers
-ALICE = BasicCredential("alice", "pw")
-POLLS = f"{BASE}/ocs/v2.php/apps/polls/api/v1.0"
 STATUS = f"{BASE}/ocs/v2.php/apps/user_status/api/v1/user_status"
-
-
-def _ocs(data: Any) -> http_mock.Response:
-    return http_mock.Response(200, json={"ocs": {"meta": {"status": "ok", "statuscode": 200}, "data": data}})
-
-
-def _poll(poll_id: int = 7) -> dict[str, Any]:
-    """As Polls 9.2 and 7.5 answer it (their creation answers alike)."""
-    config = {"title": "Lunch", "description": ""}
-    return {"id": poll_id, "configuration": config, "owner": {"userId": "alice"}, "status": {"created": 1}}
-
-
-def _option(option_id: int, text: str) -> dict[str, Any]:
-    return {
-        "id": option_id,
-        "pollId": 7,
-        "text": text,
-        "order": option_id,
-        "votes": {"yes": 0, "no": 0, "maybe": 0},
-    }
-
-
-@pytest.fixture
-async def http() -> AsyncIterator[NextcloudHTTP]:
-    client = NextcloudHTTP(BASE, max_retries=0)
-    yield client
-    await client.aclose()
 
 
 @pytest.fixture
@@ -95,9 +64,9 @@ async def test_the_polls_dialect_is_asked_once_per_process(nextcloud: None) -> N
     """Nextcloud's capabilities say which Polls API it speaks: asked by the first Polls call, not by
     every one (each asked it before: one request more per call)."""
     capabilities = http_mock.get(f"{BASE}/ocs/v2.php/cloud/capabilities").mock(
-        return_value=_ocs({"capabilities": {"polls": {"version": "9.2.0"}}})
+        return_value=ocs({"capabilities": {"polls": {"version": "9.2.0"}}})
     )
-    listed = http_mock.get(f"{POLLS}/polls").mock(return_value=_ocs({"polls": [_poll()]}))
+    listed = http_mock.get(f"{POLLS}/polls").mock(return_value=ocs({"polls": [poll()]}))
     for _ in range(3):
         answer = await polls_tools.nc_polls_list_polls(ctx=None)  # type: ignore[arg-type]
         assert [p.id for p in answer.polls] == [7]
@@ -126,27 +95,27 @@ async def test_a_new_poll_is_answered_from_its_creation_and_its_options(nextclou
     its option (Polls 9.2 and 7.5 alike), after the dialect asked once per process; nothing is
     read back (the options were read after their creation: one request more)."""
     http_mock.get(f"{BASE}/ocs/v2.php/cloud/capabilities").mock(
-        return_value=_ocs({"capabilities": {"polls": {"version": "9.2.0"}}})
+        return_value=ocs({"capabilities": {"polls": {"version": "9.2.0"}}})
     )
-    made = http_mock.post(f"{POLLS}/poll").mock(return_value=_ocs({"poll": _poll()}))
-    option = http_mock.post(f"{POLLS}/poll/7/option").mock(
-        side_effect=[_ocs({"option": _option(1, "Pizza")}), _ocs({"option": _option(2, "Sushi")})]
+    made = http_mock.post(f"{POLLS}/poll").mock(return_value=ocs({"poll": poll()}))
+    added = http_mock.post(f"{POLLS}/poll/7/option").mock(
+        side_effect=[ocs({"option": option(1, "Pizza")}), ocs({"option": option(2, "Sushi")})]
     )
     answer = await polls_tools.nc_polls_create_poll("Lunch", ["Pizza", "Sushi"], ctx=None)  # type: ignore[arg-type]
     assert (answer.id, answer.title, answer.owner, answer.votes) == (7, "Lunch", "alice", [])
     assert [(o.id, o.text, o.yes) for o in answer.options] == [(1, "Pizza", 0), (2, "Sushi", 0)]
-    assert [json.loads(c.request.content) for c in option.calls] == [
+    assert [json.loads(c.request.content) for c in added.calls] == [
         {"option": {"text": "Pizza"}},
         {"option": {"text": "Sushi"}},
     ]
-    assert (made.call_count, option.call_count) == (1, 2)
+    assert (made.call_count, added.call_count) == (1, 2)
 
 
 @http_mock.mock
 async def test_setting_the_online_status_is_one_request(nextcloud: None) -> None:
     """Nextcloud's PUT answers the whole status: the tool shows that answer, reading nothing after."""
     put = http_mock.put(f"{STATUS}/status").mock(
-        return_value=_ocs(
+        return_value=ocs(
             {"userId": "alice", "status": "away", "message": "Lunch", "icon": "🍕", "clearAt": None}
         )
     )
@@ -162,7 +131,7 @@ async def test_a_talk_post_reads_its_conversation_once(nextcloud: None) -> None:
     recorded answer is given once: a second read fails the test."""
     replay("34", "talk_conversation")
     replay("34", "talk_participants")
-    bots = http_mock.get(f"{BASE}/ocs/v2.php/apps/spreed/api/v1/bot/tok1").mock(return_value=_ocs([]))
+    bots = http_mock.get(f"{BASE}/ocs/v2.php/apps/spreed/api/v1/bot/tok1").mock(return_value=ocs([]))
     replay("34", "talk_post")
     answer = await talk_tools.nc_talk_post_message("tok1", "Train at 9, @admin?", ctx=None)  # type: ignore[arg-type]
     assert answer.token == "tok1"
@@ -177,7 +146,7 @@ async def test_a_forms_submissions_are_named_by_its_questions_in_one_request(nex
     question = {"id": 3, "formId": 2, "order": 1, "type": "short", "isRequired": False, "text": "Name?"}
     given = {"id": 9, "userId": "alice", "timestamp": 1, "answers": [{"questionId": 3, "text": "Alice"}]}
     listed = http_mock.get(f"{BASE}/ocs/v2.php/apps/forms/api/v3/forms/2/submissions").mock(
-        return_value=_ocs({"submissions": [given], "questions": [question]})
+        return_value=ocs({"submissions": [given], "questions": [question]})
     )
     answer = await forms_tools.nc_forms_list_submissions(2, ctx=None)  # type: ignore[arg-type]
     assert [s.answers for s in answer.submissions] == [{"Name?": ["Alice"]}]
@@ -190,15 +159,15 @@ async def test_a_reminder_is_set_and_removed_without_reading_it_back(nextcloud: 
     as it is kept and answered as sent (it was read back: one request more). Removing reads
     whether there is one (its DELETE answers 404 otherwise), then deletes."""
     reminder = f"{BASE}/ocs/v2.php/apps/files_reminders/api/v1/20"
-    put = http_mock.put(reminder).mock(return_value=_ocs([]))
+    put = http_mock.put(reminder).mock(return_value=ocs([]))
     due = datetime.now(UTC) + timedelta(days=2)
     answer = await reminders_tools.nc_reminders_set("Plans/week.md", ctx=None, due=due)  # type: ignore[arg-type]
     kept = due.replace(microsecond=0)
     assert answer.due == kept.isoformat()
     assert put.call_count == 1
     assert json.loads(put.calls.last.request.content) == {"dueDate": kept.isoformat()}
-    read = http_mock.get(reminder).mock(return_value=_ocs({"dueDate": kept.isoformat()}))
-    gone = http_mock.request("DELETE", reminder).mock(return_value=_ocs([]))
+    read = http_mock.get(reminder).mock(return_value=ocs({"dueDate": kept.isoformat()}))
+    gone = http_mock.request("DELETE", reminder).mock(return_value=ocs([]))
     removed = await reminders_tools.nc_reminders_set("Plans/week.md", ctx=None, due=None)  # type: ignore[arg-type]
     assert removed.due is None
     assert (read.call_count, gone.call_count, put.call_count) == (1, 1, 1)
@@ -244,17 +213,17 @@ async def test_a_new_form_is_answered_from_what_forms_answered(nextcloud: None) 
     form was read back (one request more)."""
     forms = f"{BASE}/ocs/v2.php/apps/forms/api/v3/forms"
     empty = {"id": 4, "title": "", "description": "", "ownerId": "alice", "questions": []}
-    made = http_mock.post(forms).mock(return_value=_ocs(empty))
-    titled = http_mock.request("PATCH", f"{forms}/4").mock(return_value=_ocs(4))
+    made = http_mock.post(forms).mock(return_value=ocs(empty))
+    titled = http_mock.request("PATCH", f"{forms}/4").mock(return_value=ocs(4))
 
     def question(number: int, kind: str, text: str) -> dict[str, Any]:
         return {"id": number, "formId": 4, "order": number, "type": kind, "isRequired": False, "text": text}
 
     asked = http_mock.post(f"{forms}/4/questions").mock(
-        side_effect=[_ocs(question(1, "short", "Name?")), _ocs(question(2, "multiple", "Food?"))]
+        side_effect=[ocs(question(1, "short", "Name?")), ocs(question(2, "multiple", "Food?"))]
     )
     choices = http_mock.post(f"{forms}/4/questions/2/options").mock(
-        return_value=_ocs(
+        return_value=ocs(
             [{"id": 5, "questionId": 2, "text": "Pizza"}, {"id": 6, "questionId": 2, "text": "Sushi"}]
         )
     )
@@ -298,7 +267,7 @@ async def test_a_new_page_with_text_is_written_without_reading_it_first(nextclou
     """The page's POST, then its text PUT unless the file changed after the second it was made
     (Collectives answers the time, not the ETag); the PUT answers the ETag. The file was read
     for its ETag between the two (one request more)."""
-    made = http_mock.post(f"{COLLECTIVE}/29").mock(return_value=_ocs({"page": _page(0)}))
+    made = http_mock.post(f"{COLLECTIVE}/29").mock(return_value=ocs({"page": _page(0)}))
     put = http_mock.put(PAGE_FILE).mock(return_value=http_mock.Response(204, headers={"ETag": '"e2"'}))
     answer = await collectives_tools.nc_collectives_create_page(
         1,
@@ -320,7 +289,7 @@ async def test_an_edit_that_keeps_most_of_a_page_is_one_read_and_the_put(nextclo
     Collectives answers it): the page, then the PUT against the model's etag; the file was read
     first (one request more). A page changed since is refused by Nextcloud and answered with its
     current text, nothing written."""
-    page = http_mock.get(f"{COLLECTIVE}/31").mock(return_value=_ocs({"page": _page(10)}))
+    page = http_mock.get(f"{COLLECTIVE}/31").mock(return_value=ocs({"page": _page(10)}))
     put = http_mock.put(PAGE_FILE).mock(return_value=http_mock.Response(204, headers={"ETag": '"e3"'}))
     edited = await collectives_tools.nc_collectives_edit_page(1, 31, '"e2"', "# Plan, now", ctx=None)  # type: ignore[arg-type]
     assert edited.structured_content is not None
@@ -358,7 +327,7 @@ def test_an_edit_reads_the_page_first_when_it_may_remove_content() -> None:
 async def test_a_new_page_refused_by_its_second_is_written_if_still_empty(nextcloud: None) -> None:
     """A Nextcloud whose file time is a second later than Collectives said refuses the PUT (412):
     the file is read, and written against its ETag while it is still empty."""
-    http_mock.post(f"{COLLECTIVE}/29").mock(return_value=_ocs({"page": _page(0)}))
+    http_mock.post(f"{COLLECTIVE}/29").mock(return_value=ocs({"page": _page(0)}))
     put = http_mock.put(PAGE_FILE).mock(
         side_effect=[http_mock.Response(412), http_mock.Response(204, headers={"ETag": '"e5"'})]
     )

@@ -4,7 +4,6 @@ test declares the requests allowed, and the routes count them."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -17,36 +16,7 @@ from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.toolsets.polls import client as polls_client
 from nextcloud_mcp_server.toolsets.polls import tools as polls_tools
 from tests import http_mock
-
-BASE = "https://cloud.example.com"
-ALICE = BasicCredential("alice", "pw")
-POLLS = f"{BASE}/ocs/v2.php/apps/polls/api/v1.0"
-
-
-def _ocs(data: Any) -> http_mock.Response:
-    return http_mock.Response(200, json={"ocs": {"meta": {"status": "ok", "statuscode": 200}, "data": data}})
-
-
-def _poll() -> dict[str, Any]:
-    config = {"title": "Lunch", "description": ""}
-    return {"id": 7, "configuration": config, "owner": {"userId": "alice"}, "status": {"created": 1}}
-
-
-def _option(option_id: int, text: str) -> dict[str, Any]:
-    return {
-        "id": option_id,
-        "pollId": 7,
-        "text": text,
-        "order": option_id,
-        "votes": {"yes": 0, "no": 0, "maybe": 0},
-    }
-
-
-@pytest.fixture
-async def http() -> AsyncIterator[NextcloudHTTP]:
-    client = NextcloudHTTP(BASE, max_retries=0)
-    yield client
-    await client.aclose()
+from tests.apps.answers import ALICE, BASE, POLLS, ocs, option, poll
 
 
 @pytest.fixture
@@ -69,13 +39,13 @@ async def test_a_new_poll_after_the_apps_check_asks_no_capabilities(
         return NextcloudClient(http, ALICE, cache=shared)
 
     monkeypatch.setattr(polls_tools, "nextcloud_for", nextcloud_for)
-    http_mock.get(f"{BASE}/ocs/v2.php/core/navigation/apps").mock(return_value=_ocs([{"id": "polls"}]))
+    http_mock.get(f"{BASE}/ocs/v2.php/core/navigation/apps").mock(return_value=ocs([{"id": "polls"}]))
     capabilities = http_mock.get(f"{BASE}/ocs/v2.php/cloud/capabilities").mock(
-        return_value=_ocs({"version": {"major": 34}, "capabilities": {"polls": {"version": "9.2.0"}}})
+        return_value=ocs({"version": {"major": 34}, "capabilities": {"polls": {"version": "9.2.0"}}})
     )
-    http_mock.post(f"{POLLS}/poll").mock(return_value=_ocs({"poll": _poll()}))
+    http_mock.post(f"{POLLS}/poll").mock(return_value=ocs({"poll": poll()}))
     http_mock.post(f"{POLLS}/poll/7/option").mock(
-        side_effect=[_ocs({"option": _option(1, "Pizza")}), _ocs({"option": _option(2, "Sushi")})]
+        side_effect=[ocs({"option": option(1, "Pizza")}), ocs({"option": option(2, "Sushi")})]
     )
     assert "polls" in await enabled_apps(NextcloudClient(http, ALICE, cache=shared).ocs)
     assert capabilities.call_count == 1

@@ -6,7 +6,6 @@ parsed values asserted. No Nextcloud needed; the double does not play these apps
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
 
 import pytest
 
@@ -22,20 +21,13 @@ from nextcloud_mcp_server.toolsets.collectives.client import (
 )
 from nextcloud_mcp_server.toolsets.talk.client import TalkAppMissing, TalkClient
 from tests import http_mock
-from tests.apps.replayed import BASE, replay
+from tests.apps.replayed import replay
 from tests.recordings import APPS, load_app
 
 ALICE = BasicCredential("alice", "pw")
 THUMBS = "\N{THUMBS UP SIGN}"
 
 both = pytest.mark.parametrize("version", ["29", "34"])
-
-
-@pytest.fixture
-async def http() -> AsyncIterator[NextcloudHTTP]:
-    client = NextcloudHTTP(BASE, max_retries=0)
-    yield client
-    await client.aclose()
 
 
 def _token(name: str, version: str) -> str:
