@@ -6,7 +6,8 @@ docs/ADR/0052). Tools know nothing of HTTP details."""
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 from nextcloud_mcp_server.config.validity import chosen_toolsets, on_demand_toolsets
 from nextcloud_mcp_server.tools._registry import Toolset, ToolSpec
@@ -14,6 +15,8 @@ from nextcloud_mcp_server.toolsets import ToolEntry, declaration, declarations, 
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.config import Settings
+
+_Tool = TypeVar("_Tool", ToolSpec, ToolEntry)
 
 __all__ = [
     "DEFAULT_TOOLSETS",
@@ -52,38 +55,33 @@ def account_tools() -> list[ToolSpec]:
     return [spec for found in declarations() if not found.chosen for spec in toolset_tools(found.name)]
 
 
-def enabled_tools(settings: Settings) -> list[ToolSpec]:
-    """The tools this deployment offers: those of the chosen toolsets (NEXTCLOUD_MCP_TOOLSETS) at
-    the permission level (NEXTCLOUD_MCP_PERMISSIONS). The account tools (offline mode) manage the
-    connection itself, so people can connect and disconnect whatever is chosen."""
+def _offered(settings: Settings, tools_of: Callable[[str], Sequence[_Tool]]) -> list[_Tool]:
+    """The tools of the chosen toolsets (NEXTCLOUD_MCP_TOOLSETS) at the permission level
+    (NEXTCLOUD_MCP_PERMISSIONS), as `tools_of` gives a toolset's. The account tools (offline mode)
+    manage the connection itself, so people can connect and disconnect whatever is chosen."""
     level = settings.nextcloud_mcp_permissions
     chosen = chosen_toolsets(settings)
-    offline = settings.oauth_enabled and settings.enable_offline_access
     offered = [
-        spec
+        tool
         for found in declarations()
         if found.name in chosen
-        for spec in toolset_tools(found.name)
-        if spec.allowed_at(level)
+        for tool in tools_of(found.name)
+        if tool.allowed_at(level)
     ]
-    return offered + (account_tools() if offline else [])
+    if settings.oauth_enabled and settings.enable_offline_access:
+        offered += [tool for found in declarations() if not found.chosen for tool in tools_of(found.name)]
+    return offered
+
+
+def enabled_tools(settings: Settings) -> list[ToolSpec]:
+    """The tools this deployment offers, built (their modules imported)."""
+    return _offered(settings, toolset_tools)
 
 
 def listed_tools(settings: Settings) -> list[ToolEntry]:
     """The tools `enabled_tools` gives, as the index knows them (`toolsets/index.json`): what a
     server needs of them before they are built, without importing their modules (docs/ADR/0093)."""
-    level = settings.nextcloud_mcp_permissions
-    chosen = chosen_toolsets(settings)
-    offline = settings.oauth_enabled and settings.enable_offline_access
-    offered = [
-        entry
-        for found in declarations()
-        if found.name in chosen
-        for entry in indexed(found.name)
-        if entry.allowed_at(level)
-    ]
-    account = [entry for found in declarations() if not found.chosen for entry in indexed(found.name)]
-    return offered + (account if offline else [])
+    return _offered(settings, indexed)
 
 
 def on_demand_tools(settings: Settings) -> list[ToolEntry]:
