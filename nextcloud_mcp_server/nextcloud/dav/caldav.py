@@ -24,6 +24,7 @@ from urllib.parse import quote, unquote, urlsplit
 from nextcloud_mcp_server.nextcloud import etags
 from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.dav.home import WRITE_PRIVILEGES, DavHomeClient
+from nextcloud_mcp_server.nextcloud.dav.ical_screen import starts_after
 from nextcloud_mcp_server.nextcloud.dav.xml import (
     APPLE,
     CALDAV,
@@ -240,8 +241,14 @@ class CalDAVClient(DavHomeClient):
                 dated = await self.query(calendar, "VEVENT", start=lower, end=upper)
             except ServerError:
                 # Nextcloud 29 (MaxInstancesExceeded): from the range on, answered without expansion.
-                # A rule repeats that often only years after it began: the range is recent.
-                dated = await self.query(calendar, "VEVENT", start=lower)
+                # A rule repeats that often only years after it began: the range is recent. Every
+                # later event comes too; those that plainly start after the range are left unread.
+                after = (upper + timedelta(days=1)).date()
+                dated = [
+                    obj
+                    for obj in await self.query(calendar, "VEVENT", start=lower)
+                    if not starts_after(obj.ics, after)
+                ]
             found = {obj.href: obj for obj in await endless}
         finally:
             if not endless.done():
