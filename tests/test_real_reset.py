@@ -8,6 +8,7 @@ import socket
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -27,6 +28,19 @@ def _instance(nextcloud: Nextcloud) -> Instance:
 def _status(nextcloud: Nextcloud) -> dict[str, object]:
     answer: dict[str, object] = httpx.get(f"{nextcloud.url}/status.php", timeout=30).json()
     return answer
+
+
+@contextlib.contextmanager
+def _held_request(fpm_socket: Path) -> Iterator[None]:
+    """A request php-fpm took and has not answered (a connection that sends nothing), held until
+    the block ends; entered once a worker has accepted it."""
+    with socket.socket(socket.AF_UNIX) as held:
+        held.connect(str(fpm_socket))
+        deadline = time.monotonic() + 30
+        while requests_in_flight(fpm_socket) != 1:
+            assert time.monotonic() < deadline, "php-fpm never took the connection"
+            time.sleep(0.01)  # polling, bounded by the deadline above
+        yield
 
 
 def test_an_app_password_made_after_the_seed_is_refused_at_once(each_real_nextcloud: Nextcloud) -> None:
@@ -69,15 +83,9 @@ def test_a_request_in_flight_is_counted_until_it_ends(
     fpm_socket = instance.dir / "run" / "php-fpm.sock"
     assert instance._quiet() is True  # the reset's own requests have ended (within 30 s)
     assert requests_in_flight(fpm_socket) == 0
-    with socket.socket(socket.AF_UNIX) as held:  # a request php-fpm took and has not answered
-        held.connect(str(fpm_socket))
-        deadline = time.monotonic() + 30
-        while requests_in_flight(fpm_socket) != 1:  # until a worker has accepted it
-            assert time.monotonic() < deadline, "php-fpm never took the connection"
-            time.sleep(0.01)
-        with monkeypatch.context() as short:
-            short.setattr("tests.real_nextcloud._QUIET_DEADLINE", 0.2)
-            assert instance._quiet() is False  # a reset would reload php-fpm rather than wait forever
+    with _held_request(fpm_socket), monkeypatch.context() as short:
+        short.setattr("tests.real_nextcloud._QUIET_DEADLINE", 0.2)
+        assert instance._quiet() is False  # a reset would reload php-fpm rather than wait forever
     assert instance._quiet() is True  # once php-fpm has closed its side (within 30 s)
     assert requests_in_flight(fpm_socket) == 0
 
@@ -106,12 +114,7 @@ def test_a_reset_restores_nothing_while_a_request_runs(
         except BaseException as exc:  # handed to the test's thread
             failed.append(exc)
 
-    with socket.socket(socket.AF_UNIX) as held:
-        held.connect(str(fpm_socket))
-        deadline = time.monotonic() + 30
-        while requests_in_flight(fpm_socket) != 1:
-            assert time.monotonic() < deadline, "php-fpm never took the connection"
-            time.sleep(0.01)
+    with _held_request(fpm_socket):
         resetting = threading.Thread(target=reset)
         resetting.start()
         for _ in range(3):  # the reset has looked three times, and waits
