@@ -22,7 +22,7 @@ import pytest
 from nextcloud_mcp_server.auth.login_flow import LoginFlowConsent
 from nextcloud_mcp_server.authz.signin import BROWSER_COOKIE
 from nextcloud_mcp_server.nextcloud.login import AUTHORIZE_PATH
-from tests.authz.test_signin import ALICE_PASSWORD, Server, _browser, _serve
+from tests.authz.signin_server import ALICE_PASSWORD, Server, new_browser, serve
 from tests.nextcloud_double import NextcloudDouble
 from tests.offline import sign_in_at_nextcloud
 
@@ -56,11 +56,11 @@ async def test_with_an_oauth2_client_the_sign_in_is_nextcloud_oauth2_even_if_con
 ) -> None:
     """NEXTCLOUD_CONSENT_PROVIDER=login-flow-v2 names where a later consent goes; the sign-in
     itself goes to Nextcloud's OAuth2 app with a state bound to this browser."""
-    with _serve(
+    with serve(
         double, double_url, tmp_path / "store.sqlite3", nextcloud_consent_provider="login-flow-v2"
     ) as server:
         request = await server.new_request()
-        async with _browser() as browser:
+        async with new_browser() as browser:
             answer = await browser.get(server.signin_url(request.id))
     assert answer.status_code == 303, answer.text
     target = urlsplit(answer.headers["location"])
@@ -74,11 +74,11 @@ async def test_a_forwarded_sign_in_link_gets_the_sender_nothing(
     """Mallory starts a sign-in and forwards its Nextcloud link; alice signs in and grants access
     in her own browser. Her browser is told this step is not its own; Mallory's browser is never
     shown a consent page for alice, and nothing of alice's is kept."""
-    with _serve(
+    with serve(
         double, double_url, tmp_path / "store.sqlite3", nextcloud_consent_provider="login-flow-v2"
     ) as server:
         request = await server.new_request()
-        async with _browser() as mallory:
+        async with new_browser() as mallory:
             link = await _link_to_forward(mallory, server, request.id)
             alice_saw = await asyncio.to_thread(sign_in_at_nextcloud, link, "alice", ALICE_PASSWORD)
             await _until_no_login_flow_is_polled(server)
@@ -105,7 +105,7 @@ async def test_the_login_flow_hand_off_page_says_never_to_forward_its_link(
     double: NextcloudDouble, double_url: str, tmp_path: Path
 ) -> None:
     """Where a Login Flow sign-in was accepted, the page with the link warns its reader."""
-    with _serve(
+    with serve(
         double,
         double_url,
         tmp_path / "store.sqlite3",
@@ -113,7 +113,7 @@ async def test_the_login_flow_hand_off_page_says_never_to_forward_its_link(
         auth_server_login_flow_signin=True,
     ) as server:
         request = await server.new_request()
-        async with _browser() as browser:
+        async with new_browser() as browser:
             handoff = await browser.get(server.signin_url(request.id))
     assert handoff.status_code == 200, handoff.text
     assert "<strong>Never send this link to anyone</strong>, and never open one that someone sent you" in (
@@ -145,11 +145,11 @@ async def test_behind_https_a_cookie_planted_by_another_host_does_not_bind_the_v
     binding value in alice's browser, then sends her to his forwarded link. Behind https only the
     __Host- prefixed cookie counts, and no other host can set one of those."""
     public = "https://mcp.example.com"
-    with _serve(
+    with serve(
         double, double_url, tmp_path / "s.sqlite3", public_base=public, mcp_allowed_hosts="mcp.example.com"
     ) as server:
         request = await server.new_request()
-        async with _browser() as mallory, _browser() as alice:
+        async with new_browser() as mallory, new_browser() as alice:
             started = await mallory.get(server.signin_url(request.id))
             name, _, rest = started.headers["set-cookie"].partition("=")
             his = {"Cookie": f"{name}={rest.split(';')[0]}"}  # Secure: sent by hand over this http
