@@ -9,7 +9,11 @@ own credential for the folder's ETag now (a depth-0 PROPFIND of one property, a 
 bytes); only if it is the same is the kept listing used. Before that question goes the listing
 itself with `If-Modified-Since` the kept folder's mtime: Nextcloud answers it 304 at once while
 the folder's mtime has not moved (then the ETag is asked), so a changed folder costs the one
-request of a plain listing, an unchanged one two small answers (ADR 0094). Nextcloud gives a folder a new ETag
+request of a plain listing, an unchanged one two small answers (ADR 0094). A folder's mtime is
+whole seconds: a change made in the same second as the kept listing's last one leaves it as it
+was, and only the ETag tells. So when the kept listing was read within that second (by this
+server's clock, a second allowed for Nextcloud's), the ETag is asked beside the conditional
+listing rather than after its 304 (ADR 0109). Nextcloud gives a folder a new ETag
 when an entry in it, or below it, is added, removed, renamed or changed (checked on 29 and 34,
 `tests/nextcloud/test_folder_listing.py`), and it mixes in the ETags of shares mounted in it.
 What a listing shows is only what moves that ETag (name, kind, size, modification time, ETag,
@@ -27,6 +31,8 @@ entries in listing order are held.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -46,6 +52,9 @@ KEY_PREFIX = "files:list:"
 # ~400 bytes Nextcloud sends per entry.
 _ENTRY_BYTES = 1850
 PROGRESS_EVERY = 2000
+# a kept listing read less than this after its folder's mtime may miss a change made in the same
+# second: the mtime's whole second, and one more for this server's clock against Nextcloud's
+_SAME_SECOND = 2.0
 
 Progress = Callable[[int], Awaitable[None]]
 
@@ -62,6 +71,7 @@ class FolderListing:
     # the entries by what Nextcloud sent for each (a kept listing's): the next read of the folder
     # builds only the entries it sends otherwise (ADR 0104)
     known: Mapping[EntryKey, FileEntry] = field(default_factory=dict, repr=False)
+    read_at: float = 0.0  # when its request was sent, by this server's clock (epoch s; 0: unknown)
 
 
 def _size(entry: FileEntry) -> int:
@@ -83,6 +93,35 @@ async def list_folder(
         return await _read(files, path, key, top=top, answers=answers, progress=progress)
     held: FolderListing = kept.value
     since = held.itself.modified
+    # the ETag question asked at once, beside the conditional listing, where its 304 could not
+    # tell: the kept listing was read within the second of the folder's last change (ADR 0109)
+    beside = None
+    if since is not None and 0 < held.read_at < since.timestamp() + _SAME_SECOND:
+        beside = asyncio.create_task(files.current_etag(path))
+    try:
+        return await _confirm_or_read(files, path, key, top, answers, progress, kept.validator, held, beside)
+    finally:
+        if beside is not None:
+            beside.cancel()
+            await asyncio.wait([beside])
+            if not beside.cancelled():
+                beside.exception()  # an answer not needed any more (or already raised)
+
+
+async def _confirm_or_read(
+    files: WebDAVClient,
+    path: str,
+    key: str,
+    top: int,
+    answers: KeptAnswers,
+    progress: Progress | None,
+    validator: str,
+    held: FolderListing,
+    beside: asyncio.Task[str | None] | None,
+) -> FolderListing:
+    """The kept `held` if Nextcloud confirms its ETag, else the folder read again (`beside`: the
+    ETag question already asked)."""
+    since = held.itself.modified
     # First the listing itself, on condition that the folder's mtime moved past the kept one's
     # (ADR 0094): Nextcloud answers 304 before any listing work otherwise, and a changed folder
     # costs the one request a plain listing does. Only on a 304 is the ETag asked, and only the
@@ -101,7 +140,7 @@ async def list_folder(
 
         # callers holding the same kept listing at the same time share one conditional listing;
         # one that joined takes it only for the ETag it confirms itself (below, ADR 0069)
-        basis = f"{kept.validator}|{since.isoformat()}"
+        basis = f"{validator}|{since.isoformat()}"
         try:
             found = await answers.shared(files.user_id, f"{key}|{top}|if-modified", basis, if_modified)
         except NextcloudError:
@@ -111,8 +150,8 @@ async def list_folder(
         if found is not None and led:
             return found  # this caller's own request, sent after its call began
     # current_etag raises NotFound when the folder is gone
-    now = await files.current_etag(path)
-    if now == kept.validator:
+    now = await (beside if beside is not None else files.current_etag(path))
+    if now == validator:
         return FolderListing(held.itself, held.entries, held.total, True, reused=True)
     if found is not None and found.itself.etag == now:
         return found  # the listing joined is of the state this caller confirmed
@@ -165,6 +204,7 @@ async def _read(
     # what this answer sends as the kept listing's answer did is that listing's entry; its keys
     # are collected to be kept with it (only while it can be kept)
     reuse = KnownEntries(known or {}) if answers is not None else None
+    read_at = time.time()
     async for entry in files.iter_directory(path, itself=True, modified_since=since, known=reuse):
         if entry.path == path and itself is None:
             itself = entry
@@ -186,7 +226,8 @@ async def _read(
     held.sort(key=listing_order)
     if not complete:
         del held[top:]
-    listing = FolderListing(itself, held, total, complete, known=reuse.seen if reuse is not None else {})
+    seen = reuse.seen if reuse is not None else {}
+    listing = FolderListing(itself, held, total, complete, known=seen, read_at=read_at)
     if answers is not None:
         if complete and itself.kind == "directory" and itself.etag:
             answers.put(files.user_id, key, itself.etag, listing, size)

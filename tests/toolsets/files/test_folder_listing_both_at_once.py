@@ -1,4 +1,5 @@
-"""A kept folder listing is asked again with If-Modified-Since before its ETag is (ADR 0094): on
+"""A kept folder listing is asked again with If-Modified-Since before its ETag is (ADR 0094), or
+beside it when the listing was read within the second of its folder's last change (ADR 0109): on
 the double, the real Nextcloud 29 and the real 34, because whether Nextcloud answers a folder's
 PROPFIND 304 is its own behaviour (Sabre's, before any listing work) and both versions must show
 it."""
@@ -75,6 +76,23 @@ def test_a_changed_folder_costs_one_conditional_listing_and_an_unchanged_one_a_3
             answers = KeptAnswers()
             first = await list_folder(files, "Both", top=50, answers=answers)
             assert first.itself.modified is not None
+            assert first.read_at > first.itself.modified.timestamp() - 5  # by this server's clock
+
+            def kept_with(modified: datetime, read_at: float | None = None) -> None:
+                """The kept listing as if its folder's mtime were `modified`, read at `read_at`
+                (by default an hour after it)."""
+                if read_at is None:
+                    read_at = modified.timestamp() + 3600
+                kept = answers.get(files.user_id, key)
+                assert kept is not None
+                held: FolderListing = kept.value
+                itself = held.itself.model_copy(update={"modified": modified})
+                moved = FolderListing(
+                    itself, held.entries, held.total, True, known=held.known, read_at=read_at
+                )
+                answers.put(files.user_id, key, kept.validator, moved, kept.size)
+
+            kept_with(first.itself.modified)
             requests.events.clear()
             again = await list_folder(files, "Both", top=50, answers=answers)
             assert again.reused
@@ -84,14 +102,15 @@ def test_a_changed_folder_costs_one_conditional_listing_and_an_unchanged_one_a_3
                 "sent PROPFIND 0",
                 "answered PROPFIND 0 207",
             ]
-
-            def kept_with(modified: datetime) -> None:
-                kept = answers.get(files.user_id, key)
-                assert kept is not None
-                held: FolderListing = kept.value
-                itself = held.itself.model_copy(update={"modified": modified})
-                moved = FolderListing(itself, held.entries, held.total, True, known=held.known)
-                answers.put(files.user_id, key, kept.validator, moved, kept.size)
+            # read within the second of the folder's last change: both questions go out at once
+            kept_with(first.itself.modified, read_at=first.itself.modified.timestamp() + 0.5)
+            requests.events.clear()
+            assert (await list_folder(files, "Both", top=50, answers=answers)).reused
+            assert requests.events[:2] == ["sent PROPFIND 1 if-modified", "sent PROPFIND 0"]
+            assert sorted(requests.events[2:]) == [
+                "answered PROPFIND 0 207",
+                "answered PROPFIND 1 if-modified 304",
+            ]
 
             kept_with(first.itself.modified - timedelta(hours=1))  # kept an hour ago
             await asyncio.to_thread(nextcloud.put_file, admin, "Both/c.txt", b"c")
@@ -109,7 +128,9 @@ def test_a_changed_folder_costs_one_conditional_listing_and_an_unchanged_one_a_3
             requests.events.clear()
             after = await list_folder(files, "Both", top=50, answers=answers)
             assert requests.sent() == ["sent PROPFIND 1 if-modified", "sent PROPFIND 0", "sent PROPFIND 1"]
-            assert "answered PROPFIND 1 if-modified 304" in requests.events
+            assert requests.events.index("answered PROPFIND 1 if-modified 304") < requests.events.index(
+                "sent PROPFIND 0"
+            )
             assert _shown(after) == _shown(await list_folder(files, "Both", top=50))
             assert [e.name for e in after.entries] == ["a.txt", "b.txt", "c.txt", "d.txt"]
             assert (await list_folder(files, "Both", top=50, answers=answers)).reused
