@@ -7,12 +7,12 @@ the apps), the double only where the real server cannot show the race.
 Every tool that asks the human (`require_approval`, `approve_removal`, `approve_update`,
 `approve_file_action`, `approve_publication`), and where its races are tested:
 - nc_talk_post_message: renamed, made public, listed to every user, a participant added (here);
-  someone joins (tests/apps/test_talk.py); made public (test_publishing.py)
+  someone joins (tests/toolsets/talk/test_talk.py); made public (test_publishing.py)
 - nc_deck_add_comment: card renamed, board shared with a group (here, test_publishing.py)
-- nc_deck_delete_card: a label added in the same second (tests/apps/test_deck.py)
+- nc_deck_delete_card: a label added in the same second (tests/toolsets/deck/test_deck_deletions.py)
 - nc_deck_delete_board: renamed, a card added, shared with a user (test_races_deck.py)
 - nc_deck_move_card (to another board): the card's description changed (tests/toolsets/deck/
-  test_deck.py); the boards' sharing is bound too (tests/toolsets/deck/test_deck_structure.py)
+  test_deck_boards.py); the boards' sharing is bound too (tests/toolsets/deck/test_deck_structure.py)
 - nc_comments_add: the file made public, shared with another user (here)
 - nc_tags_assign (create=true): what is shown is the tag's name and "every user", which nothing
   can change while asked; no race applies
@@ -28,7 +28,7 @@ Every tool that asks the human (`require_approval`, `approve_removal`, `approve_
 - nc_collectives_edit_page: edited, edited keeping size and time (test_races_sharing.py; 34)
 - nc_collectives_trash_page: a subpage added (tests/toolsets/collectives/test_collectives.py; 34)
 - nc_tables_delete_row: changed in the same second (test_bound_to_content.py);
-  nc_tables_update_row: changed (tests/apps/test_tables.py)
+  nc_tables_update_row: changed (tests/toolsets/tables/test_tables.py)
 - nc_notes_delete_note, nc_calendar_delete_event: edited (integration/test_approvals.py);
   nc_notes_update_note, nc_calendar_update_event, nc_calendar_delete_todo,
   nc_calendar_update_todo, nc_contacts_delete_contact, nc_contacts_update_contact: edited

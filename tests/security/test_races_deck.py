@@ -1,7 +1,7 @@
 """The approval race suite (see test_approval_races.py) for deleting a Deck board, on the real
 Nextcloud 29 and 34 with Deck: while the person is asked, the board is renamed, a card is added
 to it, or it is shared with another user; the board is not deleted. (A card changed while asked
-is in tests/apps/test_deck.py.)"""
+is in tests/toolsets/deck/test_deck_deletions.py.)"""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from tests.backends import Nextcloud
 from tests.mcp_clients import Human
-from tests.toolsets.deck.test_deck import API, deck, refused, session
+from tests.toolsets.deck.deck_api import API, deck, refused, session
 
 
 @pytest.mark.parametrize("change", ["renamed", "a card added", "shared with a user"])
