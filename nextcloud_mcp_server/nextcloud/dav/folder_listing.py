@@ -10,12 +10,12 @@ bytes); only if it is the same is the kept listing used. Before that question go
 itself with `If-Modified-Since` the kept folder's mtime: Nextcloud answers it 304 at once while
 the folder's mtime has not moved (then the ETag is asked), so a changed folder costs the one
 request of a plain listing, an unchanged one two small answers (ADR 0094). A folder's mtime is
-whole seconds: a change made in the same second as the kept listing's last one leaves it as it
+whole seconds: a change made in the same second as the folder's last change leaves it as it
 was, and only the ETag tells. So when the kept listing was read within that second (by this
 server's clock, a second allowed for Nextcloud's), the ETag is asked beside the conditional
 listing rather than after its 304 (ADR 0109). Nextcloud gives a folder a new ETag
 when an entry in it, or below it, is added, removed, renamed or changed (checked on 29 and 34,
-`tests/nextcloud/test_folder_listing.py`), and it mixes in the ETags of shares mounted in it.
+`tests/toolsets/files/test_folder_listings.py`), and it mixes in the ETags of shares mounted in it.
 What a listing shows is only what moves that ETag (name, kind, size, modification time, ETag,
 type); a property that does not move it (favorite, tags, shares) is not shown, and must not be
 added to a kept listing.
