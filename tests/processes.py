@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 import socket
 import subprocess
 import sys
@@ -17,9 +18,36 @@ __all__ = ["free_port", "server_process", "wait_for_http"]
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A loopback port nothing is bound to now, for a server started next, outside the range the
+    kernel draws outgoing connections' ports from. A port from that range (what binding port 0
+    gives) can be taken by any new connection before the server binds it: under load a replica
+    failed so ("address already in use"). Drawn with the system's randomness: pytest-randomly
+    seeds `random` alike in every worker, which would draw the same ports in both."""
+    low, high = _outgoing_ports()
+    candidates = [(10000, low - 1), (high + 1, 65535)]  # not below 10000: services' usual ports
+    start, end = max(candidates, key=lambda span: span[1] - span[0])
+    for _ in range(100):
+        port = _draw(start, end)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free loopback port between {start} and {end}")
+
+
+def _draw(start: int, end: int) -> int:
+    return start + secrets.randbelow(end - start + 1)
+
+
+def _outgoing_ports() -> tuple[int, int]:
+    """The kernel's range for outgoing connections' local ports (Linux's default 32768-60999)."""
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999
 
 
 def wait_for_http(url: str, process: subprocess.Popen[str], timeout: float = 30.0) -> httpx.Response:
