@@ -9,16 +9,16 @@ can join anything.
 
 A failure is shared with those waiting, but not remembered; a caller whose own wait is cancelled
 leaves the flight to the others, and when the caller that runs the flight is cancelled the others
-start it again.
+start it again. `drop` ends a request asked in advance whose answer is no longer needed.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Hashable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
-__all__ = ["Flights"]
+__all__ = ["Flights", "drop"]
 
 V = TypeVar("V")
 
@@ -64,3 +64,12 @@ class Flights(Generic[V]):
             del self._pending[key]
         future.set_result(value)
         return value
+
+
+async def drop(task: asyncio.Task[Any]) -> None:
+    """Cancel `task`, a request asked in advance whose answer is not needed any more, and wait
+    until it has stopped; an error it ended with is marked seen (asyncio would log it unseen)."""
+    task.cancel()
+    await asyncio.wait([task])
+    if not task.cancelled():
+        task.exception()

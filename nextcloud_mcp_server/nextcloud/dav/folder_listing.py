@@ -40,6 +40,7 @@ from datetime import datetime
 from nextcloud_mcp_server.nextcloud.dav.files import EntryKey, KnownEntries, listing_order
 from nextcloud_mcp_server.nextcloud.dav.webdav import NotModified, WebDAVClient
 from nextcloud_mcp_server.nextcloud.errors import NextcloudError
+from nextcloud_mcp_server.nextcloud.flights import drop
 from nextcloud_mcp_server.nextcloud.kept import KeptAnswers
 from nextcloud_mcp_server.nextcloud.models import FileEntry
 
@@ -102,10 +103,7 @@ async def list_folder(
         return await _confirm_or_read(files, path, key, top, answers, progress, kept.validator, held, beside)
     finally:
         if beside is not None:
-            beside.cancel()
-            await asyncio.wait([beside])
-            if not beside.cancelled():
-                beside.exception()  # an answer not needed any more (or already raised)
+            await drop(beside)  # its answer was used, raised, or is not needed any more
 
 
 async def _confirm_or_read(

@@ -14,6 +14,7 @@ import asyncio
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from nextcloud_mcp_server.nextcloud.flights import drop
 from nextcloud_mcp_server.nextcloud.models import NoteSettings
 from nextcloud_mcp_server.toolsets.notes.files import NoteFiles, NotesFiles
 
@@ -30,17 +31,10 @@ async def listing_with_settings(
     try:
         found = await asked
     except BaseException:
-        await _drop(listed)
+        await drop(listed)
         raise
     files.remember_settings(found)
     if (found.notes_path, found.custom_suffix) == (guess.notes_path, guess.custom_suffix):
         return found, await listed
-    await _drop(listed)  # the folder moved (or the default was not it): list the named one
+    await drop(listed)  # the folder moved (or the default was not it): list the named one
     return found, await files.listing(found.notes_path, found.custom_suffix)
-
-
-async def _drop(task: asyncio.Task[NoteFiles]) -> None:
-    task.cancel()
-    await asyncio.wait([task])
-    if not task.cancelled():
-        task.exception()  # seen: the listing of a folder that is not the notes folder
