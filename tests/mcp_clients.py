@@ -23,6 +23,7 @@ __all__ = [
     "INITIALIZE",
     "MCP_HEADERS",
     "Human",
+    "app_session",
     "http_session",
     "running_app",
     "stdio_session",
@@ -85,6 +86,16 @@ async def http_session(
     ):
         await session.initialize()
         yield session
+
+
+@asynccontextmanager
+async def app_session(settings: Settings, human: Human | None = None) -> AsyncIterator[ClientSession]:
+    """`create_app(settings)` on a free loopback port and the SDK's client over streamable HTTP,
+    answering the server's questions through `human` (none: the client cannot be asked)."""
+    answer = {"elicitation_callback": human.answer} if human else {}
+    with running_app(settings) as base:
+        async with http_session(f"{base}/mcp", **answer) as session:
+            yield session
 
 
 def structured(result: Any) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from mcp import ClientSession
 
 from nextcloud_mcp_server.tools import all_tools
 from tests.backends import Login, Nextcloud
-from tests.mcp_clients import Human, http_session, running_app, structured
+from tests.mcp_clients import Human, app_session, structured
 from tests.strict_clients import refusal_details
 
 pytestmark = pytest.mark.integration
@@ -45,10 +45,8 @@ async def alice_session(
     nextcloud: Nextcloud, human: Human | None = None, **overrides: Any
 ) -> AsyncIterator[ClientSession]:
     settings = nextcloud.settings(nextcloud.alice, nextcloud_mcp_toolsets=TOOLSETS, **overrides)
-    answer = {"elicitation_callback": human.answer} if human else {}
-    with running_app(settings) as base:
-        async with http_session(f"{base}/mcp", **answer) as session:
-            yield session
+    async with app_session(settings, human) as session:
+        yield session
 
 
 def _text(result: Any) -> str:

@@ -22,7 +22,7 @@ from nextcloud_mcp_server.toolsets.cookbook.tools import (
     nc_cookbook_update_recipe,
 )
 from tests.backends import Nextcloud
-from tests.mcp_clients import Human, http_session, running_app, structured
+from tests.mcp_clients import Human, app_session, structured
 from tests.strict_clients import refusal_details
 
 API = "/index.php/apps/cookbook/api/v1"
@@ -62,10 +62,8 @@ def _text(result: Any) -> str:
 @asynccontextmanager
 async def _session(nextcloud: Nextcloud, human: Human | None = None) -> AsyncIterator[ClientSession]:
     config = nextcloud.settings(nextcloud.alice, nextcloud_mcp_toolsets="cookbook")
-    answer = {"elicitation_callback": human.answer} if human else {}
-    with running_app(config) as base:
-        async with http_session(f"{base}/mcp", **answer) as session:
-            yield session
+    async with app_session(config, human) as session:
+        yield session
 
 
 def test_not_in_the_default_set() -> None:

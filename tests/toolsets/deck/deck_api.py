@@ -11,7 +11,7 @@ import httpx
 from mcp import ClientSession
 
 from tests.backends import Nextcloud
-from tests.mcp_clients import Human, http_session, running_app, structured
+from tests.mcp_clients import Human, app_session, structured
 
 API = "/index.php/apps/deck/api/v1.0"
 OCS = "/ocs/v2.php/apps/deck/api/v1.0"
@@ -69,10 +69,8 @@ async def session(
     nextcloud: Nextcloud, human: Human | None = None, **settings: Any
 ) -> AsyncIterator[ClientSession]:
     config = nextcloud.settings(nextcloud.alice, nextcloud_mcp_toolsets="deck", **settings)
-    answer = {"elicitation_callback": human.answer} if human else {}
-    with running_app(config) as base:
-        async with http_session(f"{base}/mcp", **answer) as client:
-            yield client
+    async with app_session(config, human) as client:
+        yield client
 
 
 async def call(client: ClientSession, tool: str, **arguments: Any) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from mcp import ClientSession
 
 from nextcloud_mcp_server.toolsets.tables import tools as tables_tools
 from tests.backends import Nextcloud
-from tests.mcp_clients import Human, http_session, running_app, structured
+from tests.mcp_clients import Human, app_session, structured
 from tests.strict_clients import refusal_details
 from tests.toolsets.tables.trip_table import COLUMNS
 
@@ -89,10 +89,8 @@ async def _session(
     nextcloud: Nextcloud, human: Human | None = None, **settings: Any
 ) -> AsyncIterator[ClientSession]:
     config = nextcloud.settings(nextcloud.alice, nextcloud_mcp_toolsets="tables", **settings)
-    answer = {"elicitation_callback": human.answer} if human else {}
-    with running_app(config) as base:
-        async with http_session(f"{base}/mcp", **answer) as session:
-            yield session
+    async with app_session(config, human) as session:
+        yield session
 
 
 def _error(result: Any) -> str:

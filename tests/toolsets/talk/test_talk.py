@@ -15,7 +15,7 @@ from nextcloud_mcp_server.config import load_settings
 from nextcloud_mcp_server.tools import enabled_tools
 from nextcloud_mcp_server.toolsets.talk.models import conversation_of, message_of, resolve
 from tests.backends import Login, Nextcloud
-from tests.mcp_clients import Human, http_session, running_app, structured
+from tests.mcp_clients import Human, app_session, structured
 from tests.strict_clients import refusal_details
 
 pytestmark = pytest.mark.integration
@@ -71,10 +71,8 @@ async def alice(
     config = nextcloud.settings(
         nextcloud.alice, nextcloud_mcp_toolsets="talk", nextcloud_request_deadline_seconds=20, **settings
     )
-    answer = {"elicitation_callback": human.answer} if human else {}
-    with running_app(config) as base:
-        async with http_session(f"{base}/mcp", **answer) as session:
-            yield session
+    async with app_session(config, human) as session:
+        yield session
 
 
 def error_text(result: Any) -> str:
