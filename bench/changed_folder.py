@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 from nextcloud_mcp_server.nextcloud.dav import folder_listing
-from nextcloud_mcp_server.nextcloud.dav.files import file_entry
+from nextcloud_mcp_server.nextcloud.dav.files import entry_key, entry_of
 from nextcloud_mcp_server.nextcloud.dav.folder_listing import list_folder
 from nextcloud_mcp_server.nextcloud.dav.webdav import PROPFIND_BODY, NotModified
 from nextcloud_mcp_server.nextcloud.dav.xml import MultistatusParser
@@ -183,8 +183,8 @@ async def measure(url: str, user: str, password: str, rounds: int) -> _Rows:
                     pass
 
             async def parsing() -> None:
-                parser = MultistatusParser("bench")
-                entries = [file_entry(item, files.root) for item in parser.feed(body, final=True)]
+                parser = MultistatusParser("bench", entry_key)
+                entries = [entry_of(key, files.root) for key in parser.feed(body, final=True)]
                 assert len(entries) > 1  # the folder itself and its entries
 
             await list_folder(files, FOLDER, top=50, answers=answers)  # kept again, as it is now

@@ -6,8 +6,10 @@ what a changed folder's listing is parsed with (issue 44, docs/ADR/0090).
     .venv/bin/python bench/dav_parsers.py /tmp/x.xml [--repeat 5]
 
 Candidates: the server's parser as it is (ElementTree's pull parser behind an expat guard, an
-Element tree per entry, then `file_entry`); expat alone with callbacks keeping only the texts a
-listing shows (`_flat_parser.py`); lxml's iterparse, when installed.
+Element tree per entry, its `EntryKey` read straight from the element, then `entry_of`; ADR
+0110); the same tree read through a `DavResponse` first (as before ADR 0110); expat alone with
+callbacks keeping only the texts a listing shows (`_flat_parser.py`); lxml's iterparse, when
+installed.
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from nextcloud_mcp_server.nextcloud.dav.files import file_entry
-from nextcloud_mcp_server.nextcloud.dav.xml import MultistatusParser
+from nextcloud_mcp_server.nextcloud.dav.files import EntryKey, entry_key, entry_of
+from nextcloud_mcp_server.nextcloud.dav.xml import DAV, OC, DavResponse, MultistatusParser, to_response
 
 CHUNK = 64 * 1024
 ROOT = "/remote.php/dav/files/alice"
@@ -34,12 +36,34 @@ def _chunks(body: bytes) -> list[bytes]:
     return [body[i : i + CHUNK] for i in range(0, len(body), CHUNK)]
 
 
+def _response_key(item: DavResponse) -> EntryKey:
+    """An entry's key read from a `DavResponse` (the way before ADR 0110)."""
+    kinds = item.children(f"{{{DAV}}}resourcetype")
+    names = (f"{{{OC}}}size", f"{{{DAV}}}getcontentlength", f"{{{DAV}}}getlastmodified")
+    more = (f"{{{DAV}}}getetag", f"{{{DAV}}}getcontenttype", f"{{{OC}}}fileid")
+    size, length, modified, etag, mime, file_id = (item.text(n) for n in (*names, *more))
+    return (item.href, f"{{{DAV}}}collection" in kinds, size, length, modified, etag, mime, file_id)
+
+
+def _entry(item: DavResponse) -> Any:
+    return entry_of(_response_key(item), ROOT)
+
+
 def tree_parser(body: bytes) -> list[Any]:
-    parser = MultistatusParser("bench")
+    parser = MultistatusParser("bench", entry_key)
     out = []
     for chunk in _chunks(body):
-        out += [file_entry(r, ROOT) for r in parser.feed(chunk)]
-    out += [file_entry(r, ROOT) for r in parser.feed(b"", final=True)]
+        out += [entry_of(k, ROOT) for k in parser.feed(chunk)]
+    out += [entry_of(k, ROOT) for k in parser.feed(b"", final=True)]
+    return out
+
+
+def response_parser(body: bytes) -> list[Any]:
+    parser = MultistatusParser("bench", to_response)
+    out = []
+    for chunk in _chunks(body):
+        out += [_entry(r) for r in parser.feed(chunk)]
+    out += [_entry(r) for r in parser.feed(b"", final=True)]
     return out
 
 
@@ -49,15 +73,13 @@ def flat_parser(body: bytes) -> list[Any]:
     parser = FlatMultistatusParser("bench")
     out = []
     for chunk in _chunks(body):
-        out += [file_entry(r, ROOT) for r in parser.feed(chunk)]
-    out += [file_entry(r, ROOT) for r in parser.feed(b"", final=True)]
+        out += [_entry(r) for r in parser.feed(chunk)]
+    out += [_entry(r) for r in parser.feed(b"", final=True)]
     return out
 
 
 def lxml_parser(body: bytes) -> list[Any]:
     from lxml import etree  # type: ignore[import-untyped]
-
-    from nextcloud_mcp_server.nextcloud.dav.xml import _to_response
 
     parser = etree.XMLPullParser(
         events=("end",), tag="{DAV:}response", resolve_entities=False, no_network=True
@@ -66,7 +88,7 @@ def lxml_parser(body: bytes) -> list[Any]:
     for chunk in _chunks(body):
         parser.feed(chunk)
         for _, element in parser.read_events():
-            out.append(file_entry(_to_response(element), ROOT))
+            out.append(entry_of(entry_key(element), ROOT))
             element.clear()
     return out
 
@@ -89,6 +111,7 @@ def main() -> int:
     body = args.body.read_bytes()
     candidates: dict[str, Callable[[bytes], list[Any]]] = {
         "tree (as is)": tree_parser,
+        "tree, DavResponse": response_parser,
         "flat expat": flat_parser,
     }
     try:

@@ -53,26 +53,46 @@ def _ok(response: httpx.Response, *codes: int) -> httpx.Response:
 _NOTE_SUFFIXES = (".md", ".txt")
 
 
+_ENTRY = re.compile(r"<d:href>([^<]+)</d:href>.*?<d:getlastmodified>([^<]+)</d:getlastmodified>", re.S)
+_MONTHS = {
+    m: i
+    for i, m in enumerate(
+        ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"], 1
+    )
+}
+
+
+def _http_time(value: str) -> tuple[int, ...]:
+    """`Mon, 23 Nov 2026 18:04:30 GMT` as a sortable tuple (the only form Nextcloud sends)."""
+    _, day, month, year, clock, _ = value.split()
+    return (int(year), _MONTHS[month], int(day), *map(int, clock.split(":")))
+
+
 async def notes_list(c: httpx.AsyncClient, user: str, m: dict[str, Any]) -> int:
     """Newest-first page of 100 plus the total. The Notes API cannot give it cheaply: its chunks
     run oldest first (Helper::getNotesAndCategories sorts by Notes' last update ascending) and
     every listed note costs Nextcloud per-note queries (favorite, share types, path), so a full
     listing without content took 3.0 s at 5,000 notes. Notes are files: one WebDAV SEARCH of the
-    notes folder (files only, newest first, with only id, name, time and favorite) is answered
-    from Nextcloud's file cache in one query; the client counts and pages locally."""
+    notes folder (files only, with only id, name, time and favorite) is answered from Nextcloud's
+    file cache in one query; the client counts, sorts and pages locally. Nextcloud is not asked to
+    sort (`orderby`): every note is read anyway, and its sort took 50 of 330 ms at 5,000 notes on
+    34 (50 of 750 on 29), more than sorting the dates here (a few ms)."""
     body = (
         '<?xml version="1.0" encoding="UTF-8"?><d:searchrequest xmlns:d="DAV:" '
         'xmlns:oc="http://owncloud.org/ns"><d:basicsearch><d:select><d:prop><oc:fileid/>'
         "<d:getlastmodified/><oc:favorite/></d:prop></d:select><d:from><d:scope>"
         f"<d:href>/files/{user}/Notes</d:href><d:depth>infinity</d:depth></d:scope></d:from>"
-        "<d:where><d:not><d:is-collection/></d:not></d:where><d:orderby><d:order><d:prop>"
-        "<d:getlastmodified/></d:prop><d:descending/></d:order></d:orderby>"
+        "<d:where><d:not><d:is-collection/></d:not></d:where>"
         # without a limit Nextcloud answers the first 100 only
         "<d:limit><d:nresults>20000</d:nresults></d:limit></d:basicsearch></d:searchrequest>"
     )
     response = _ok(await c.request("SEARCH", "/remote.php/dav/", content=body, headers=XML), 207)
-    hrefs = re.findall(r"<d:href>([^<]+)</d:href>", response.text)
-    notes = [h for h in hrefs if h.lower().endswith(_NOTE_SUFFIXES)]
+    notes = [
+        (_http_time(modified), href)
+        for href, modified in _ENTRY.findall(response.text)
+        if href.lower().endswith(_NOTE_SUFFIXES)
+    ]
+    notes.sort(reverse=True)
     return len(notes) if len(notes[:100]) == 100 else -1
 
 

@@ -71,14 +71,18 @@ def search_body(user_id: str, where: SearchFilter, path: str, limit: int) -> byt
     return search_request(scope, where_xml, LISTING_PROPS, limit)
 
 
-def search_request(scope: str, where: str, props: str, limit: int) -> bytes:
+def search_request(scope: str, where: str, props: str, limit: int, *, newest_first: bool = True) -> bytes:
     """A SEARCH body: `props` of what matches `where` below `scope` (as Nextcloud takes it: the
-    path below /remote.php/dav, not percent-encoded), newest first, at most `limit`."""
+    path below /remote.php/dav, not percent-encoded), newest first, at most `limit`. Without
+    `newest_first` in no set order: for a caller that reads every match (more than `limit` is
+    refused) and sorts them itself, since Nextcloud's sort costs it a sixth of the answer's time
+    (50 of 330 ms for 5,000 notes on 34, 50 of 750 on 29)."""
     return (
         f'<?xml version="1.0" encoding="UTF-8"?><d:searchrequest xmlns:d="{DAV}" xmlns:oc="{OC}">'
         f"<d:basicsearch><d:select><d:prop>{props}</d:prop></d:select>"
         f"<d:from><d:scope><d:href>{xml_escape(scope)}</d:href><d:depth>infinity</d:depth></d:scope></d:from>"
-        f"<d:where>{where}</d:where>{_NEWEST_FIRST}<d:limit><d:nresults>{int(limit)}</d:nresults></d:limit>"
+        f"<d:where>{where}</d:where>{_NEWEST_FIRST if newest_first else ''}"
+        f"<d:limit><d:nresults>{int(limit)}</d:nresults></d:limit>"
         "</d:basicsearch></d:searchrequest>"
     ).encode()
 

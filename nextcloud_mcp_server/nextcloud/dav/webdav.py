@@ -23,10 +23,11 @@ from nextcloud_mcp_server.nextcloud.dav.files import (
     LISTING_PROPS,
     STAT_PROPS,
     KnownEntries,
-    file_entry,
+    entry_key,
+    entry_of,
     propfind_body,
 )
-from nextcloud_mcp_server.nextcloud.dav.xml import parse_multistatus
+from nextcloud_mcp_server.nextcloud.dav.xml import read_multistatus
 from nextcloud_mcp_server.nextcloud.errors import (
     Conflict,
     InvalidInput,
@@ -112,8 +113,8 @@ class WebDAVClient:
                         raise NotModified(missing)
                     raise InvalidResponse(self.host, f"{method} answered 304 to a request with no condition")
                 root = self.root
-                async for item in parse_multistatus(response, self.host):
-                    entry = file_entry(item, root) if known is None else known.entry(item, root)
+                async for key in read_multistatus(response, self.host, entry_key):
+                    entry = entry_of(key, root) if known is None else known.entry(key, root)
                     if entry is not None:
                         yield entry
         except NotFound as exc:

@@ -12,9 +12,9 @@ Responses from a server are untrusted input. The parser:
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 from xml.etree.ElementTree import Element, ParseError, TreeBuilder, XMLParser
 from xml.parsers import expat
 
@@ -34,7 +34,12 @@ __all__ = [
     "MultistatusParser",
     "UnsafeXML",
     "parse_multistatus",
+    "prop_text",
+    "read_multistatus",
+    "read_props",
     "sabre_message",
+    "status_code",
+    "to_response",
     "xml_escape",
 ]
 
@@ -64,10 +69,7 @@ class DavResponse:
     props: dict[str, Element] = field(default_factory=dict)
 
     def text(self, name: str) -> str | None:
-        element = self.props.get(name)
-        if element is None:
-            return None
-        return "".join(element.itertext()).strip()
+        return prop_text(self.props.get(name))
 
     def children(self, name: str) -> list[str]:
         """Tag names of a property's child elements (e.g. the kinds in `resourcetype`)."""
@@ -75,7 +77,8 @@ class DavResponse:
         return [child.tag for child in element] if element is not None else []
 
 
-def _status_code(text: str | None) -> int | None:
+def status_code(text: str | None) -> int | None:
+    """The code of a DAV status line (`HTTP/1.1 200 OK`: 200), or None."""
     parts = (text or "").split()
     return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
 
@@ -89,12 +92,13 @@ _SYNC_TOKEN = f"{{{DAV}}}sync-token"
 _SLICE = 64 * 1024
 
 
-def _to_response(element: Element) -> DavResponse:
+def to_response(element: Element) -> DavResponse:
+    """A `<d:response>` element's href, status and the properties of its 2xx propstats."""
     result = DavResponse(href="")
     for child in element:
         tag = child.tag
         if tag == _PROPSTAT:
-            code = _status_code(child.findtext(_STATUS))
+            code = status_code(child.findtext(_STATUS))
             prop = child.find(_PROP)
             if prop is not None and code is not None and 200 <= code < 300:
                 for item in prop:
@@ -102,8 +106,42 @@ def _to_response(element: Element) -> DavResponse:
         elif tag == _HREF:
             result.href = (child.text or "").strip()
         elif tag == _STATUS:
-            result.status = _status_code(child.text)
+            result.status = status_code(child.text)
     return result
+
+
+def prop_text(element: Element | None) -> str | None:
+    """A property's text, without surrounding space (None when it was not sent)."""
+    if element is None:
+        return None
+    if not len(element):  # plain text, as most properties are: no walk of its subtree
+        return (element.text or "").strip()
+    return "".join(element.itertext()).strip()
+
+
+def read_props(element: Element, slots: Mapping[str, int], found: list[Element | None]) -> str:
+    """The href of a `<d:response>` element; each property named in `slots` that its 2xx
+    propstats hold is put in `found` at its slot (the last one sent winning, as in
+    `to_response`). For a caller that reads a few properties of thousands of entries: no
+    `DavResponse` and no dictionary of every property is built (ADR 0110)."""
+    href = ""
+    for child in element:
+        tag = child.tag
+        if tag == _PROPSTAT:
+            code = status_code(child.findtext(_STATUS))
+            prop = child.find(_PROP)
+            if prop is None or code is None or not 200 <= code < 300:
+                continue
+            for item in prop:
+                slot = slots.get(item.tag)
+                if slot is not None:
+                    found[slot] = item
+        elif tag == _HREF:
+            href = (child.text or "").strip()
+    return href
+
+
+T = TypeVar("T")
 
 
 class _PrologDone(Exception):
@@ -117,8 +155,10 @@ def _report(parser: XMLParser, queue: list[tuple[str, Element]], events: tuple[s
     parser._setevents(queue, events)  # type: ignore[attr-defined]
 
 
-class MultistatusParser:
-    """Push parser for `<d:multistatus>` bodies. `feed()` returns the responses completed so far.
+class MultistatusParser(Generic[T]):
+    """Push parser for `<d:multistatus>` bodies. `feed()` returns the responses completed so far,
+    each made by `build` from its `<d:response>` element (a `DavResponse` unless a caller that
+    reads only a few properties of thousands of entries reads them straight from the element).
 
     ElementTree's C parser builds the tree without a Python call per element: after each slice
     fed, the root's children but the last are complete (the parser has moved past them); they
@@ -134,8 +174,16 @@ class MultistatusParser:
     read, so no element deeper than `max_depth` is handed out and an unclosed nesting stops
     within one slice."""
 
-    def __init__(self, host: str, *, max_entry_bytes: int = 8 * 1024 * 1024, max_depth: int = 64) -> None:
+    def __init__(
+        self,
+        host: str,
+        build: Callable[[Element], T],
+        *,
+        max_entry_bytes: int = 8 * 1024 * 1024,
+        max_depth: int = 64,
+    ) -> None:
         self._host = host
+        self._build = build
         self._max_entry_bytes = max_entry_bytes
         self._max_depth = max_depth
         guard = expat.ParserCreate()
@@ -171,15 +219,15 @@ class MultistatusParser:
         except expat.ExpatError as exc:
             raise UnsafeXML(self._host, f"the XML answer does not parse ({exc})") from None
 
-    def feed(self, data: bytes, final: bool = False) -> list[DavResponse]:
-        done: list[DavResponse] = []
+    def feed(self, data: bytes, final: bool = False) -> list[T]:
+        done: list[T] = []
         for start in range(0, len(data), self._slice):
             self._feed(data[start : start + self._slice], False, done)
         if final:
             self._feed(b"", True, done)
         return done
 
-    def _feed(self, data: bytes, final: bool, done: list[DavResponse]) -> None:
+    def _feed(self, data: bytes, final: bool, done: list[T]) -> None:
         if self._guard is not None:
             self._screen(data, final)
         slice_start, self._fed = self._fed, self._fed + len(data)
@@ -244,22 +292,30 @@ class MultistatusParser:
                 self._too_deep()
             below.extend((child, depth + 1) for child in node)
 
-    def _take(self, children: list[Element], done: list[DavResponse]) -> None:
+    def _take(self, children: list[Element], done: list[T]) -> None:
         for element in children:
             self._check_entry_depth(element)
             tag = element.tag
             if tag == _RESPONSE:
-                done.append(_to_response(element))
+                done.append(self._build(element))
             elif tag == _SYNC_TOKEN:
                 self.sync_token = (element.text or "").strip()
 
 
-async def parse_multistatus(response: StreamedAnswer, host: str) -> AsyncIterator[DavResponse]:
+def parse_multistatus(response: StreamedAnswer, host: str) -> AsyncIterator[DavResponse]:
     """Yield each `<d:response>` of a streamed 207 body as soon as it is complete."""
+    return read_multistatus(response, host, to_response)
+
+
+async def read_multistatus(
+    response: StreamedAnswer, host: str, build: Callable[[Element], T]
+) -> AsyncIterator[T]:
+    """Yield what `build` makes of each `<d:response>` of a streamed 207 body, as soon as it is
+    complete."""
     limits = response.extras.get(XML_LIMITS)
     if not isinstance(limits, XmlLimits):
         limits = XmlLimits(8 * 1024 * 1024, 32 * 1024 * 1024, 64)
-    parser = MultistatusParser(host, max_entry_bytes=limits.entry_bytes, max_depth=limits.depth)
+    parser = MultistatusParser(host, build, max_entry_bytes=limits.entry_bytes, max_depth=limits.depth)
     received = 0
     async for chunk in response.aiter_bytes():
         received += len(chunk)  # decoded bytes: a compressed answer is bounded too

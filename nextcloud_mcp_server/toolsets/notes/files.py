@@ -38,14 +38,16 @@ from urllib.parse import quote
 from nextcloud_mcp_server.nextcloud import paths
 from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.dav.file_search import search_request
-from nextcloud_mcp_server.nextcloud.dav.xml import DAV, NC_ORG, OC, DavResponse, parse_multistatus
+from nextcloud_mcp_server.nextcloud.dav.xml import DAV, NC_ORG, parse_multistatus, read_multistatus
 from nextcloud_mcp_server.nextcloud.errors import NextcloudError, NotFound
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.kept import KeptAnswers
 from nextcloud_mcp_server.nextcloud.models import Note, NoteSettings
 from nextcloud_mcp_server.toolsets.notes.file_notes import (
     MAX_ZIP_BYTES,
+    FoundFile,
     NotesFilesUnavailable,
+    found_file,
     note_of,
     note_text,
     unzip_notes,
@@ -146,23 +148,24 @@ class NotesFiles:
 
     async def _search(
         self, root: str, where: str, props: str, limit: int
-    ) -> tuple[list[tuple[str, DavResponse]], float]:
+    ) -> tuple[list[tuple[str, FoundFile]], float]:
         """The files found below `root`, and when Nextcloud answered (its `Date`, else ours)."""
         # Nextcloud takes the scope as written, not percent-decoded ("My%20Notes" is not found)
         scope = root.removeprefix("/remote.php/dav")
-        found: list[tuple[str, DavResponse]] = []
+        found: list[tuple[str, FoundFile]] = []
         try:
             async with self._http.stream(
                 "SEARCH",
                 "/remote.php/dav/",
                 credential=self._credential,
                 headers={"Content-Type": "text/xml; charset=utf-8"},
-                content=search_request(scope, where, props, limit),
+                # every file is read and sorted here, and more than `limit` refused: no order asked
+                content=search_request(scope, where, props, limit, newest_first=False),
             ) as response:
                 answered = _date(response.headers.get("date"))
                 # hrefs carry the path Nextcloud is served under (https://host/nextcloud/...)
                 href_root = self._http.base_path + root
-                async for item in parse_multistatus(response, self._http.host):
+                async for item in read_multistatus(response, self._http.host, found_file):
                     relative = paths.relative(item.href, href_root)
                     if relative:
                         found.append((relative, item))
@@ -222,15 +225,13 @@ class NotesFiles:
                 # Nextcloud keeps a file's ETag when it is written again within the same second
                 # (recorded on 29): a text read within a second of its last change may go stale
                 # under the same ETag, so it is not trusted by its ETag (read again next time)
-                uploaded = item.text(f"{{{NC_ORG}}}upload_time") or ""
+                uploaded = item.uploaded or ""
                 recent = max(note.modified, int(uploaded) if uploaded.isdigit() else 0) >= answered - 2
-                etag = item.text(f"{{{DAV}}}getetag") or ""
+                etag = item.etag or ""
                 file_etags[note.id] = "" if recent or not etag else f"{etag}|{uploaded}"
         notes.sort(key=lambda n: (-n.modified, n.id))
         value = NoteFiles(notes, note_paths, file_etags, folder_etag)
-        validator = _validator(
-            folder_etag, [item for _, item in found if item.text(f"{{{OC}}}favorite") == "1"]
-        )
+        validator = _validator(folder_etag, [item for _, item in found if item.favorite == "1"])
         self._answers.put(self._user, key, validator, value, sum(len(p) + 120 for p in note_paths.values()))
         return value
 
@@ -362,10 +363,10 @@ class NotesFiles:
         self._answers.forget_user(self._user, "notes:")
 
 
-def _validator(folder_etag: str, favorites: list[DavResponse]) -> str:
+def _validator(folder_etag: str, favorites: list[FoundFile]) -> str:
     """What dates a kept listing: the folder's ETag, and the ids of the favorite files in it (a
     favorite toggle changes no ETag)."""
-    ids = sorted(item.text(f"{{{OC}}}fileid") or "" for item in favorites)
+    ids = sorted(item.file_id or "" for item in favorites)
     return f"{folder_etag}|{hashlib.sha256(','.join(ids).encode()).hexdigest()}"
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -86,7 +87,7 @@ def test_a_changed_folder_costs_one_conditional_listing_and_an_unchanged_one_a_3
                 kept = answers.get(files.user_id, key)
                 assert kept is not None
                 held: FolderListing = kept.value
-                itself = held.itself.model_copy(update={"modified": modified})
+                itself = replace(held.itself, modified=modified)
                 moved = FolderListing(
                     itself, held.entries, held.total, True, known=held.known, read_at=read_at
                 )
@@ -182,7 +183,7 @@ def test_a_caller_that_joined_a_refused_listing_asks_with_its_own_credential(nex
             kept = answers.get(admin.user, folder_listing.KEY_PREFIX + "Mine")
             assert kept is not None
             old = FolderListing(
-                first.itself.model_copy(update={"modified": first.itself.modified - timedelta(hours=1)}),
+                replace(first.itself, modified=first.itself.modified - timedelta(hours=1)),
                 first.entries,
                 first.total,
                 True,
