@@ -12,8 +12,9 @@ permissions, checksums, has-preview). `oc:size` is a file's length and a folder'
 from __future__ import annotations
 
 import email.utils
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from typing import overload
 from xml.etree.ElementTree import Element
 
 from nextcloud_mcp_server.nextcloud import etags, paths
@@ -25,11 +26,13 @@ __all__ = [
     "LISTING_PROPS",
     "STAT_PROPS",
     "EntryKey",
-    "KnownEntries",
+    "ListedEntries",
+    "Row",
+    "entry_at",
     "entry_key",
     "entry_of",
     "http_date",
-    "listing_order",
+    "listing_row",
     "propfind_body",
 ]
 
@@ -124,10 +127,13 @@ def entry_key(element: Element) -> EntryKey:
 
 def entry_of(key: EntryKey, root: str) -> FileEntry | None:
     """The entry of one `<d:response>` by its key; None for an href outside the files root."""
-    href, is_dir, size, length, modified, etag, mime, file_id = key
-    path = paths.relative(href, root)
-    if path is None:
-        return None
+    path = paths.relative(key[0], root)
+    return None if path is None else entry_at(key, path)
+
+
+def entry_at(key: EntryKey, path: str) -> FileEntry:
+    """The entry of one `<d:response>` by its key, at `path` (its href below the files root)."""
+    _, is_dir, size, length, modified, etag, mime, file_id = key
     return FileEntry(
         path=path,
         name=path.rpartition("/")[2],
@@ -140,30 +146,56 @@ def entry_of(key: EntryKey, root: str) -> FileEntry | None:
     )
 
 
-class KnownEntries:
-    """The entries of a folder's previous listing by their keys, reused for a new answer's entries
-    that Nextcloud sent exactly as before: one file added to a 1,000-entry folder builds one
-    entry, not 1,000 (ADR 0104). The keys of the new answer are collected (`seen`) to be kept with
-    it, until `stop()` (a listing too large to keep)."""
+# One entry of a listing before its `FileEntry` is built: whether it is a file, its name folded,
+# its name, its place in the answer, its path and its key. Sorting rows sorts in listing order
+# (folders first, then files, each by name case-insensitively, then exactly); the place in the
+# answer makes two rows of one name (a server sending an entry twice) never compare further.
+Row = tuple[bool, str, str, int, str, EntryKey]
 
-    __slots__ = ("collecting", "previous", "seen")
 
-    def __init__(self, previous: Mapping[EntryKey, FileEntry]) -> None:
-        self.previous = previous
-        self.seen: dict[EntryKey, FileEntry] = {}
-        self.collecting = True
+def listing_row(key: EntryKey, path: str, place: int) -> Row:
+    name = path.rpartition("/")[2]
+    return (not key[1], name.casefold(), name, place, path, key)
 
-    def entry(self, key: EntryKey, root: str) -> FileEntry | None:
-        entry = self.previous.get(key) or entry_of(key, root)
-        if entry is not None and self.collecting:
-            self.seen[key] = entry
+
+class ListedEntries(Sequence[FileEntry]):
+    """A folder's entries in listing order, each built the first time it is read: a page of a
+    10,000-entry folder builds its page, not 10,000 entries (ADR 0110). An entry whose key a
+    previous listing of the folder had built (`known`) is that entry: Nextcloud sent it exactly
+    as before (ADR 0104). Read only from the event loop's thread."""
+
+    __slots__ = ("_built", "_known", "_rows")
+
+    def __init__(self, rows: list[Row], known: Mapping[EntryKey, FileEntry] | None = None) -> None:
+        self._rows = rows
+        self._built: list[FileEntry | None] = [None] * len(rows)
+        self._known = known or {}
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, index: int) -> FileEntry: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[FileEntry]: ...
+
+    def __getitem__(self, index: int | slice) -> FileEntry | list[FileEntry]:
+        if isinstance(index, slice):
+            return [self._entry(i) for i in range(*index.indices(len(self._rows)))]
+        if not -len(self._rows) <= index < len(self._rows):
+            raise IndexError("listing index out of range")
+        return self._entry(index % len(self._rows))
+
+    def _entry(self, i: int) -> FileEntry:
+        entry = self._built[i]
+        if entry is None:
+            *_, path, key = self._rows[i]
+            entry = self._built[i] = self._known.get(key) or entry_at(key, path)
         return entry
 
-    def stop(self) -> None:
-        self.collecting = False
-        self.seen = {}
-
-
-def listing_order(entry: FileEntry) -> tuple[bool, str, str]:
-    """Folders first, then files, each by name (case-insensitively, then exactly)."""
-    return (entry.kind != "directory", entry.name.casefold(), entry.name)
+    def built(self) -> dict[EntryKey, FileEntry]:
+        """The entries built so far, by key: what the next listing of the folder reuses."""
+        return {
+            row[-1]: entry for row, entry in zip(self._rows, self._built, strict=True) if entry is not None
+        }

@@ -20,9 +20,10 @@ What a listing shows is only what moves that ETag (name, kind, size, modificatio
 type); a property that does not move it (favorite, tags, shares) is not shown, and must not be
 added to a kept listing.
 
-A changed folder's answer is read against the kept listing: an entry Nextcloud sends exactly as
-in the kept answer (href and every property text the same) is the kept entry, so one added file
-builds one entry; only the parse itself is paid for every entry (ADR 0104).
+A listing's entries are built when first read (`ListedEntries`): a page of a 10,000-entry folder
+builds the page's entries; the others are only sorted, by name (ADR 0110). A changed folder's
+answer is read against the kept listing: an entry Nextcloud sends exactly as in the kept answer
+(href and every property text the same) is the kept entry, if that one was built (ADR 0104).
 
 A folder too large to keep (a quarter of the budget of kept answers, about 17,000 entries of
 the default 128 MiB, `NEXTCLOUD_KEPT_ANSWERS_MB`) is streamed as before: only the first `top`
@@ -33,11 +34,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
+from contextlib import aclosing
+from dataclasses import dataclass
 from datetime import datetime
 
-from nextcloud_mcp_server.nextcloud.dav.files import EntryKey, KnownEntries, listing_order
+from nextcloud_mcp_server.nextcloud.dav.files import ListedEntries, Row, entry_at, listing_row
 from nextcloud_mcp_server.nextcloud.dav.webdav import NotModified, WebDAVClient
 from nextcloud_mcp_server.nextcloud.errors import NextcloudError
 from nextcloud_mcp_server.nextcloud.flights import drop
@@ -48,9 +50,9 @@ __all__ = ["KEY_PREFIX", "FolderListing", "forget_listings", "list_folder"]
 
 KEY_PREFIX = "files:list:"
 # What one kept entry holds in memory beyond its path (counted three times: the path, its name
-# and the href of its key): 1,813 bytes measured with tracemalloc for 23-character paths, of which
-# about 400 are its key (`known`). Kept answers are bounded by memory, so this is counted, not the
-# ~400 bytes Nextcloud sends per entry.
+# and the href of its key): 1,813 bytes measured with tracemalloc for 23-character paths when
+# every entry was built and kept beside its key; a row not yet built holds less. Kept answers are
+# bounded by memory, so this is counted, not the ~400 bytes Nextcloud sends per entry.
 _ENTRY_BYTES = 1850
 PROGRESS_EVERY = 2000
 # a kept listing read less than this after its folder's mtime may miss a change made in the same
@@ -65,18 +67,15 @@ class FolderListing:
     """A folder's entries in listing order: all of them, or (`complete` False) the first `top`."""
 
     itself: FileEntry
-    entries: list[FileEntry]
+    entries: ListedEntries
     total: int
     complete: bool
     reused: bool = False  # the kept listing, after Nextcloud confirmed the folder's ETag
-    # the entries by what Nextcloud sent for each (a kept listing's): the next read of the folder
-    # builds only the entries it sends otherwise (ADR 0104)
-    known: Mapping[EntryKey, FileEntry] = field(default_factory=dict, repr=False)
     read_at: float = 0.0  # when its request was sent, by this server's clock (epoch s; 0: unknown)
 
 
-def _size(entry: FileEntry) -> int:
-    return _ENTRY_BYTES + 3 * len(entry.path)
+def _size(path: str) -> int:
+    return _ENTRY_BYTES + 3 * len(path)
 
 
 async def list_folder(
@@ -133,7 +132,7 @@ async def _confirm_or_read(
             nonlocal led
             led = True
             return await _read_if_modified(
-                files, path, key, top=top, answers=answers, progress=progress, since=since, known=held.known
+                files, path, key, top=top, answers=answers, progress=progress, since=since, known=held.entries
             )
 
         # callers holding the same kept listing at the same time share one conditional listing;
@@ -155,7 +154,7 @@ async def _confirm_or_read(
         return found  # the listing joined is of the state this caller confirmed
 
     async def read() -> FolderListing:
-        return await _read(files, path, key, top=top, answers=answers, progress=progress, known=held.known)
+        return await _read(files, path, key, top=top, answers=answers, progress=progress, known=held.entries)
 
     if now:  # the folder changed: callers that saw the same new ETag share one read (ADR 0069)
         shared: FolderListing = await answers.shared(files.user_id, f"{key}|{top}", now, read)
@@ -172,7 +171,7 @@ async def _read_if_modified(
     answers: KeptAnswers,
     progress: Progress | None,
     since: datetime,
-    known: Mapping[EntryKey, FileEntry],
+    known: ListedEntries,
 ) -> FolderListing | None:
     """The listing, or None when Nextcloud says the folder's mtime is not later than `since`."""
     try:
@@ -192,40 +191,37 @@ async def _read(
     answers: KeptAnswers | None,
     progress: Progress | None,
     since: datetime | None = None,
-    known: Mapping[EntryKey, FileEntry] | None = None,
+    known: ListedEntries | None = None,
 ) -> FolderListing:
     budget = answers.max_bytes // 4 if answers is not None else 0
     itself: FileEntry | None = None
-    held: list[FileEntry] = []
+    rows: list[Row] = []
     total = size = 0
     complete = True
-    # what this answer sends as the kept listing's answer did is that listing's entry; its keys
-    # are collected to be kept with it (only while it can be kept)
-    reuse = KnownEntries(known or {}) if answers is not None else None
     read_at = time.time()
-    async for entry in files.iter_directory(path, itself=True, modified_since=since, known=reuse):
-        if entry.path == path and itself is None:
-            itself = entry
-            continue
-        total += 1
-        held.append(entry)
-        if complete:
-            size += _size(entry)
-            complete = size <= budget
-            if not complete and reuse is not None:
-                reuse.stop()
-        if not complete and len(held) >= 2 * top + 64:
-            held.sort(key=listing_order)
-            del held[top:]
-        if progress is not None and total % PROGRESS_EVERY == 0:
-            await progress(total)
+    async with aclosing(files.listing(path, modified_since=since)) as found:
+        async for sent, entry_path in found:
+            if entry_path == path and itself is None:
+                itself = entry_at(sent, entry_path)
+                continue
+            rows.append(listing_row(sent, entry_path, total))
+            total += 1
+            if complete:
+                size += _size(entry_path)
+                complete = size <= budget
+            if not complete and len(rows) >= 2 * top + 64:
+                rows.sort()
+                del rows[top:]
+            if progress is not None and total % PROGRESS_EVERY == 0:
+                await progress(total)
     if itself is None:  # Nextcloud always answers the folder itself first; a double might not
         itself = await files.stat(path)
-    held.sort(key=listing_order)
+    rows.sort()
     if not complete:
-        del held[top:]
-    seen = reuse.seen if reuse is not None else {}
-    listing = FolderListing(itself, held, total, complete, known=seen, read_at=read_at)
+        del rows[top:]
+    # what this answer sends as the kept listing's answer did is that listing's entry
+    entries = ListedEntries(rows, known.built() if known is not None else None)
+    listing = FolderListing(itself, entries, total, complete, read_at=read_at)
     if answers is not None:
         if complete and itself.kind == "directory" and itself.etag:
             answers.put(files.user_id, key, itself.etag, listing, size)

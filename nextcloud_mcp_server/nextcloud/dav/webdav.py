@@ -22,9 +22,9 @@ from nextcloud_mcp_server.nextcloud.dav.files import (
     ETAG_PROPS,
     LISTING_PROPS,
     STAT_PROPS,
-    KnownEntries,
+    EntryKey,
+    entry_at,
     entry_key,
-    entry_of,
     propfind_body,
 )
 from nextcloud_mcp_server.nextcloud.dav.xml import read_multistatus
@@ -92,18 +92,19 @@ class WebDAVClient:
         return NotFound(self.host, f"no file or folder at {paths.display(path)}", status=404, body=exc.body)
 
     async def entries(
-        self,
-        method: str,
-        url_path: str,
-        body: bytes,
-        headers: dict[str, str],
-        *,
-        missing: str,
-        known: KnownEntries | None = None,
+        self, method: str, url_path: str, body: bytes, headers: dict[str, str], *, missing: str
     ) -> AsyncGenerator[FileEntry, None]:
         """The file entries of a PROPFIND or SEARCH answer, as they stream in; a 404 is reported
-        as no file or folder at `missing`, a 304 to a conditional request as `NotModified`.
-        `known`: a previous answer's entries, reused where Nextcloud sent one exactly as then."""
+        as no file or folder at `missing`, a 304 to a conditional request as `NotModified`."""
+        async with aclosing(self._keys(method, url_path, body, headers, missing=missing)) as found:
+            async for key, path in found:
+                yield entry_at(key, path)
+
+    async def _keys(
+        self, method: str, url_path: str, body: bytes, headers: dict[str, str], *, missing: str
+    ) -> AsyncGenerator[tuple[EntryKey, str], None]:
+        """What `entries` builds each entry from: its key and its path (hrefs outside the user's
+        files left out)."""
         try:
             async with self._http.stream(
                 method, url_path, credential=self._credential, headers=headers, content=body
@@ -114,36 +115,29 @@ class WebDAVClient:
                     raise InvalidResponse(self.host, f"{method} answered 304 to a request with no condition")
                 root = self.root
                 async for key in read_multistatus(response, self.host, entry_key):
-                    entry = entry_of(key, root) if known is None else known.entry(key, root)
-                    if entry is not None:
-                        yield entry
+                    path = paths.relative(key[0], root)
+                    if path is not None:
+                        yield key, path
         except NotFound as exc:
             raise self.not_found(missing, exc) from None
 
     def _propfind(
-        self,
-        path: str,
-        depth: str,
-        props: str,
-        modified_since: datetime | None = None,
-        known: KnownEntries | None = None,
-    ) -> AsyncGenerator[FileEntry, None]:
+        self, path: str, depth: str, props: str, modified_since: datetime | None = None
+    ) -> AsyncGenerator[tuple[EntryKey, str], None]:
         headers = {"Depth": depth, "Content-Type": "application/xml; charset=utf-8"}
         if modified_since is not None:
             # Sabre answers 304 before any listing work when the node's mtime is not later than
             # this, for every method (a folder's If-None-Match it ignores: only files have ETags
             # there); checked on 29 and 34 (ADR 0094)
             headers["If-Modified-Since"] = format_datetime(modified_since.astimezone(UTC), usegmt=True)
-        return self.entries(
-            "PROPFIND", self.url_path(path), propfind_body(props), headers, missing=path, known=known
-        )
+        return self._keys("PROPFIND", self.url_path(path), propfind_body(props), headers, missing=path)
 
     async def _itself(self, path: str, props: str) -> FileEntry:
         # aclosing: the answer's connection goes back to the pool now, not when the generator is
         # collected (after the session may have closed)
         async with aclosing(self._propfind(path, "0", props)) as found:
-            async for entry in found:
-                return entry
+            async for key, found_path in found:
+                return entry_at(key, found_path)
         raise NotFound(self.host, f"no file or folder at {paths.display(path)}", status=404)
 
     async def stat(self, path: str) -> FileEntry:
@@ -154,21 +148,23 @@ class WebDAVClient:
         return (await self._itself(path, ETAG_PROPS)).etag
 
     async def iter_directory(
-        self,
-        path: str,
-        *,
-        itself: bool = False,
-        modified_since: datetime | None = None,
-        known: KnownEntries | None = None,
+        self, path: str, *, itself: bool = False, modified_since: datetime | None = None
     ) -> AsyncIterator[FileEntry]:
         """The entries of a folder, as they stream in; with `itself`, the folder's own entry too
         (a file listed with Depth 1 answers only itself: that is how a caller tells). Entries carry
         what a listing shows, not the file id (`stat` has it). With `modified_since`, raises
-        `NotModified` instead when Nextcloud says the folder's mtime is not later. With `known`,
-        entries sent as in a previous listing are that listing's (and the keys are collected)."""
-        async for entry in self._propfind(path, "1", LISTING_PROPS, modified_since, known):
-            if itself or entry.path != path:
-                yield entry
+        `NotModified` instead when Nextcloud says the folder's mtime is not later."""
+        async with aclosing(self.listing(path, modified_since=modified_since)) as found:
+            async for key, entry_path in found:
+                if itself or entry_path != path:
+                    yield entry_at(key, entry_path)
+
+    def listing(
+        self, path: str, *, modified_since: datetime | None = None
+    ) -> AsyncGenerator[tuple[EntryKey, str], None]:
+        """What `iter_directory` builds its entries from, the folder's own first: each entry's
+        key and path, for a caller that builds only the entries it shows (`ListedEntries`)."""
+        return self._propfind(path, "1", LISTING_PROPS, modified_since)
 
     async def read(self, path: str, *, offset: int = 0, length: int) -> FilePage:
         """Up to `length` bytes from `offset`, asked for with a Range header; if the server sends

@@ -78,6 +78,7 @@ def test_a_changed_folder_costs_one_conditional_listing_and_an_unchanged_one_a_3
             first = await list_folder(files, "Both", top=50, answers=answers)
             assert first.itself.modified is not None
             assert first.read_at > first.itself.modified.timestamp() - 5  # by this server's clock
+            assert [e.name for e in first.entries] == ["a.txt", "b.txt"]  # shown: both built
 
             def kept_with(modified: datetime, read_at: float | None = None) -> None:
                 """The kept listing as if its folder's mtime were `modified`, read at `read_at`
@@ -88,9 +89,7 @@ def test_a_changed_folder_costs_one_conditional_listing_and_an_unchanged_one_a_3
                 assert kept is not None
                 held: FolderListing = kept.value
                 itself = replace(held.itself, modified=modified)
-                moved = FolderListing(
-                    itself, held.entries, held.total, True, known=held.known, read_at=read_at
-                )
+                moved = FolderListing(itself, held.entries, held.total, True, read_at=read_at)
                 answers.put(files.user_id, key, kept.validator, moved, kept.size)
 
             kept_with(first.itself.modified)
@@ -121,7 +120,7 @@ def test_a_changed_folder_costs_one_conditional_listing_and_an_unchanged_one_a_3
             assert not seen.reused
             assert [e.name for e in seen.entries] == ["a.txt", "b.txt", "c.txt"]
             assert seen.itself.modified is not None
-            # what Nextcloud sent as before is the kept entry itself; only c.txt was built (ADR 0104)
+            # what Nextcloud sent as before is the kept entry shown then; only c.txt is new (ADR 0104)
             assert [e is k for e, k in zip(seen.entries, first.entries, strict=False)] == [True, True]
 
             kept_with(seen.itself.modified + timedelta(days=1))  # an mtime the change does not pass
