@@ -66,8 +66,15 @@ def found_file(element: Element) -> FoundFile:
     notes are 5,000 of them (`read_props`, ADR 0110)."""
     found: list[Element | None] = [None] * 5
     href = read_props(element, _FOUND, found)
-    file_id, modified, favorite, etag, uploaded = (prop_text(e) for e in found)
-    return FoundFile(href, file_id, modified, favorite, etag, uploaded)
+    file_id, modified, favorite, etag, uploaded = found
+    return FoundFile(
+        href,
+        prop_text(file_id),
+        prop_text(modified),
+        prop_text(favorite),
+        prop_text(etag),
+        prop_text(uploaded),
+    )
 
 
 def note_of(relative: str, item: FoundFile, custom: str) -> Note | None:
