@@ -72,7 +72,9 @@ _NOTE_LIST = TypeAdapter(list[Note])
 _BEARER_REFUSED = "CORS requires basic auth"
 
 
-_JSON = {"Accept": "application/json"}
+# `OCS-APIRequest` tells Nextcloud this is an API client, not a browser: it then skips the
+# browser's session cookies (4 set instead of 10), 2-3 ms of a note's GET on 34
+_JSON = {"Accept": "application/json", "OCS-APIRequest": "true"}
 
 
 class NotesClient:
