@@ -9,9 +9,10 @@ server's HTTP client, its body read and not parsed; and the conditional listing 
 built, as ADR 0094 read it. Then, on the unchanged folder: this server's listing, the ETag
 question alone, the conditional listing answered 304 alone, and the parsing of the floor's body
 into entries (no request). Medians of wall time, of each round's ratio to the floor, and of this
-process's CPU time. The requests this server made for each changed listing are counted: 3 where
-Nextcloud answered the conditional listing 304 (the folder's mtime had not moved past the kept
-one's, a change within the same second) and the folder was read again.
+process's CPU time. The requests this server made for each changed listing are counted: 1 where the
+conditional listing was answered with the folder; 2 where the kept listing was read within the
+second of the folder's last change, so its ETag and the listing itself went out at once (ADR
+0111; before it, 3 one after another when the change fell in that second: ADR 0109).
 
     K=/work/shared/nextcloud/nextcloud   # the kit
     $K start /var/tmp/nextcloud-folder --version 34

@@ -12,10 +12,12 @@ the folder's mtime has not moved (then the ETag is asked), so a changed folder c
 request of a plain listing, an unchanged one two small answers (ADR 0094). A folder's mtime is
 whole seconds: a change made in the same second as the folder's last change leaves it as it
 was, and only the ETag tells. So when the kept listing was read within that second (by this
-server's clock, a second allowed for Nextcloud's), the ETag is asked beside the conditional
-listing rather than after its 304 (ADR 0109). Nextcloud gives a folder a new ETag
-when an entry in it, or below it, is added, removed, renamed or changed (checked on 29 and 34,
-`tests/toolsets/files/test_folder_listings.py`), and it mixes in the ETags of shares mounted in it.
+server's clock, a second allowed for Nextcloud's), the ETag is asked beside the listing itself,
+unconditional (ADR 0109, 0111): a changed folder costs one round trip; an unchanged one is
+confirmed by the ETag, and the kept listing is dated by that question, out of the second.
+Nextcloud gives a folder a new ETag when an entry in it, or below it, is added, removed, renamed
+or changed (checked on 29 and 34, `tests/toolsets/files/test_folder_listings.py`), and it mixes
+in the ETags of shares mounted in it.
 What a listing shows is only what moves that ETag (name, kind, size, modification time, ETag,
 type); a property that does not move it (favorite, tags, shares) is not shown, and must not be
 added to a kept listing.
@@ -36,7 +38,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from nextcloud_mcp_server.nextcloud.dav.files import ListedEntries, Row, entry_at, listing_row
@@ -93,16 +95,40 @@ async def list_folder(
         return await _read(files, path, key, top=top, answers=answers, progress=progress)
     held: FolderListing = kept.value
     since = held.itself.modified
-    # the ETag question asked at once, beside the conditional listing, where its 304 could not
-    # tell: the kept listing was read within the second of the folder's last change (ADR 0109)
-    beside = None
     if since is not None and 0 < held.read_at < since.timestamp() + _SAME_SECOND:
-        beside = asyncio.create_task(files.current_etag(path))
+        return await _fresh(files, path, key, top, answers, progress, kept.validator, kept.size, held)
+    return await _confirm_or_read(files, path, key, top, answers, progress, kept.validator, held)
+
+
+async def _fresh(
+    files: WebDAVClient,
+    path: str,
+    key: str,
+    top: int,
+    answers: KeptAnswers,
+    progress: Progress | None,
+    validator: str,
+    size: int,
+    held: FolderListing,
+) -> FolderListing:
+    """A kept listing read within the second of its folder's last change: a change made in that
+    second leaves the folder's mtime as it was, so a conditional listing's 304 could not tell
+    (ADR 0109). The folder's ETag and the listing itself are asked at once (ADR 0111): a changed
+    folder is the listing, in one round trip; an unchanged one is confirmed by its ETag, the
+    listing dropped, and the kept listing is then dated by that question, so it is within its
+    folder's second no longer and the next call asks as for any other."""
+    asked = time.time()
+    reading = asyncio.create_task(
+        _read(files, path, key, top=top, answers=answers, progress=progress, known=held.entries)
+    )
     try:
-        return await _confirm_or_read(files, path, key, top, answers, progress, kept.validator, held, beside)
+        now = await files.current_etag(path)  # raises NotFound when the folder is gone
+        if now != validator:
+            return await reading
     finally:
-        if beside is not None:
-            await drop(beside)  # its answer was used, raised, or is not needed any more
+        await drop(reading)  # its answer was used, raised, or is not needed any more
+    answers.put(files.user_id, key, validator, replace(held, read_at=asked), size)
+    return FolderListing(held.itself, held.entries, held.total, True, reused=True)
 
 
 async def _confirm_or_read(
@@ -114,10 +140,8 @@ async def _confirm_or_read(
     progress: Progress | None,
     validator: str,
     held: FolderListing,
-    beside: asyncio.Task[str | None] | None,
 ) -> FolderListing:
-    """The kept `held` if Nextcloud confirms its ETag, else the folder read again (`beside`: the
-    ETag question already asked)."""
+    """The kept `held` if Nextcloud confirms its ETag, else the folder read again."""
     since = held.itself.modified
     # First the listing itself, on condition that the folder's mtime moved past the kept one's
     # (ADR 0094): Nextcloud answers 304 before any listing work otherwise, and a changed folder
@@ -147,7 +171,7 @@ async def _confirm_or_read(
         if found is not None and led:
             return found  # this caller's own request, sent after its call began
     # current_etag raises NotFound when the folder is gone
-    now = await (beside if beside is not None else files.current_etag(path))
+    now = await files.current_etag(path)
     if now == validator:
         return FolderListing(held.itself, held.entries, held.total, True, reused=True)
     if found is not None and found.itself.etag == now:

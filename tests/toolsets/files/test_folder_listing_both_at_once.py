@@ -1,5 +1,6 @@
-"""A kept folder listing is asked again with If-Modified-Since before its ETag is (ADR 0094), or
-beside it when the listing was read within the second of its folder's last change (ADR 0109): on
+"""A kept folder listing is asked again with If-Modified-Since before its ETag is (ADR 0094), or,
+when the listing was read within the second of its folder's last change, asked whole beside its
+ETag (ADR 0109, 0111): on
 the double, the real Nextcloud 29 and the real 34, because whether Nextcloud answers a folder's
 PROPFIND 304 is its own behaviour (Sabre's, before any listing work) and both versions must show
 it."""
@@ -102,15 +103,19 @@ def test_a_changed_folder_costs_one_conditional_listing_and_an_unchanged_one_a_3
                 "sent PROPFIND 0",
                 "answered PROPFIND 0 207",
             ]
-            # read within the second of the folder's last change: both questions go out at once
-            kept_with(first.itself.modified, read_at=first.itself.modified.timestamp() + 0.5)
+            # read within the second of the folder's last change: its ETag and the listing itself
+            # go out at once (ADR 0111); the ETag confirms it and dates it, out of that second
+            an_hour_ago = first.itself.modified - timedelta(hours=1)
+            kept_with(an_hour_ago, read_at=an_hour_ago.timestamp() + 0.5)
             requests.events.clear()
             assert (await list_folder(files, "Both", top=50, answers=answers)).reused
-            assert requests.events[:2] == ["sent PROPFIND 1 if-modified", "sent PROPFIND 0"]
-            assert sorted(requests.events[2:]) == [
-                "answered PROPFIND 0 207",
-                "answered PROPFIND 1 if-modified 304",
-            ]
+            assert sorted(requests.sent()) == ["sent PROPFIND 0", "sent PROPFIND 1"]
+            assert requests.events.index("sent PROPFIND 1") < requests.events.index("answered PROPFIND 0 207")
+            requests.events.clear()
+            listed = await list_folder(files, "Both", top=50, answers=answers)
+            assert requests.sent()[0] == "sent PROPFIND 1 if-modified"  # as for any kept listing
+            # read again (its mtime was set an hour back), each entry the one shown before
+            assert [e is k for e, k in zip(listed.entries, first.entries, strict=True)] == [True, True]
 
             kept_with(first.itself.modified - timedelta(hours=1))  # kept an hour ago
             await asyncio.to_thread(nextcloud.put_file, admin, "Both/c.txt", b"c")
@@ -157,6 +162,38 @@ def test_a_changed_folder_costs_one_conditional_listing_and_an_unchanged_one_a_3
             assert (changed.entries[0].size, after.entries[1].size) == (2, 1)
             assert changed.entries[0] is not after.entries[1]
             assert changed.entries[1] is after.entries[3]  # d.txt, unchanged
+        finally:
+            await http.aclose()
+
+    asyncio.run(main())
+
+
+def test_a_change_within_the_second_of_the_kept_listing_costs_one_round_trip(nextcloud: Nextcloud) -> None:
+    """A file added in the second the kept listing was read leaves the folder's mtime as it was:
+    the listing itself goes out with the ETag question, and its answer is the new listing."""
+    admin = nextcloud.admin
+    nextcloud.put_file(admin, "Quick/a.txt", b"a")
+
+    async def main() -> None:
+        http = NextcloudHTTP(nextcloud.url)
+        requests = _Requests(http)
+        try:
+            files = await NextcloudClient(http, BasicCredential(admin.user, admin.app_password)).files()
+            answers = KeptAnswers()
+            first = await list_folder(files, "Quick", top=50, answers=answers)
+            assert first.itself.modified is not None
+            key = folder_listing.KEY_PREFIX + "Quick"
+            kept = answers.get(files.user_id, key)
+            assert kept is not None
+            fresh = replace(kept.value, read_at=first.itself.modified.timestamp() + 0.5)
+            answers.put(files.user_id, key, kept.validator, fresh, kept.size)
+            await asyncio.to_thread(nextcloud.put_file, admin, "Quick/b.txt", b"b")
+            requests.events.clear()
+            changed = await list_folder(files, "Quick", top=50, answers=answers)
+            assert not changed.reused
+            assert [e.name for e in changed.entries] == ["a.txt", "b.txt"]
+            assert sorted(requests.sent()) == ["sent PROPFIND 0", "sent PROPFIND 1"]  # at once
+            assert requests.events.index("sent PROPFIND 1") < requests.events.index("answered PROPFIND 0 207")
         finally:
             await http.aclose()
 
