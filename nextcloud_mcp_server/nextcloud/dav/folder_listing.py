@@ -118,17 +118,34 @@ async def _fresh(
     listing dropped, and the kept listing is then dated by that question, so it is within its
     folder's second no longer and the next call asks as for any other."""
     asked = time.time()
-    reading = asyncio.create_task(
-        _read(files, path, key, top=top, answers=answers, progress=progress, known=held.entries)
-    )
+    led = False
+
+    async def whole() -> FolderListing:
+        nonlocal led
+        led = True
+        return await _read(files, path, key, top=top, answers=answers, progress=progress, known=held.entries)
+
+    # callers holding the same kept listing at the same time share one listing; one that joined
+    # takes it only for the ETag it confirms itself (below, ADR 0069)
+    reading = asyncio.create_task(answers.shared(files.user_id, f"{key}|{top}|fresh", validator, whole))
     try:
         now = await files.current_etag(path)  # raises NotFound when the folder is gone
         if now != validator:
-            return await reading
+            try:
+                found: FolderListing = await reading
+            except NextcloudError:
+                if led:
+                    raise  # this caller's own request failed
+            else:
+                if led or found.itself.etag == now:
+                    return found
     finally:
         await drop(reading)  # its answer was used, raised, or is not needed any more
-    answers.put(files.user_id, key, validator, replace(held, read_at=asked), size)
-    return FolderListing(held.itself, held.entries, held.total, True, reused=True)
+    if now == validator:
+        answers.put(files.user_id, key, validator, replace(held, read_at=asked), size)
+        return FolderListing(held.itself, held.entries, held.total, True, reused=True)
+    # the listing joined was another caller's, and failed or is not of the state this one saw
+    return await _read(files, path, key, top=top, answers=answers, progress=progress, known=held.entries)
 
 
 async def _confirm_or_read(
