@@ -119,11 +119,20 @@ async def _fresh(
     folder's second no longer and the next call asks as for any other."""
     asked = time.time()
     led = False
+    changed = False
+
+    async def report(done: int) -> None:
+        # the listing is asked before it is known to be needed: its progress is told only once
+        # the ETag said the folder changed (an unchanged folder's call reads nothing, for the
+        # client, and reports nothing)
+        if changed and progress is not None:
+            await progress(done)
 
     async def whole() -> FolderListing:
         nonlocal led
         led = True
-        return await _read(files, path, key, top=top, answers=answers, progress=progress, known=held.entries)
+        told = report if progress is not None else None
+        return await _read(files, path, key, top=top, answers=answers, progress=told, known=held.entries)
 
     # callers holding the same kept listing at the same time share one listing; one that joined
     # takes it only for the ETag it confirms itself (below, ADR 0069)
@@ -131,6 +140,7 @@ async def _fresh(
     try:
         now = await files.current_etag(path)  # raises NotFound when the folder is gone
         if now != validator:
+            changed = True
             try:
                 found: FolderListing = await reading
             except NextcloudError:

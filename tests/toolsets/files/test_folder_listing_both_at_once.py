@@ -239,3 +239,53 @@ def test_a_caller_that_joined_a_refused_listing_asks_with_its_own_credential(nex
             await http.aclose()
 
     asyncio.run(main())
+
+
+@ON_THE_DOUBLE
+def test_a_fresh_unchanged_folder_reports_no_progress_even_when_its_listing_came_first(
+    nextcloud: Nextcloud, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The listing asked beside a fresh kept listing's ETag (ADR 0111) is read before it is known
+    to be needed. When the ETag then says nothing changed, the client was told of no reading:
+    here the ETag is answered only after that listing was read whole (12 entries, progress every
+    5), the order a slow ETag answer gives."""
+    monkeypatch.setattr(folder_listing, "PROGRESS_EVERY", 5)
+    admin = nextcloud.admin
+    for i in range(12):
+        nextcloud.put_file(admin, f"Told/{i:02}.txt", b"t")
+    reports: list[int] = []
+
+    async def progress(done: int) -> None:
+        reports.append(done)
+
+    async def main() -> None:
+        http = NextcloudHTTP(nextcloud.url)
+        try:
+            files = await NextcloudClient(http, BasicCredential(admin.user, admin.app_password)).files()
+            answers = KeptAnswers()
+            first = await list_folder(files, "Told", top=50, answers=answers, progress=progress)
+            assert reports == [5, 10]
+            assert first.itself.modified is not None
+            key = folder_listing.KEY_PREFIX + "Told"
+            kept = answers.get(files.user_id, key)
+            assert kept is not None
+            fresh = replace(kept.value, read_at=first.itself.modified.timestamp() + 0.5)
+            answers.put(files.user_id, key, kept.validator, fresh, kept.size)
+            started, etag = answers.flights.started, files.current_etag
+
+            async def late_etag(path: str) -> str | None:
+                deadline = asyncio.get_running_loop().time() + 10
+                while answers.flights.started == started or len(answers.flights):
+                    assert asyncio.get_running_loop().time() < deadline, "the listing was never read"
+                    await asyncio.sleep(0.01)
+                return await etag(path)
+
+            files.current_etag = late_etag  # type: ignore[method-assign]
+            reports.clear()
+            again = await list_folder(files, "Told", top=50, answers=answers, progress=progress)
+            assert again.reused
+            assert reports == []
+        finally:
+            await http.aclose()
+
+    asyncio.run(main())
