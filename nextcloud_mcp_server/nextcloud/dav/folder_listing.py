@@ -75,6 +75,10 @@ class FolderListing:
     reused: bool = False  # the kept listing, after Nextcloud confirmed the folder's ETag
     read_at: float = 0.0  # when its request was sent, by this server's clock (epoch s; 0: unknown)
 
+    def confirmed(self) -> FolderListing:
+        """This kept listing as a call's answer, after Nextcloud confirmed the folder's ETag."""
+        return FolderListing(self.itself, self.entries, self.total, True, reused=True)
+
 
 def _size(path: str) -> int:
     return _ENTRY_BYTES + 3 * len(path)
@@ -153,7 +157,7 @@ async def _fresh(
         await drop(reading)  # its answer was used, raised, or is not needed any more
     if now == validator:
         answers.put(files.user_id, key, validator, replace(held, read_at=asked), size)
-        return FolderListing(held.itself, held.entries, held.total, True, reused=True)
+        return held.confirmed()
     # the listing joined was another caller's, and failed or is not of the state this one saw
     return await _read(files, path, key, top=top, answers=answers, progress=progress, known=held.entries)
 
@@ -200,7 +204,7 @@ async def _confirm_or_read(
     # current_etag raises NotFound when the folder is gone
     now = await files.current_etag(path)
     if now == validator:
-        return FolderListing(held.itself, held.entries, held.total, True, reused=True)
+        return held.confirmed()
     if found is not None and found.itself.etag == now:
         return found  # the listing joined is of the state this caller confirmed
 

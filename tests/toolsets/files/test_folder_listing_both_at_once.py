@@ -58,6 +58,24 @@ class _Requests:
         return [e for e in self.events if e.startswith("sent")]
 
 
+def _kept_as(
+    answers: KeptAnswers,
+    files: WebDAVClient,
+    folder: str,
+    *,
+    read_at: float,
+    modified: datetime | None = None,
+) -> None:
+    """The kept listing of `folder` as if it was read at `read_at` and (when given) its folder's
+    mtime were `modified`."""
+    key = folder_listing.KEY_PREFIX + folder
+    kept = answers.get(files.user_id, key)
+    assert kept is not None
+    held: FolderListing = kept.value
+    itself = held.itself if modified is None else replace(held.itself, modified=modified)
+    answers.put(files.user_id, key, kept.validator, replace(held, itself=itself, read_at=read_at), kept.size)
+
+
 def test_a_changed_folder_costs_one_conditional_listing_and_an_unchanged_one_a_304_and_its_etag(
     nextcloud: Nextcloud,
 ) -> None:
@@ -68,7 +86,6 @@ def test_a_changed_folder_costs_one_conditional_listing_and_an_unchanged_one_a_3
     admin = nextcloud.admin
     nextcloud.put_file(admin, "Both/a.txt", b"a")
     nextcloud.put_file(admin, "Both/b.txt", b"b")
-    key = folder_listing.KEY_PREFIX + "Both"
 
     async def main() -> None:
         http = NextcloudHTTP(nextcloud.url)
@@ -84,14 +101,8 @@ def test_a_changed_folder_costs_one_conditional_listing_and_an_unchanged_one_a_3
             def kept_with(modified: datetime, read_at: float | None = None) -> None:
                 """The kept listing as if its folder's mtime were `modified`, read at `read_at`
                 (by default an hour after it)."""
-                if read_at is None:
-                    read_at = modified.timestamp() + 3600
-                kept = answers.get(files.user_id, key)
-                assert kept is not None
-                held: FolderListing = kept.value
-                itself = replace(held.itself, modified=modified)
-                moved = FolderListing(itself, held.entries, held.total, True, read_at=read_at)
-                answers.put(files.user_id, key, kept.validator, moved, kept.size)
+                moment = modified.timestamp() + 3600 if read_at is None else read_at
+                _kept_as(answers, files, "Both", read_at=moment, modified=modified)
 
             kept_with(first.itself.modified)
             requests.events.clear()
@@ -182,11 +193,7 @@ def test_a_change_within_the_second_of_the_kept_listing_costs_one_round_trip(nex
             answers = KeptAnswers()
             first = await list_folder(files, "Quick", top=50, answers=answers)
             assert first.itself.modified is not None
-            key = folder_listing.KEY_PREFIX + "Quick"
-            kept = answers.get(files.user_id, key)
-            assert kept is not None
-            fresh = replace(kept.value, read_at=first.itself.modified.timestamp() + 0.5)
-            answers.put(files.user_id, key, kept.validator, fresh, kept.size)
+            _kept_as(answers, files, "Quick", read_at=first.itself.modified.timestamp() + 0.5)
             await asyncio.to_thread(nextcloud.put_file, admin, "Quick/b.txt", b"b")
             requests.events.clear()
             changed = await list_folder(files, "Quick", top=50, answers=answers)
@@ -266,11 +273,7 @@ def test_a_fresh_unchanged_folder_reports_no_progress_even_when_its_listing_came
             first = await list_folder(files, "Told", top=50, answers=answers, progress=progress)
             assert reports == [5, 10]
             assert first.itself.modified is not None
-            key = folder_listing.KEY_PREFIX + "Told"
-            kept = answers.get(files.user_id, key)
-            assert kept is not None
-            fresh = replace(kept.value, read_at=first.itself.modified.timestamp() + 0.5)
-            answers.put(files.user_id, key, kept.validator, fresh, kept.size)
+            _kept_as(answers, files, "Told", read_at=first.itself.modified.timestamp() + 0.5)
             started, etag = answers.flights.started, files.current_etag
 
             async def late_etag(path: str) -> str | None:
