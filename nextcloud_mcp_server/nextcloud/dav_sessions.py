@@ -16,6 +16,9 @@ The rules that keep this safe:
   in memory only, at most `capacity` credentials (the least recently used go first) and a few
   small cookies each. Cookies are never logged.
 - A 401 to a request that carried a session forgets it; the request is sent again once without.
+- The session of an OCS `cloud/user` answer is kept too (never sent to OCS): WebDAV takes it as
+  its own, so a new process's first WebDAV request, after that discovery, is not a new login
+  (docs/ADR/0112).
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ import time
 from collections import OrderedDict
 from collections.abc import Iterable
 from http.cookies import CookieError, Morsel, SimpleCookie
+
+from nextcloud_mcp_server.nextcloud.auth import BasicCredential, Credential
 
 __all__ = ["DavSessions"]
 
@@ -48,6 +53,21 @@ class DavSessions:
 
     def _key(self, authorization: str) -> bytes:
         return hmac.new(self._secret, authorization.encode(), hashlib.sha256).digest()
+
+    @staticmethod
+    def keys_for(
+        credential: Credential | None, method: str, webdav: bool, replayable: bool, *, opens_session: bool
+    ) -> tuple[str | None, str | None]:
+        """Under which key a request sends a kept session, and under which its answer's cookies
+        are kept (None: not). A replayable WebDAV request with an app password does both; not a
+        POST, which Nextcloud's WebDAV checks for a CSRF token when a session comes with it. An
+        answer that `opens_session` (OCS `cloud/user`) is only learned from."""
+        if not isinstance(credential, BasicCredential):
+            return None, None
+        key = credential.authorization()
+        if webdav and replayable and method != "POST":
+            return key, key
+        return None, key if opens_session else None
 
     def cookie_header(self, authorization: str) -> str | None:
         """The `Cookie` header for the next request with this credential, if a session is kept."""

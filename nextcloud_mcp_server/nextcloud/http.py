@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
 
 from nextcloud_mcp_server import DISTRIBUTION, __version__
-from nextcloud_mcp_server.nextcloud.auth import BasicCredential, Credential
+from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.dav_sessions import DavSessions
 from nextcloud_mcp_server.nextcloud.errors import (
     InvalidInput,
@@ -47,7 +47,7 @@ from nextcloud_mcp_server.nextcloud.errors import (
     RateLimited,
     error_for_status,
 )
-from nextcloud_mcp_server.outbound.answers import Answer, StreamedAnswer
+from nextcloud_mcp_server.outbound.answers import Answer, StreamedAnswer, all_values
 from nextcloud_mcp_server.outbound.client import Body, BoundedClient, Bounds
 from nextcloud_mcp_server.outbound.errors import (
     AnswerStalled,
@@ -210,11 +210,23 @@ class NextcloudHTTP:
         json: Any = None,
         content: bytes | str | None = None,
         accept: frozenset[int] | set[int] = frozenset(),
+        opens_dav_session: bool = False,
     ) -> Answer:
         """Send a request and read the whole answer. Statuses 2xx, 304 and `accept` are returned;
-        anything else raises the matching `NextcloudError`."""
+        anything else raises the matching `NextcloudError`. `opens_dav_session`: the session of
+        this (OCS) answer is kept for the credential's WebDAV requests (docs/ADR/0112)."""
         body, headers = _body(json, content, headers)
-        _, got = await self._open(method, path, credential, params, headers, body, accept, whole=True)
+        _, got = await self._open(
+            method,
+            path,
+            credential,
+            params,
+            headers,
+            body,
+            accept,
+            whole=True,
+            opens_dav_session=opens_dav_session,
+        )
         assert isinstance(got, Answer)
         return got
 
@@ -251,6 +263,7 @@ class NextcloudHTTP:
         accept: frozenset[int] | set[int],
         *,
         whole: bool,
+        opens_dav_session: bool = False,
     ) -> tuple[AsyncExitStack, Answer | StreamedAnswer]:
         """Send, retrying what may be retried; the answer read whole, or open on the stack."""
         method = method.upper()
@@ -262,15 +275,8 @@ class NextcloudHTTP:
             all_headers["Authorization"] = credential.authorization()
         replayable = body is None or isinstance(body, bytes)
         retryable = method in IDEMPOTENT_METHODS and replayable
-        # a replayable WebDAV request with an app password goes with the session kept for it; not a
-        # POST, which Nextcloud's WebDAV checks for a CSRF token when a session comes with it
-        session = (
-            all_headers["Authorization"]
-            if isinstance(credential, BasicCredential)
-            and replayable
-            and method != "POST"
-            and url.startswith(self._dav_prefix)
-            else None
+        session, learns = self.dav_sessions.keys_for(
+            credential, method, url.startswith(self._dav_prefix), replayable, opens_session=opens_dav_session
         )
         attempt = 0
         while True:
@@ -290,8 +296,8 @@ class NextcloudHTTP:
                     session = None
                     await stack.aclose()
                     continue
-                if session and (200 <= status < 300 or status == 304):
-                    self.dav_sessions.learn(session, _all_of(answer.headers, "set-cookie"))
+                if learns and (200 <= status < 300 or status == 304):
+                    self.dav_sessions.learn(learns, all_values(answer.headers, "set-cookie"))
                 if status in _RETRY_STATUSES and retryable and attempt < self.max_retries:
                     delay = retry_after_seconds(answer.headers.get("retry-after"))
                     if delay is None or delay <= self.max_retry_after:
@@ -377,15 +383,6 @@ class NextcloudHTTP:
         if isinstance(error, RateLimited):
             error.retry_after = retry_after_seconds(answer.headers.get("retry-after"))
         raise error
-
-
-def _all_of(headers: Mapping[str, str], name: str) -> list[str]:
-    """Every value of a header that may come more than once (aiohttp's multidict has `getall`)."""
-    getall = getattr(headers, "getall", None)
-    if getall is not None:
-        return list(getall(name, []))
-    value = headers.get(name)
-    return [value] if value else []
 
 
 def _body(

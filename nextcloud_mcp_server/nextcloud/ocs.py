@@ -37,7 +37,13 @@ class OCSClient:
         return self.data(await self.answer(method, endpoint, params=params, data=data))
 
     async def answer(
-        self, method: str, endpoint: str, *, params: Mapping[str, Any] | None = None, data: Any = None
+        self,
+        method: str,
+        endpoint: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        data: Any = None,
+        opens_dav_session: bool = False,
     ) -> Answer:
         """The whole answer to a call to `/ocs/v2.php/<endpoint>`, for a caller that reads its
         status or headers too (an empty 204, a paging header) before its `data`."""
@@ -48,6 +54,7 @@ class OCSClient:
             params={"format": "json", **(params or {})},
             headers=OCS_HEADERS,
             json=data,
+            opens_dav_session=opens_dav_session,
         )
 
     def data(self, response: Answer) -> Any:
@@ -68,7 +75,10 @@ class OCSClient:
         await self.request("DELETE", "core/apppassword")
 
     async def current_user(self) -> CurrentUser:
-        return CurrentUser.model_validate(await self.request("GET", "cloud/user"))
+        """Who the credential belongs to. Its session serves the credential's first WebDAV
+        request, which would otherwise log the user in again (docs/ADR/0112)."""
+        answer = await self.answer("GET", "cloud/user", opens_dav_session=True)
+        return CurrentUser.model_validate(self.data(answer))
 
     async def capabilities(self) -> dict[str, Any]:
         """The capabilities now (asked; what was told is kept for `recent_capabilities`)."""

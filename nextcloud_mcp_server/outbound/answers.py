@@ -17,7 +17,7 @@ from typing import Any
 
 from nextcloud_mcp_server.outbound.errors import AnswerTooLarge, OutboundError
 
-__all__ = ["DRAIN_BYTES", "DRAIN_SECONDS", "Answer", "Headers", "StreamedAnswer", "charset_of"]
+__all__ = ["DRAIN_BYTES", "DRAIN_SECONDS", "Answer", "Headers", "StreamedAnswer", "all_values", "charset_of"]
 
 DRAIN_BYTES = 64 * 1024
 DRAIN_SECONDS = 1.0
@@ -25,6 +25,15 @@ _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 # What an answer's headers offer: a mapping whose `get` ignores case (aiohttp's CIMultiDictProxy).
 Headers = Mapping[str, str]
+
+
+def all_values(headers: Headers, name: str) -> list[str]:
+    """Every value of a header that may come more than once (aiohttp's multidict has `getall`)."""
+    getall = getattr(headers, "getall", None)
+    if getall is not None:
+        return list(getall(name, []))
+    value = headers.get(name)
+    return [value] if value else []
 
 
 def charset_of(content_type: str | None) -> str | None:

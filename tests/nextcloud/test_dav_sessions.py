@@ -11,6 +11,7 @@ from nextcloud_mcp_server.nextcloud.auth import BasicCredential, BearerCredentia
 from nextcloud_mcp_server.nextcloud.dav_sessions import MAX_COOKIES, DavSessions
 from nextcloud_mcp_server.nextcloud.errors import Unauthorized
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
+from nextcloud_mcp_server.nextcloud.ocs import OCSClient
 from tests import http_mock
 from tests.backends import Nextcloud
 
@@ -59,6 +60,36 @@ async def test_other_apis_neither_get_nor_give_a_session(http: NextcloudHTTP) ->
     await http.request("GET", "/index.php/apps/notes/api/v1/notes", credential=ALICE)
     assert _cookies(notes) == [None, None]
     assert _cookies(dav) == [None]
+
+
+@http_mock.mock
+async def test_the_session_of_who_the_user_is_serves_webdav_and_goes_nowhere_else(
+    http: NextcloudHTTP,
+) -> None:
+    """OCS `cloud/user` (the discovery a new process makes first) gives its session to the
+    credential's WebDAV requests (docs/ADR/0112); no OCS request is sent one, and another OCS
+    answer, or one to a Bearer token, gives none."""
+    user = http_mock.get(f"{BASE}/ocs/v2.php/cloud/user").mock(
+        return_value=http_mock.Response(
+            200, json={"ocs": {"meta": {}, "data": {"id": "alice"}}}, headers=SESSION
+        )
+    )
+    other = http_mock.get(f"{BASE}/ocs/v2.php/cloud/capabilities").mock(
+        return_value=http_mock.Response(200, json={"ocs": {"meta": {}, "data": {}}}, headers=SESSION)
+    )
+    dav = http_mock.request("PROPFIND", DAV).mock(return_value=http_mock.Response(207))
+    await OCSClient(http, BOB).request("GET", "cloud/capabilities")
+    await http.request("PROPFIND", DAV, credential=BOB)
+    bearer = BearerCredential("tok", "alice")
+    assert (await OCSClient(http, bearer).current_user()).id == "alice"
+    await http.request("PROPFIND", DAV, credential=bearer)
+    assert (await OCSClient(http, ALICE).current_user()).id == "alice"
+    await http.request("PROPFIND", DAV, credential=ALICE)
+    await OCSClient(http, ALICE).current_user()
+    assert _cookies(dav) == [None, None, "oc1abc=s3ss10n; oc_sessionPassphrase=p4ss"]
+    assert _cookies(user) == [None, None, None]
+    assert _cookies(other) == [None]
+    assert len(http.dav_sessions) == 1
 
 
 @http_mock.mock
@@ -165,8 +196,9 @@ async def test_the_real_nextcloud_serves_one_session_and_refuses_it_once_revoked
     each_real_nextcloud: Nextcloud,
 ) -> None:
     """On the real 29 and 34: six WebDAV requests with one app password leave one PHP session
-    where each would have made its own, and once the app password is revoked the next request is
-    refused (the kept session does not outlive the credential)."""
+    where each would have made its own, as do `cloud/user` and three WebDAV requests after it, and
+    once the app password is revoked the next request is refused (the kept session does not
+    outlive the credential)."""
     nc = each_real_nextcloud
     assert nc.instance is not None
     sessions_dir = nc.instance.dir / "run" / "sessions"
@@ -179,6 +211,16 @@ async def test_the_real_nextcloud_serves_one_session_and_refuses_it_once_revoked
             await http.request("PROPFIND", home, credential=alice, headers={"Depth": "0"})
         assert len(set(sessions_dir.iterdir()) - before) == 1
         assert len(http.dav_sessions) == 1
+        # a new process: who the user is (OCS), then WebDAV in the session that answer opened
+        fresh = NextcloudHTTP(nc.url)
+        try:
+            before = set(sessions_dir.iterdir())
+            assert (await OCSClient(fresh, alice).current_user()).id == nc.alice.user
+            for _ in range(3):
+                await fresh.request("PROPFIND", home, credential=alice, headers={"Depth": "0"})
+            assert len(set(sessions_dir.iterdir()) - before) == 1
+        finally:
+            await fresh.aclose()
         await http.request(
             "DELETE", "/ocs/v2.php/core/apppassword", credential=alice, headers={"OCS-APIRequest": "true"}
         )
