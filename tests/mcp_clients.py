@@ -16,6 +16,7 @@ from mcp.types import ElicitResult
 
 from nextcloud_mcp_server.app import create_app
 from nextcloud_mcp_server.config import Settings
+from tests.backends import Nextcloud
 from tests.nextcloud_double.server import serve_in_thread
 from tests.tls import httpx2_verify
 
@@ -28,6 +29,7 @@ __all__ = [
     "running_app",
     "stdio_session",
     "structured",
+    "toolset_session",
 ]
 
 # A raw `initialize` request and the headers streamable HTTP wants, for tests that speak the
@@ -96,6 +98,17 @@ async def app_session(settings: Settings, human: Human | None = None) -> AsyncIt
     with running_app(settings) as base:
         async with http_session(f"{base}/mcp", **answer) as session:
             yield session
+
+
+@asynccontextmanager
+async def toolset_session(
+    nextcloud: Nextcloud, toolsets: str, human: Human | None = None, **settings: Any
+) -> AsyncIterator[ClientSession]:
+    """Alice's session with `toolsets` chosen (an app's toolset is not in the default set), as
+    `app_session`, with any other `settings` given."""
+    config = nextcloud.settings(nextcloud.alice, nextcloud_mcp_toolsets=toolsets, **settings)
+    async with app_session(config, human) as session:
+        yield session
 
 
 def structured(result: Any) -> dict[str, Any]:

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import pytest
@@ -22,7 +21,7 @@ from nextcloud_mcp_server.toolsets.cookbook.tools import (
     nc_cookbook_update_recipe,
 )
 from tests.backends import Nextcloud
-from tests.mcp_clients import Human, app_session, structured
+from tests.mcp_clients import Human, structured, toolset_session
 from tests.strict_clients import refusal_details
 
 API = "/index.php/apps/cookbook/api/v1"
@@ -59,11 +58,8 @@ def _text(result: Any) -> str:
     return str(result.content[0].text)
 
 
-@asynccontextmanager
-async def _session(nextcloud: Nextcloud, human: Human | None = None) -> AsyncIterator[ClientSession]:
-    config = nextcloud.settings(nextcloud.alice, nextcloud_mcp_toolsets="cookbook")
-    async with app_session(config, human) as session:
-        yield session
+def _session(nextcloud: Nextcloud, human: Human | None = None) -> AbstractAsyncContextManager[ClientSession]:
+    return toolset_session(nextcloud, "cookbook", human)
 
 
 def test_not_in_the_default_set() -> None:

@@ -3,15 +3,15 @@ every change, and this server over streamable HTTP with the deck toolset."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Iterator
+from contextlib import AbstractAsyncContextManager, contextmanager
 from typing import Any
 
 import httpx
 from mcp import ClientSession
 
 from tests.backends import Nextcloud
-from tests.mcp_clients import Human, app_session, structured
+from tests.mcp_clients import Human, structured, toolset_session
 
 API = "/index.php/apps/deck/api/v1.0"
 OCS = "/ocs/v2.php/apps/deck/api/v1.0"
@@ -64,13 +64,11 @@ def deck(nextcloud: Nextcloud) -> Iterator[Deck]:
         api.http.close()
 
 
-@asynccontextmanager
-async def session(
+def session(
     nextcloud: Nextcloud, human: Human | None = None, **settings: Any
-) -> AsyncIterator[ClientSession]:
-    config = nextcloud.settings(nextcloud.alice, nextcloud_mcp_toolsets="deck", **settings)
-    async with app_session(config, human) as client:
-        yield client
+) -> AbstractAsyncContextManager[ClientSession]:
+    """Alice's session with the deck toolset."""
+    return toolset_session(nextcloud, "deck", human, **settings)
 
 
 async def call(client: ClientSession, tool: str, **arguments: Any) -> dict[str, Any]:

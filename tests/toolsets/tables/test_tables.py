@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import httpx
@@ -16,7 +15,7 @@ from mcp import ClientSession
 
 from nextcloud_mcp_server.toolsets.tables import tools as tables_tools
 from tests.backends import Nextcloud
-from tests.mcp_clients import Human, app_session, structured
+from tests.mcp_clients import Human, structured, toolset_session
 from tests.strict_clients import refusal_details
 from tests.toolsets.tables.trip_table import COLUMNS
 
@@ -84,13 +83,10 @@ def _next_second() -> None:
         assert time.monotonic() < deadline
 
 
-@asynccontextmanager
-async def _session(
+def _session(
     nextcloud: Nextcloud, human: Human | None = None, **settings: Any
-) -> AsyncIterator[ClientSession]:
-    config = nextcloud.settings(nextcloud.alice, nextcloud_mcp_toolsets="tables", **settings)
-    async with app_session(config, human) as session:
-        yield session
+) -> AbstractAsyncContextManager[ClientSession]:
+    return toolset_session(nextcloud, "tables", human, **settings)
 
 
 def _error(result: Any) -> str:

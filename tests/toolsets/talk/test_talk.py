@@ -4,8 +4,7 @@ checked through Talk's own OCS API, as their own Talk clients would."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import pytest
@@ -15,7 +14,7 @@ from nextcloud_mcp_server.config import load_settings
 from nextcloud_mcp_server.tools import enabled_tools
 from nextcloud_mcp_server.toolsets.talk.models import conversation_of, message_of, resolve
 from tests.backends import Login, Nextcloud
-from tests.mcp_clients import Human, app_session, structured
+from tests.mcp_clients import Human, structured, toolset_session
 from tests.strict_clients import refusal_details
 
 pytestmark = pytest.mark.integration
@@ -62,17 +61,12 @@ def add_bob(nextcloud: Nextcloud) -> Login:
     return Login("bob", BOB_PASSWORD, app_password, display_name="bob")
 
 
-@asynccontextmanager
-async def alice(
+def alice(
     nextcloud: Nextcloud, human: Human | None = None, **settings: Any
-) -> AsyncIterator[ClientSession]:
+) -> AbstractAsyncContextManager[ClientSession]:
     """Alice's MCP session with the talk toolset (the reading deadline far below Talk's 30 s
     long poll, so a read that waited for new messages would fail)."""
-    config = nextcloud.settings(
-        nextcloud.alice, nextcloud_mcp_toolsets="talk", nextcloud_request_deadline_seconds=20, **settings
-    )
-    async with app_session(config, human) as session:
-        yield session
+    return toolset_session(nextcloud, "talk", human, nextcloud_request_deadline_seconds=20, **settings)
 
 
 def error_text(result: Any) -> str:
