@@ -18,7 +18,7 @@ from tests.browser import Browser, Screenshots
 from tests.mail_servers import mail_servers
 from tests.mcp_clients import http_session, running_app, structured
 from tests.security.test_publishing import DECK, ROOM, SHARES, ocs
-from tests.toolsets.collectives.test_collectives import _collective
+from tests.toolsets.collectives.collectives_api import collective
 from tests.toolsets.tables.test_tables import _add, _trip
 from tests.views import preview_records as records
 from tests.views.test_views_browser import _event
@@ -125,7 +125,7 @@ def _seed(nc: Nextcloud) -> dict[str, Any]:
     ocs(nc, alice, "PUT", f"{ROOM}/{token}/listable", json={"scope": 1})
     ids = _trip(nc)
     row = _add(nc, ids, Name="Porto", Notes="three nights")
-    wiki = _collective(nc)
+    wiki = collective(nc)
     return {
         "note": note["id"],
         "link": str(link["id"]),
