@@ -56,15 +56,22 @@ class DavSessions:
 
     @staticmethod
     def keys_for(
-        credential: Credential | None, method: str, webdav: bool, replayable: bool, *, opens_session: bool
+        credential: Credential | None,
+        authorization: str,
+        method: str,
+        webdav: bool,
+        replayable: bool,
+        *,
+        opens_session: bool,
     ) -> tuple[str | None, str | None]:
-        """Under which key a request sends a kept session, and under which its answer's cookies
-        are kept (None: not). A replayable WebDAV request with an app password does both; not a
-        POST, which Nextcloud's WebDAV checks for a CSRF token when a session comes with it. An
-        answer that `opens_session` (OCS `cloud/user`) is only learned from."""
+        """Under which key (the request's `authorization`, the header `credential` gave) a request
+        sends a kept session, and under which its answer's cookies are kept (None: not). A
+        replayable WebDAV request with an app password does both; not a POST, which Nextcloud's
+        WebDAV checks for a CSRF token when a session comes with it. An answer that
+        `opens_session` (OCS `cloud/user`) is only learned from."""
         if not isinstance(credential, BasicCredential):
             return None, None
-        key = credential.authorization()
+        key = authorization
         if webdav and replayable and method != "POST":
             return key, key
         return None, key if opens_session else None

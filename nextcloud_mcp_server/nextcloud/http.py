@@ -275,8 +275,10 @@ class NextcloudHTTP:
             all_headers["Authorization"] = credential.authorization()
         replayable = body is None or isinstance(body, bytes)
         retryable = method in IDEMPOTENT_METHODS and replayable
+        webdav = url.startswith(self._dav_prefix)
+        authorization = all_headers.get("Authorization", "")
         session, learns = self.dav_sessions.keys_for(
-            credential, method, url.startswith(self._dav_prefix), replayable, opens_session=opens_dav_session
+            credential, authorization, method, webdav, replayable, opens_session=opens_dav_session
         )
         attempt = 0
         while True:
