@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from nextcloud_mcp_server.runtime.warm_up import FIRST_CALL_MODULES, modules_for
+from nextcloud_mcp_server.runtime.warm_up import FIRST_CALL_MODULES, WarmUp, modules_for
 from tests.conftest import ADMIN_APP_PASSWORD
 from tests.mcp_clients import stdio_session, structured
 from tests.nextcloud_double.app import NextcloudDouble
@@ -86,3 +86,22 @@ def test_the_warm_up_imports_what_each_chosen_toolset_first_needs() -> None:
     assert len(wanted) == len(set(wanted))
     for name in wanted:  # every name is importable: a typo would leave the work to the first call
         __import__(name)
+
+
+async def test_what_the_warm_up_imported_is_taken_out_of_the_collectors_sight() -> None:
+    """The modules and tools the warm-up made live as long as the process, as startup's do: they
+    are frozen once it is over, so a first call's collections do not walk them (ADR 0113)."""
+    import gc
+
+    built: list[object] = []
+    warm = WarmUp(["json.tool"], check=None, build=lambda: built.append([{"made": "by the build"}]))
+    before = gc.get_freeze_count()
+    try:
+        warm.start()
+        assert warm.task is not None
+        await warm.task
+        assert built
+        assert gc.get_freeze_count() > before
+        assert not any(o is built for o in gc.get_objects())  # frozen: out of every generation
+    finally:
+        gc.unfreeze()
