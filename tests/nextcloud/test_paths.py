@@ -80,3 +80,19 @@ def test_any_accepted_path_round_trips_through_encode_and_href(segments: list[st
     assert ".." not in cleaned.split("/")
     href = f"{ROOT}/{paths.encode(cleaned)}"
     assert paths.relative(href, ROOT) == cleaned
+
+
+_PIECES = ["a", "é", " ", "/", "%", "%0A", "%0a", "%2F", "%C3", "%A9", "\n", "?", "#", "\u0301", "."]
+_HREF_PART = st.lists(st.sampled_from(_PIECES), max_size=12).map("".join)
+
+
+@given(st.lists(st.one_of(st.builds(lambda tail: f"{ROOT}/{tail}", _HREF_PART), _HREF_PART), max_size=6))
+def test_hrefs_decoded_together_map_as_each_alone(hrefs: list[str]) -> None:
+    """`relatives` (one decode of all hrefs) gives what `relative` gives for each: newlines, raw or
+    encoded, broken UTF-8, combining marks, queries and foreign hrefs included."""
+    assert paths.relatives(hrefs, ROOT) == [paths.relative(href, ROOT) for href in hrefs]
+
+
+def test_hrefs_decoded_together_keep_their_order_and_roots() -> None:
+    hrefs = [f"{ROOT}/", f"{ROOT}/a%20b/c%C3%A9.md", "/remote.php/dav/files/bob/x", f"{ROOT}/e%CC%81"]
+    assert paths.relatives(hrefs, ROOT) == ["", "a b/cé.md", None, "\u00e9"]

@@ -27,7 +27,7 @@ from nextcloud_mcp_server.nextcloud.dav.files import (
     entry_key,
     propfind_body,
 )
-from nextcloud_mcp_server.nextcloud.dav.xml import read_multistatus
+from nextcloud_mcp_server.nextcloud.dav.xml import read_multistatus_batches
 from nextcloud_mcp_server.nextcloud.errors import (
     Conflict,
     InvalidInput,
@@ -114,10 +114,10 @@ class WebDAVClient:
                         raise NotModified(missing)
                     raise InvalidResponse(self.host, f"{method} answered 304 to a request with no condition")
                 root = self.root
-                async for key in read_multistatus(response, self.host, entry_key):
-                    path = paths.relative(key[0], root)
-                    if path is not None:
-                        yield key, path
+                async for keys in read_multistatus_batches(response, self.host, entry_key):
+                    for key, path in zip(keys, paths.relatives([k[0] for k in keys], root), strict=True):
+                        if path is not None:
+                            yield key, path
         except NotFound as exc:
             raise self.not_found(missing, exc) from None
 
