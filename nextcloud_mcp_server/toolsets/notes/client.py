@@ -11,7 +11,7 @@ Behaviour taken from a real Nextcloud 29 with Notes 4.13 (see the recorded fixtu
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import TypeAdapter, ValidationError
@@ -223,16 +223,19 @@ class NotesClient:
     ) -> list[Note]:
         return [n async for n in self.iter_notes(category=category, exclude=exclude)]
 
-    async def newest(self, *, category: str | None = None, progress: Progress | None = None) -> list[Note]:
+    async def newest(
+        self, *, category: str | None = None, progress: Progress | None = None
+    ) -> Sequence[Note]:
         """Every note without content (of `category` only, when given), newest first: from the
-        notes folder over WebDAV (kept, revalidated), else from the Notes API."""
+        notes folder over WebDAV (kept, revalidated; each note built when read), else from the
+        Notes API."""
         if self.files is not None:
             try:
-                _, listing = await listing_with_settings(self.files, self.settings)
+                _, listing = await listing_with_settings(self.files, self.settings, file_etags=False)
             except NotesFilesUnavailable:
                 pass
             else:
-                return [n for n in listing.notes if category is None or n.category == category]
+                return listing.notes if category is None else listing.notes.in_category(category)
         notes = [n async for n in self.iter_notes(category=category, exclude=("content",), progress=progress)]
         notes.sort(key=lambda n: (-n.modified, n.id))
         return notes

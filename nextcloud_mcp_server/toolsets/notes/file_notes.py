@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import io
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import overload
 from xml.etree.ElementTree import Element
 
 from nextcloud_mcp_server.nextcloud.dav.files import http_date
@@ -16,10 +18,13 @@ __all__ = [
     "EXTENSIONS",
     "MAX_ZIP_BYTES",
     "FoundFile",
+    "ListedNotes",
+    "NoteRow",
     "NotesFilesUnavailable",
     "found_file",
     "is_note_path",
-    "note_of",
+    "note_at",
+    "note_row",
     "note_text",
     "unzip_notes",
 ]
@@ -77,24 +82,69 @@ def found_file(element: Element) -> FoundFile:
     )
 
 
-def note_of(relative: str, item: FoundFile, custom: str) -> Note | None:
+# A note of a listing before its `Note` is built: minus its last change (so that rows sort newest
+# first), its id, its path below the notes folder, and whether it is a favorite.
+NoteRow = tuple[int, int, str, bool]
+
+
+def note_row(relative: str, item: FoundFile, custom: str) -> NoteRow | None:
     """The note a file below the notes folder is, or None when the Notes app would not list it."""
-    if not is_note_path(relative, custom):
-        return None
-    folder, _, name = relative.rpartition("/")
-    stem = name.rpartition(".")[0]
     file_id = item.file_id or ""
-    if not file_id.isdigit():
+    if not file_id.isdigit() or len(file_id) > 20 or not is_note_path(relative, custom):
         return None
     changed = http_date(item.modified)
-    modified = int(changed.timestamp()) if changed is not None else 0
+    modified = min(max(int(changed.timestamp()), 0), LAST_TIMESTAMP) if changed is not None else 0
+    return (-modified, int(file_id), relative, item.favorite == "1")
+
+
+def note_at(row: NoteRow) -> Note:
+    minus_modified, file_id, relative, favorite = row
+    folder, _, name = relative.rpartition("/")
     return Note(
-        id=int(file_id),
-        title=stem,
+        id=file_id,
+        title=name.rpartition(".")[0],
         category=folder,
-        favorite=item.favorite == "1",
-        modified=min(max(modified, 0), LAST_TIMESTAMP),
+        favorite=favorite,
+        modified=-minus_modified,
     )
+
+
+class ListedNotes(Sequence[Note]):
+    """Notes in the order of their rows, each built the first time it is read: a page of a
+    5,000-note listing builds its page, not 5,000 notes (as `ListedEntries` for a folder).
+    Read only from the event loop's thread."""
+
+    __slots__ = ("_built", "_rows")
+
+    def __init__(self, rows: list[NoteRow]) -> None:
+        self._rows = rows
+        self._built: list[Note | None] = [None] * len(rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, index: int) -> Note: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Note]: ...
+
+    def __getitem__(self, index: int | slice) -> Note | list[Note]:
+        if isinstance(index, slice):
+            return [self._note(i) for i in range(*index.indices(len(self._rows)))]
+        if not -len(self._rows) <= index < len(self._rows):
+            raise IndexError("notes index out of range")
+        return self._note(index % len(self._rows))
+
+    def _note(self, i: int) -> Note:
+        note = self._built[i]
+        if note is None:
+            note = self._built[i] = note_at(self._rows[i])
+        return note
+
+    def in_category(self, category: str) -> ListedNotes:
+        """The notes of exactly `category`, in the same order."""
+        return ListedNotes([row for row in self._rows if row[2].rpartition("/")[0] == category])
 
 
 def note_text(content: bytes) -> str:

@@ -38,17 +38,19 @@ from urllib.parse import quote
 from nextcloud_mcp_server.nextcloud import paths
 from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.dav.file_search import search_request
-from nextcloud_mcp_server.nextcloud.dav.xml import DAV, NC_ORG, parse_multistatus, read_multistatus
+from nextcloud_mcp_server.nextcloud.dav.xml import DAV, NC_ORG, parse_multistatus, read_multistatus_batches
 from nextcloud_mcp_server.nextcloud.errors import NextcloudError, NotFound
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.kept import KeptAnswers
-from nextcloud_mcp_server.nextcloud.models import Note, NoteSettings
+from nextcloud_mcp_server.nextcloud.models import NoteSettings
 from nextcloud_mcp_server.toolsets.notes.file_notes import (
     MAX_ZIP_BYTES,
     FoundFile,
+    ListedNotes,
+    NoteRow,
     NotesFilesUnavailable,
     found_file,
-    note_of,
+    note_row,
     note_text,
     unzip_notes,
 )
@@ -86,12 +88,13 @@ async def both(first: Awaitable[A], second: Awaitable[B]) -> tuple[A, B]:
 
 @dataclass(frozen=True)
 class NoteFiles:
-    """Every note, newest first, each note's file path below the notes folder and file ETag, and
-    the folder's ETag read before the listing (the listing is at least as new as it)."""
+    """Every note, newest first, each note's file path below the notes folder and file ETag (None
+    when the listing did not ask for them), and the folder's ETag read before the listing (the
+    listing is at least as new as it)."""
 
-    notes: list[Note]
+    notes: ListedNotes
     paths: dict[int, str]
-    etags: dict[int, str]
+    etags: dict[int, str] | None
     folder_etag: str
 
 
@@ -165,10 +168,11 @@ class NotesFiles:
                 answered = _date(response.headers.get("date"))
                 # hrefs carry the path Nextcloud is served under (https://host/nextcloud/...)
                 href_root = self._http.base_path + root
-                async for item in read_multistatus(response, self._http.host, found_file):
-                    relative = paths.relative(item.href, href_root)
-                    if relative:
-                        found.append((relative, item))
+                async for items in read_multistatus_batches(response, self._http.host, found_file):
+                    below = paths.relatives([item.href for item in items], href_root)
+                    found += [
+                        (relative, item) for relative, item in zip(below, items, strict=True) if relative
+                    ]
         except NextcloudError as exc:
             raise NotesFilesUnavailable(f"SEARCH refused: {exc}") from None
         return found, answered
@@ -192,45 +196,49 @@ class NotesFiles:
             raise NotesFilesUnavailable("the notes folder has no ETag")
         return etags[0]
 
-    async def listing(self, notes_path: str, custom_suffix: str = "") -> NoteFiles:
+    async def listing(
+        self, notes_path: str, custom_suffix: str = "", *, file_etags: bool = True
+    ) -> NoteFiles:
         """Every note (without content), newest first; a kept one when Nextcloud confirms it:
         the folder's ETag and the favorites' ids (one small SEARCH) are as they were. The first
-        time, the favorites come from the listing itself."""
+        time, the favorites come from the listing itself. Without `file_etags` (a listing shown,
+        not searched) the SEARCH asks for less: each file's ETag and upload time are what
+        `contents` needs, a fifth of the answer at 5,000 notes."""
         root = await self._root(notes_path)
         key = f"notes:list:{root}:{custom_suffix}"
         kept = self._answers.get(self._user, key)
-        if kept is not None and isinstance(kept.value, NoteFiles):
+        listed = kept.value if kept is not None and isinstance(kept.value, NoteFiles) else None
+        # a listing without file ETags serves one shown, not one searched
+        if kept is not None and listed is not None and (listed.etags is not None or not file_etags):
             folder_etag, favorites = await both(
                 self._folder_etag(root), self._search(root, _FAVORITES, "<oc:fileid/>", MAX_NOTES + 1)
             )
             if kept.validator == _validator(folder_etag, [item for _, item in favorites[0]]):
-                return kept.value
+                return listed
         else:
             folder_etag = await self._folder_etag(root)  # read before the listing it dates
         # nc:upload_time: Nextcloud's own clock at every WebDAV upload, which no client sets (a
         # file's ETag and mtime follow a client's X-OC-Mtime; ADR 0059)
-        props = f'<oc:fileid/><d:getlastmodified/><oc:favorite/><d:getetag/><upload_time xmlns="{NC_ORG}"/>'
+        props = "<oc:fileid/><d:getlastmodified/><oc:favorite/>"
+        if file_etags:
+            props += f'<d:getetag/><upload_time xmlns="{NC_ORG}"/>'
         found, answered = await self._search(root, _FILES_ONLY, props, MAX_NOTES + 1)
         if len(found) > MAX_NOTES:
             raise NotesFilesUnavailable(f"more than {MAX_NOTES} files in the notes folder")
         custom = custom_suffix.lstrip(".").lower()
-        notes: list[Note] = []
+        rows: list[NoteRow] = []
         note_paths: dict[int, str] = {}
-        file_etags: dict[int, str] = {}
+        etags: dict[int, str] | None = {} if file_etags else None
         for relative, item in found:
-            note = note_of(relative, item, custom)
-            if note is not None and note.id not in note_paths:
-                notes.append(note)
-                note_paths[note.id] = relative
-                # Nextcloud keeps a file's ETag when it is written again within the same second
-                # (recorded on 29): a text read within a second of its last change may go stale
-                # under the same ETag, so it is not trusted by its ETag (read again next time)
-                uploaded = item.uploaded or ""
-                recent = max(note.modified, int(uploaded) if uploaded.isdigit() else 0) >= answered - 2
-                etag = item.etag or ""
-                file_etags[note.id] = "" if recent or not etag else f"{etag}|{uploaded}"
-        notes.sort(key=lambda n: (-n.modified, n.id))
-        value = NoteFiles(notes, note_paths, file_etags, folder_etag)
+            row = note_row(relative, item, custom)
+            if row is None or row[1] in note_paths:
+                continue
+            rows.append(row)
+            note_paths[row[1]] = relative
+            if etags is not None:
+                etags[row[1]] = _file_etag(item, -row[0], answered)
+        rows.sort()  # newest first, then by id (ids are unique: nothing further is compared)
+        value = NoteFiles(ListedNotes(rows), note_paths, etags, folder_etag)
         validator = _validator(folder_etag, [item for _, item in found if item.favorite == "1"])
         self._answers.put(self._user, key, validator, value, sum(len(p) + 120 for p in note_paths.values()))
         return value
@@ -269,7 +277,9 @@ class NotesFiles:
         custom_suffix: str,
         read_all: Callable[[], Awaitable[dict[int, str]]] | None,
     ) -> KeptTexts:
-        wanted = {listing.paths[i]: listing.etags.get(i, "") for i in listing.paths}
+        # a listing without file ETags (not one `listing` gives a search) trusts no kept text
+        etags = listing.etags or {}
+        wanted = {listing.paths[i]: etags.get(i, "") for i in listing.paths}
         if old is not None:
             changed = [
                 p for p, etag in wanted.items() if not etag or old.etags.get(p) != etag or p not in old.texts
@@ -361,6 +371,17 @@ class NotesFiles:
     def forget(self) -> None:
         """Drop what is kept for this user (after a change made through this server)."""
         self._answers.forget_user(self._user, "notes:")
+
+
+def _file_etag(item: FoundFile, modified: int, answered: float) -> str:
+    """What a note's text is kept by: its file ETag and upload time, or "" (read again next time)
+    for a file changed within two seconds of the answer. Nextcloud keeps a file's ETag when it is
+    written again within the same second (recorded on 29), so a text read then may go stale
+    under the same ETag."""
+    uploaded = item.uploaded or ""
+    recent = max(modified, int(uploaded) if uploaded.isdigit() and len(uploaded) <= 20 else 0) >= answered - 2
+    etag = item.etag or ""
+    return "" if recent or not etag else f"{etag}|{uploaded}"
 
 
 def _validator(folder_etag: str, favorites: list[FoundFile]) -> str:

@@ -22,12 +22,15 @@ __all__ = ["listing_with_settings"]
 
 
 async def listing_with_settings(
-    files: NotesFiles, settings: Callable[[], Coroutine[Any, Any, NoteSettings]]
+    files: NotesFiles,
+    settings: Callable[[], Coroutine[Any, Any, NoteSettings]],
+    *,
+    file_etags: bool = True,
 ) -> tuple[NoteSettings, NoteFiles]:
-    """The Notes settings now, and the listing of the folder they name."""
+    """The Notes settings now, and the listing of the folder they name (`NotesFiles.listing`)."""
     guess = files.last_settings() or NoteSettings()
     asked = asyncio.create_task(settings())
-    listed = asyncio.create_task(files.listing(guess.notes_path, guess.custom_suffix))
+    listed = asyncio.create_task(files.listing(guess.notes_path, guess.custom_suffix, file_etags=file_etags))
     try:
         found = await asked
     except BaseException:
@@ -37,4 +40,4 @@ async def listing_with_settings(
     if (found.notes_path, found.custom_suffix) == (guess.notes_path, guess.custom_suffix):
         return found, await listed
     await drop(listed)  # the folder moved (or the default was not it): list the named one
-    return found, await files.listing(found.notes_path, found.custom_suffix)
+    return found, await files.listing(found.notes_path, found.custom_suffix, file_etags=file_etags)

@@ -181,6 +181,39 @@ async def test_search_is_the_same_as_reading_every_note(nextcloud: Nextcloud) ->
     await _with_client(nextcloud, scenario, sent)
 
 
+async def test_a_listing_shown_asks_no_file_etags_and_a_search_after_it_reads_them(
+    nextcloud: Nextcloud,
+) -> None:
+    """A listing for showing leaves out each file's ETag and upload time; a search after it
+    lists again with them (it never trusts a text by a listing that has none) and finds what
+    changed meanwhile; a listing shown after the search is the search's, confirmed."""
+    made = _seed(nextcloud)
+    key = f"notes:list:/remote.php/dav/files/{nextcloud.alice.user}/Notes:"
+
+    async def scenario(nc: NextcloudClient) -> None:
+        shown = await nc.api(NotesClient).newest()
+        kept = nc.answers.get(nextcloud.alice.user, key)
+        assert kept is not None
+        assert kept.value.etags is None
+        assert _facts(shown) == _facts(_api_listing(nextcloud))
+        with nextcloud.http(nextcloud.alice) as client:
+            client.put(
+                f"/index.php/apps/notes/api/v1/notes/{made[2]['id']}", json={"content": "now sorbet"}
+            ).raise_for_status()
+        assert [h.title for h in await nc.api(NotesClient).search("sorbet")] == ["Budget 2026"]
+        searched = nc.answers.get(nextcloud.alice.user, key)
+        assert searched is not None
+        assert searched is not kept
+        assert set(searched.value.etags) == {n.id for n in searched.value.notes}
+        again = await nc.api(NotesClient).newest()
+        assert nc.answers.get(nextcloud.alice.user, key) is searched
+        assert _facts(again) == _facts(_api_listing(nextcloud))
+        assert again[-1] is again[len(again) - 1]  # each note built once
+        assert _facts(again[1:3]) == _facts(list(again)[1:3])
+
+    await _with_client(nextcloud, scenario)
+
+
 def _zip(entries: dict[str, bytes]) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
