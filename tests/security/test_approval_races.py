@@ -28,7 +28,7 @@ Every tool that asks the human (`require_approval`, `approve_removal`, `approve_
 - nc_collectives_edit_page: edited, edited keeping size and time (test_races_sharing.py; 34)
 - nc_collectives_trash_page: a subpage added (tests/toolsets/collectives/test_collectives.py; 34)
 - nc_tables_delete_row: changed in the same second (test_bound_to_content.py);
-  nc_tables_update_row: changed (tests/toolsets/tables/test_tables.py)
+  nc_tables_update_row: changed (tests/toolsets/tables/test_tables_refusals.py)
 - nc_notes_delete_note, nc_calendar_delete_event: edited (integration/test_approvals.py);
   nc_notes_update_note, nc_calendar_update_event, nc_calendar_delete_todo,
   nc_calendar_update_todo, nc_contacts_delete_contact, nc_contacts_update_contact: edited

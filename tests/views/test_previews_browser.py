@@ -19,7 +19,7 @@ from tests.mail_servers import mail_servers
 from tests.mcp_clients import http_session, running_app, structured
 from tests.security.test_publishing import DECK, ROOM, SHARES, ocs
 from tests.toolsets.collectives.collectives_api import collective
-from tests.toolsets.tables.test_tables import _add, _trip
+from tests.toolsets.tables.tables_api import add, make_trip
 from tests.views import preview_records as records
 from tests.views.test_views_browser import _event
 
@@ -123,8 +123,8 @@ def _seed(nc: Nextcloud) -> dict[str, Any]:
         nc, alice, "POST", f"{ROOM}/{token}/participants", json={"newParticipant": "admin", "source": "users"}
     )
     ocs(nc, alice, "PUT", f"{ROOM}/{token}/listable", json={"scope": 1})
-    ids = _trip(nc)
-    row = _add(nc, ids, Name="Porto", Notes="three nights")
+    ids = make_trip(nc)
+    row = add(nc, ids, Name="Porto", Notes="three nights")
     wiki = collective(nc)
     return {
         "note": note["id"],
