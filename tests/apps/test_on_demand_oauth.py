@@ -14,9 +14,9 @@ import nextcloud_mcp_server.tools._apps as apps_module
 from nextcloud_mcp_server.nextcloud.ocs import OCSClient
 from nextcloud_mcp_server.tools import toolset_tools
 from nextcloud_mcp_server.tools._on_demand import CALL_TOOL, TOOLSETS_TOOL
-from tests.integration.test_oauth import oauth_server
 from tests.mcp_clients import http_session, structured
 from tests.nextcloud_double import NextcloudDouble
+from tests.oauth_server import oauth_server
 from tests.oidc import IdP
 
 pytestmark = pytest.mark.integration

@@ -12,9 +12,9 @@ import nextcloud_mcp_server.tools._apps as apps_module
 from nextcloud_mcp_server.nextcloud.ocs import OCSClient
 from nextcloud_mcp_server.tools import all_tools
 from tests.apps.test_toolsets_by_app import _names, _stand_ins, _text
-from tests.integration.test_oauth import oauth_server
 from tests.mcp_clients import http_session
 from tests.nextcloud_double import NextcloudDouble
+from tests.oauth_server import oauth_server
 from tests.oidc import IdP
 
 pytestmark = pytest.mark.integration

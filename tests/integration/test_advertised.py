@@ -13,8 +13,8 @@ from mcp.client.streamable_http import streamable_http_client
 from nextcloud_mcp_server.config import Settings
 from nextcloud_mcp_server.tools import DEFAULT_TOOLSETS, all_tools
 from nextcloud_mcp_server.tools._on_demand import CALL_TOOL, TOOLSETS_TOOL
-from tests.integration.test_oauth import OAuthServer, server  # noqa: F401 - the fixture
 from tests.mcp_clients import http_session, running_app
+from tests.oauth_server import OAuthServer, server_fixture  # noqa: F401 - the fixture
 from tests.oidc import IdP
 
 pytestmark = pytest.mark.integration
@@ -53,7 +53,7 @@ async def test_the_stateless_era_advertises_no_prompts_and_no_change_streams(set
 
 
 async def test_a_shared_client_cache_never_serves_one_users_tool_list_to_another(
-    server: OAuthServer,  # noqa: F811 - the fixture
+    server: OAuthServer,
     idp: IdP,
 ) -> None:
     """Two people whose clients share one response cache (as a gateway would), the cache told to

@@ -17,9 +17,9 @@ from nextcloud_mcp_server.completions import _sources as sources
 from nextcloud_mcp_server.config import Settings, load_settings
 from nextcloud_mcp_server.resources import ONE_CALENDAR_TEMPLATE
 from tests.backends import Nextcloud
-from tests.integration.test_oauth import oauth_server
 from tests.mcp_clients import http_session, running_app, stdio_session
 from tests.nextcloud_double import NextcloudDouble
+from tests.oauth_server import oauth_server
 from tests.offline import offline_server, provision
 from tests.oidc import IdP
 from tests.targets import ON_THE_DOUBLE, cases

@@ -5,23 +5,11 @@ client provider)."""
 from __future__ import annotations
 
 import asyncio
-import base64
-import hashlib
-import hmac
-import json
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import httpx2
-import jwt
 import pytest
-from cryptography.hazmat.primitives.asymmetric import rsa
-from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from mcp import ClientSession
 from mcp.client.auth import OAuthClientProvider, TokenStorage
 from mcp.client.streamable_http import streamable_http_client
@@ -34,124 +22,21 @@ from mcp.shared.auth import (
 
 from nextcloud_mcp_server.app import create_app
 from nextcloud_mcp_server.auth.scopes import ALL_SCOPES
-from nextcloud_mcp_server.config import ConfigError, Settings, load_settings
+from nextcloud_mcp_server.config import ConfigError, load_settings
 from nextcloud_mcp_server.tools import DEFAULT_TOOLSETS, all_tools
-from nextcloud_mcp_server.tools._on_demand import CALL_TOOL, TOOLSETS_TOOL
-from nextcloud_mcp_server.tools._registry import ToolSpec
-from tests.mcp_clients import INITIALIZE, MCP_HEADERS, http_session, structured
+from tests.mcp_clients import INITIALIZE, http_session, structured
 from tests.nextcloud_double import NextcloudDouble
-from tests.nextcloud_double.server import serve_in_thread
-from tests.nextcloud_double.tokens import idp_jwt_validator, issued_tokens
+from tests.oauth_server import (  # noqa: F401 - the fixture
+    ON_DEMAND,
+    OAuthServer,
+    claims,
+    default_tools,
+    oauth_server,
+    server_fixture,
+)
 from tests.oidc import IdP, follow_to_redirect
-from tests.processes import free_port
 
 pytestmark = pytest.mark.integration
-
-
-def default_tools() -> list[ToolSpec]:
-    """The tools a deployment offers without NEXTCLOUD_MCP_TOOLSETS: those of the default toolsets."""
-    return [spec for spec in all_tools() if spec.toolset in DEFAULT_TOOLSETS]
-
-
-# Listed to everyone beside the default tools: the two that reach the other toolsets on demand
-# (docs/ADR/0070); they need no scope, and what they call keeps its own (tests/apps/test_on_demand_oauth.py).
-ON_DEMAND = {TOOLSETS_TOOL, CALL_TOOL}
-
-
-@dataclass
-class OAuthServer:
-    base: str
-    settings: Settings
-
-    @property
-    def mcp(self) -> str:
-        return f"{self.base}/mcp"
-
-    @property
-    def metadata_url(self) -> str:
-        return f"{self.base}/.well-known/oauth-protected-resource/mcp"
-
-    def post(self, token: str | None, message: dict[str, Any], session: str | None = None) -> httpx.Response:
-        headers = dict(MCP_HEADERS)
-        if token is not None:
-            headers["Authorization"] = f"Bearer {token}"
-        if session:
-            headers["Mcp-Session-Id"] = session
-        return httpx.post(self.mcp, json=message, headers=headers, timeout=10)
-
-
-@contextmanager
-def oauth_server(
-    double: NextcloudDouble, double_url: str, idp: IdP, **overrides: Any
-) -> Iterator[OAuthServer]:
-    double.accounts.add_bearer_validator(idp_jwt_validator(idp.issuer))
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    settings = load_settings(
-        env_file=None,
-        nextcloud_host=double_url,
-        oidc_issuer=idp.issuer,
-        mcp_public_url=f"{base}/mcp",
-        oidc_client_id="mcp-server",
-        oidc_client_secret="mcp-server-secret",
-        **overrides,
-    )
-    with serve_in_thread(create_app(settings), port=port):
-        yield OAuthServer(base, settings)
-
-
-@pytest.fixture
-def server(double: NextcloudDouble, double_url: str, idp: IdP) -> Iterator[OAuthServer]:
-    with oauth_server(double, double_url, idp) as running:
-        yield running
-
-
-def _claims(server: OAuthServer, idp: IdP, **changes: Any) -> dict[str, Any]:
-    now = int(time.time())
-    claims = {
-        "iss": idp.issuer,
-        "sub": "admin",
-        "aud": server.mcp,
-        "iat": now,
-        "exp": now + 600,
-        "scope": "notes:read notes:write",
-        "client_id": "test-client",
-    }
-    claims.update(changes)
-    return {k: v for k, v in claims.items() if v is not None}
-
-
-def _b64(data: dict[str, Any]) -> str:
-    return base64.urlsafe_b64encode(json.dumps(data).encode()).rstrip(b"=").decode()
-
-
-async def test_a_valid_token_with_our_audience_among_others_reaches_nextcloud(
-    server: OAuthServer, idp: IdP, double: NextcloudDouble
-) -> None:
-    """A token from a real code + PKCE flow (aud = [this server, another API]) lists all tools and
-    writes a file; Nextcloud receives the caller's own token (pass-through). The Notes API of
-    Nextcloud 29 refuses it, as recorded: tried once as Bearer, once as Basic, then a clear error."""
-    token = idp.access_token(user="admin", resource=server.mcp)
-    assert jwt.decode(token, options={"verify_signature": False})["aud"] == [
-        server.mcp,
-        "https://other-api.example/",
-    ]
-    async with http_session(server.mcp, headers={"Authorization": f"Bearer {token}"}) as session:
-        tools = (await session.list_tools()).tools
-        written = structured(
-            await session.call_tool("nc_webdav_write_file", {"path": "via-oauth.txt", "content": "hi"})
-        )
-        files = structured(await session.call_tool("nc_webdav_list_directory", {"path": "/"}))
-        notes = await session.call_tool("nc_notes_list_notes", {})
-    assert {t.name for t in tools} == {t.name for t in default_tools()} | ON_DEMAND
-    assert written["created"] is True
-    assert (double.user_files("admin") / "via-oauth.txt").read_text() == "hi"
-    assert [e["name"] for e in files["entries"]] == ["via-oauth.txt"]
-    assert {r.scheme for r in double.requests if r.path.startswith("/remote.php")} == {"bearer"}
-    assert notes.is_error
-    assert "refuses OAuth Bearer tokens" in notes.content[0].text  # type: ignore[union-attr]
-    notes_calls = [r.status for r in double.requests if r.path.startswith("/index.php")]
-    assert notes_calls == [401, 401]  # as Bearer ('CORS requires basic auth'), then as Basic
 
 
 def test_protected_resource_metadata_at_both_paths(server: OAuthServer, idp: IdP) -> None:
@@ -180,76 +65,6 @@ def test_protected_resource_metadata_at_both_paths(server: OAuthServer, idp: IdP
         ]
         assert {"deck:read", "deck:write", "cookbook:read", "mail:write"} <= set(scopes[11:])
         assert len(scopes) == len(set(scopes))
-
-
-def _forged(server: OAuthServer, idp: IdP, kind: str) -> str | None:
-    rsa_jwk = next(k for k in idp.jwks()["keys"] if k["kty"] == "RSA")
-    public_pem = jwt.PyJWK(rsa_jwk).key.public_bytes(Encoding.PEM, PublicFormat.SubjectPublicKeyInfo)
-    now = int(time.time())
-    if kind == "missing":
-        return None
-    if kind == "garbage":
-        return "not-a-token"
-    if kind == "other audience only":
-        return idp.sign(_claims(server, idp, aud="https://other-api.example/"))
-    if kind == "no audience":
-        return idp.sign(_claims(server, idp, aud=None))
-    if kind == "expired":
-        return idp.sign(_claims(server, idp, iat=now - 7200, exp=now - 3600))
-    if kind == "not yet valid":
-        return idp.sign(_claims(server, idp, nbf=now + 3600))
-    if kind == "issued in the future":
-        return idp.sign(_claims(server, idp, iat=now + 3600))
-    if kind == "wrong issuer":
-        return idp.sign(_claims(server, idp, iss="https://evil.example"))
-    if kind == "alg none":
-        return f"{_b64({'alg': 'none', 'typ': 'JWT', 'kid': 'rsa-1'})}.{_b64(_claims(server, idp))}."
-    if kind == "HS256 with the public key":
-        # The classic confusion attack: the RSA public key (which anyone can fetch) as HMAC secret.
-        signing_input = f"{_b64({'alg': 'HS256', 'typ': 'JWT', 'kid': 'rsa-1'})}.{_b64(_claims(server, idp))}"
-        mac = hmac.new(public_pem, signing_input.encode(), hashlib.sha256).digest()
-        return f"{signing_input}.{base64.urlsafe_b64encode(mac).rstrip(b'=').decode()}"
-    if kind == "tampered payload":
-        header, _, signature = idp.sign(_claims(server, idp, scope="notes:read")).split(".")
-        return (
-            f"{header}.{_b64(_claims(server, idp, scope='notes:read notes:write files:write'))}.{signature}"
-        )
-    if kind == "unknown kid":
-        key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        return jwt.encode(_claims(server, idp), key, algorithm="RS256", headers={"kid": "attacker-1"})
-    raise AssertionError(kind)
-
-
-@pytest.mark.parametrize(
-    "kind",
-    [
-        "missing",
-        "garbage",
-        "other audience only",
-        "no audience",
-        "expired",
-        "not yet valid",
-        "issued in the future",
-        "wrong issuer",
-        "alg none",
-        "HS256 with the public key",
-        "tampered payload",
-        "unknown kid",
-    ],
-)
-def test_bad_tokens_get_401_with_the_challenge(server: OAuthServer, idp: IdP, kind: str) -> None:
-    """Each refused token is a 401 whose WWW-Authenticate points at the resource metadata."""
-    response = server.post(_forged(server, idp, kind), INITIALIZE)
-    assert response.status_code == 401, response.text
-    challenge = response.headers["www-authenticate"]
-    assert challenge.startswith('Bearer error="invalid_token"')
-    assert f'resource_metadata="{server.metadata_url}"' in challenge
-
-
-def test_a_well_signed_token_with_only_our_audience_is_accepted(server: OAuthServer, idp: IdP) -> None:
-    """The control for the forgeries: the same signing path with good claims works."""
-    response = server.post(idp.sign(_claims(server, idp)), INITIALIZE)
-    assert response.status_code == 200, response.text
 
 
 async def test_tools_list_shows_only_what_the_scopes_allow(server: OAuthServer, idp: IdP) -> None:
@@ -340,7 +155,7 @@ def test_dotted_scopes_are_the_same_scopes_and_can_be_advertised(
     """An IdP that spells scopes notes.read: such a token is honoured, and with the dot style the
     metadata and the step-up challenge use dots too."""
     with oauth_server(double, double_url, idp, oauth_scope_style="dot") as server:
-        token = idp.sign(_claims(server, idp, scope="notes.read"))
+        token = idp.sign(claims(server, idp, scope="notes.read"))
         document = httpx.get(server.metadata_url).json()
         session_id = _session(server, token)
         listed = server.post(
@@ -358,36 +173,6 @@ def test_dotted_scopes_are_the_same_scopes_and_can_be_advertised(
     assert "nc_notes_delete_note" not in listed.text
     assert refused.status_code == 403
     assert 'scope="notes.read notes.write"' in refused.headers["www-authenticate"]
-
-
-def test_opaque_tokens_are_introspected(double: NextcloudDouble, double_url: str, opaque_idp: IdP) -> None:
-    """An opaque token for our resource is accepted after RFC 7662 introspection (with client
-    authentication); an opaque token the IdP does not know is refused."""
-    with oauth_server(double, double_url, opaque_idp) as server:
-        token = opaque_idp.access_token(user="admin", resource=server.mcp, scope="notes:read")
-        assert token.count(".") != 2
-        accepted = server.post(token, INITIALIZE)
-        refused = server.post("opaque-but-unknown-token-value", INITIALIZE)
-    assert accepted.status_code == 200, accepted.text
-    assert refused.status_code == 401
-
-
-async def test_nextcloud_oauth2_tokens_are_validated_by_asking_nextcloud(
-    double: NextcloudDouble, double_url: str, idp: IdP
-) -> None:
-    """OIDC_OPAQUE_TOKENS=nextcloud: an opaque token Nextcloud issued maps to its user."""
-    double.accounts.add_bearer_validator(
-        issued_tokens({"nc-oauth2-token-for-alice": "alice"}), as_basic_password=True
-    )
-    with oauth_server(double, double_url, idp, oidc_opaque_tokens="nextcloud") as server:
-        async with http_session(
-            server.mcp, headers={"Authorization": "Bearer nc-oauth2-token-for-alice"}
-        ) as s:
-            created = structured(await s.call_tool("nc_notes_create_note", {"title": "Alice's"}))
-        unknown = server.post("nc-oauth2-token-nobody-issued", INITIALIZE)
-    assert created["title"] == "Alice's"
-    assert (double.user_files("alice") / "Notes" / "Alice's.md").exists()
-    assert unknown.status_code == 401
 
 
 class MemoryStorage(TokenStorage):

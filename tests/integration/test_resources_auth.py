@@ -19,9 +19,9 @@ from mcp.client import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import ElicitRequestURLParams, ElicitResult, TextResourceContents
 
-from tests.integration.test_oauth import OAuthServer, oauth_server
 from tests.mcp_clients import INITIALIZE, http_session
 from tests.nextcloud_double import NextcloudDouble
+from tests.oauth_server import OAuthServer, oauth_server
 from tests.offline import CONSENT_META, Completions, OfflineServer, browse, offline_server
 from tests.oidc import IdP
 
