@@ -21,13 +21,11 @@ from __future__ import annotations
 import collections
 import dataclasses
 import functools
-import re
 import secrets
 import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
 from a2wsgi import WSGIMiddleware
 from starlette.requests import Request
@@ -39,12 +37,19 @@ from tests.nextcloud_double.dav import CALENDARS_PREFIX, FILES_PREFIX, make_radi
 from tests.nextcloud_double.dav_extras import (
     CalendarTrash,
     create_calendar,
-    invalid_component,
-    missing_component,
     search_files,
 )
 from tests.nextcloud_double.login_api import LoginAPI
 from tests.nextcloud_double.notes_api import NotesStore, notes_endpoint
+from tests.nextcloud_double.sabre_front import (
+    IF_MATCH_FAILED,
+    PARENT_NOT_FOUND,
+    SabreRules,
+    calendar_object,
+    calendar_path,
+    replay,
+    send_whole,
+)
 from tests.nextcloud_double.sabre_limits import exceeds_instances, index_query
 from tests.nextcloud_double.shares_api import SHARES_ENDPOINT, SharesAPI
 from tests.nextcloud_double.users import Account, Accounts, Caller
@@ -78,7 +83,7 @@ def _session_cookies(user: str, https: bool) -> list[tuple[bytes, bytes]]:
     ]
 
 
-class NextcloudDouble:
+class NextcloudDouble(SabreRules):
     def __init__(self, data_dir: Path, accounts: list[Account], *, notes_enabled: bool = True) -> None:
         self.data_dir = data_dir
         self.accounts = Accounts(accounts)
@@ -288,14 +293,14 @@ class NextcloudDouble:
         inner = dict(scope, headers=headers)
         if not path.startswith(FILES_PREFIX + "/"):
             self._calendars_and_contacts()  # their folders exist before anything reads them
-        calendar = _calendar_path(path)
+        calendar = calendar_path(path)
         principal = path.rstrip("/") == f"/remote.php/dav/principals/users/{caller.user_id}"
         if method == "PROPFIND" and (principal or (calendar and not calendar[1])):
             body = await Request(scope, receive).body()
             if b"addressbook-home-set" in body:
                 await contacts_dav.address_book_home(path, caller.user_id)(scope, receive, send)
                 return
-            receive = _replay(body)
+            receive = replay(body)
         if principal:
             await Response(status_code=404)(scope, receive, send)
         elif path.startswith(contacts_dav.ADDRESSBOOKS_PREFIX + "/"):
@@ -308,11 +313,11 @@ class NextcloudDouble:
             # Nextcloud refuses If-Match on a collection even with its current ETag
             # (toolsets_delete_folder_ifmatch_412.txt); WsgiDAV would delete the folder.
             headers = [(b"content-type", b"application/xml; charset=utf-8")]
-            await _send_whole(send, 412, headers, IF_MATCH_FAILED)
+            await send_whole(send, 412, headers, IF_MATCH_FAILED)
         elif method == "PUT" and self._parent_missing(scope):
             # Nextcloud answers a PUT into a missing folder with 404 (WsgiDAV: 409)
             headers = [(b"content-type", b"application/xml; charset=utf-8")]
-            await _send_whole(send, 404, headers, PARENT_NOT_FOUND)
+            await send_whole(send, 404, headers, PARENT_NOT_FOUND)
         elif (
             path.startswith(FILES_PREFIX + "/")
             and method in ("MOVE", "COPY")
@@ -325,7 +330,7 @@ class NextcloudDouble:
             await self._delete_calendar(scope, receive, send, inner, calendar[0], calendar[1])
         elif calendar and calendar[0] == caller.user_id and not calendar[1] and method == "PROPFIND":
             await self._home_with_trash(inner, receive, send, caller.user_id)
-        elif method == "PUT" and (target := _calendar_object(path)) and target[0] == caller.user_id:
+        elif method == "PUT" and (target := calendar_object(path)) and target[0] == caller.user_id:
             await self._put_calendar_object(inner, receive, send, *target)
         elif path.startswith(CALENDARS_PREFIX) and method == "DELETE":
             await self._delete_object(inner, receive, send)
@@ -341,7 +346,7 @@ class NextcloudDouble:
                 body = rewritten
                 headers = [(k, v) for k, v in inner["headers"] if k.lower() != b"content-length"]
                 inner = dict(inner, headers=[*headers, (b"content-length", str(len(body)).encode())])
-            await self._radicale(dict(inner, root_path=CALENDARS_PREFIX), _replay(body), send)
+            await self._radicale(dict(inner, root_path=CALENDARS_PREFIX), replay(body), send)
         elif path.startswith(CALENDARS_PREFIX):
             await self._radicale(dict(inner, root_path=CALENDARS_PREFIX), receive, send)
         elif path.rstrip("/") == "/remote.php/dav":
@@ -350,163 +355,3 @@ class NextcloudDouble:
             await self._radicale(root, receive, send)
         else:
             await Response(status_code=404)(scope, receive, send)
-
-    def _parent_missing(self, scope: Scope) -> bool:
-        path: str = scope["path"]
-        if not path.startswith(FILES_PREFIX + "/"):
-            return False
-        parts = [unquote(p) for p in path[len(FILES_PREFIX) + 1 :].split("/") if p]
-        if len(parts) < 3 or any(p in (".", "..") for p in parts):
-            return False
-        return not self.files_root.joinpath(*parts[:-1]).is_dir()
-
-    def _if_match_on_folder(self, scope: Scope) -> bool:
-        path: str = scope["path"]
-        if not path.startswith(FILES_PREFIX + "/") or not any(k == b"if-match" for k, _ in scope["headers"]):
-            return False
-        parts = [unquote(p) for p in path[len(FILES_PREFIX) + 1 :].split("/") if p]
-        if not parts or any(p in (".", "..") for p in parts):
-            return False
-        return self.files_root.joinpath(*parts).is_dir()
-
-    async def _put_calendar_object(
-        self, inner: Scope, receive: Receive, send: Send, user: str, cal_id: str
-    ) -> None:
-        body = await Request(inner, receive).body()
-        missing = missing_component(self.calendar_trash.collections, user, cal_id, body)
-        if missing:
-            headers = [(b"content-type", b"application/xml; charset=utf-8")]
-            await _send_whole(send, 403, headers, invalid_component(missing))
-            return
-        sent = False
-
-        async def replay() -> dict[str, Any]:
-            nonlocal sent
-            if sent:
-                return {"type": "http.disconnect"}
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        await self._radicale(dict(inner, root_path=CALENDARS_PREFIX), replay, send)
-
-    async def _delete_calendar(
-        self, scope: Scope, receive: Receive, send: Send, inner: Scope, user: str, cal_id: str
-    ) -> None:
-        permanent = Request(scope).headers.get("x-nc-caldav-no-trashbin") == "1"
-        trash = self.calendar_trash
-        if trash.purge(user, cal_id) if permanent else trash.move_to_trash(user, cal_id):
-            await Response(status_code=204)(scope, receive, send)
-        else:
-            await self._delete_object(inner, receive, send)
-
-    async def _if_holds(self, inner: Scope) -> bool:
-        """RFC 4918 `If: <url> (["etag"])` on a MOVE/COPY, which Sabre checks and WsgiDAV ignores:
-        the tagged resource must exist with that ETag."""
-        header = Request(inner).headers.get("if", "")
-        tagged = re.fullmatch(r'\s*<([^>]+)>\s*\(\["([^"]*)"\]\)\s*', header)
-        if not header:
-            return True
-        if tagged is None:
-            return False
-        start: dict[str, Any] = {}
-
-        async def capture(message: Any) -> None:
-            if message["type"] == "http.response.start":
-                start.update(message)
-
-        async def nothing() -> Any:
-            return {"type": "http.request", "body": b"", "more_body": False}
-
-        target = urlsplit(tagged.group(1)).path
-        head = dict(inner, method="HEAD", path=unquote(target), raw_path=target.encode(), query_string=b"")
-        await self._wsgidav(dict(head, root_path=""), nothing, capture)
-        etags = [v.decode() for k, v in start.get("headers", []) if k.lower() == b"etag"]
-        return start.get("status") == 200 and [e.strip('"') for e in etags] == [tagged.group(2)]
-
-    async def _captured(self, inner: Scope, receive: Receive) -> tuple[int, list[Any], bytes]:
-        """Radicale's whole answer (uncompressed), for the front door to adjust."""
-        start: dict[str, Any] = {}
-        body = bytearray()
-
-        async def capture(message: Any) -> None:
-            if message["type"] == "http.response.start":
-                start.update(message)
-            else:
-                body.extend(message.get("body", b""))
-
-        plain = [(k, v) for k, v in inner["headers"] if k.lower() != b"accept-encoding"]
-        await self._radicale(dict(inner, root_path=CALENDARS_PREFIX, headers=plain), receive, capture)
-        headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
-        return int(start.get("status", 500)), headers, bytes(body)
-
-    async def _home_with_trash(self, inner: Scope, receive: Receive, send: Send, user: str) -> None:
-        """Radicale's answer for the calendar home, with the trashed calendars added."""
-        status, headers, text = await self._captured(inner, receive)
-        extra = self.calendar_trash.listing(user).encode()
-        if status == 207 and extra:
-            close = text.rfind(b"</")
-            text = text[:close] + extra + text[close:]
-        await _send_whole(send, status, headers, text)
-
-    async def _delete_object(self, inner: Scope, receive: Receive, send: Send) -> None:
-        """Radicale answers a DELETE with 200 and a body; Nextcloud with 204 and none."""
-        status, headers, text = await self._captured(inner, receive)
-        if status == 200:
-            status, text = 204, b""
-            headers = [(k, v) for k, v in headers if k.lower() != b"content-type"]
-        await _send_whole(send, status, headers, text)
-
-
-IF_MATCH_FAILED = (
-    b'<?xml version="1.0" encoding="utf-8"?>\n<d:error xmlns:d="DAV:" xmlns:s="http://sabredav.org/ns">\n'
-    b"  <s:exception>Sabre\\DAV\\Exception\\PreconditionFailed</s:exception>\n"
-    b"  <s:message>An If-Match header was specified, but none of the specified ETags matched.</s:message>\n"
-    b"  <s:header>If-Match</s:header>\n</d:error>\n"
-)
-
-
-PARENT_NOT_FOUND = (
-    b'<?xml version="1.0" encoding="utf-8"?>\n<d:error xmlns:d="DAV:" xmlns:s="http://sabredav.org/ns">\n'
-    b"  <s:exception>Sabre\\DAV\\Exception\\NotFound</s:exception>\n"
-    b"  <s:message>File with name //a folder could not be located</s:message>\n</d:error>\n"
-)
-
-
-def _replay(body: bytes) -> Receive:
-    """A `receive` that hands out a body already read."""
-    sent = False
-
-    async def receive() -> Any:
-        nonlocal sent
-        if sent:
-            return {"type": "http.disconnect"}
-        sent = True
-        return {"type": "http.request", "body": body, "more_body": False}
-
-    return receive
-
-
-async def _send_whole(send: Send, status: int, headers: list[Any], body: bytes) -> None:
-    headers = [*headers, (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
-
-
-def _calendar_object(path: str) -> tuple[str, str] | None:
-    """(user, calendar id) for /remote.php/dav/calendars/<user>/<calendar>/<object>."""
-    if not path.startswith(CALENDARS_PREFIX + "/"):
-        return None
-    parts = [p for p in path[len(CALENDARS_PREFIX) :].split("/") if p]
-    return (parts[0], parts[1]) if len(parts) == 3 else None
-
-
-def _calendar_path(path: str) -> tuple[str, str] | None:
-    """(user, calendar id or '') for /remote.php/dav/calendars/<user>/[<calendar>/]."""
-    if not path.startswith(CALENDARS_PREFIX + "/"):
-        return None
-    parts = [p for p in path[len(CALENDARS_PREFIX) :].split("/") if p]
-    if len(parts) == 1:
-        return parts[0], ""
-    if len(parts) == 2:
-        return parts[0], parts[1]
-    return None
