@@ -13,9 +13,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import anyio
 import httpx
+import pytest
 from mcp.types import ElicitCompleteNotification
 
 from nextcloud_mcp_server.app import create_app
@@ -41,7 +43,9 @@ __all__ = [
     "offline_server",
     "provision",
     "real_offline_server",
+    "server_fixture",
     "sign_in_at_nextcloud",
+    "walk_to_callback",
 ]
 
 KEY = generate_key()
@@ -204,3 +208,30 @@ async def provision(server: OfflineServer, user: str) -> None:
         assert "Connected" in page.text, page.text
         listed = structured(await session.call_tool("nc_webdav_list_directory", {"path": "/"}))
         assert listed["total"] >= 0
+
+
+@pytest.fixture(name="server")
+def server_fixture(
+    double: NextcloudDouble, double_url: str, idp: IdP, tmp_path: Path
+) -> Iterator[OfflineServer]:
+    with offline_server(double, double_url, idp, tmp_path / "store.sqlite3") as running:
+        yield running
+
+
+def walk_to_callback(url: str, *, change: dict[str, str] | None = None) -> str:
+    """Follow the consent link until the IdP redirects to our callback; return that URL.
+    `change` edits the query of the IdP's authorize request (e.g. another login_hint)."""
+    with httpx.Client(timeout=15) as browser:
+        for _ in range(20):
+            response = browser.get(url)
+            assert response.status_code in (302, 303), (response.status_code, response.text[:200])
+            target = str(httpx.URL(url).join(response.headers["location"]))
+            if change and "/auth?" in target:
+                parts = urlsplit(target)
+                query = {k: v[0] for k, v in parse_qs(parts.query).items()} | change
+                target = parts._replace(query=urlencode(query)).geturl()
+                change = None
+            if "/oauth/callback-nextcloud" in target:
+                return target
+            url = target
+    raise AssertionError("never reached the callback")
