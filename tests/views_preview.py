@@ -32,7 +32,7 @@ import httpx
 from nextcloud_mcp_server.app import create_app
 from nextcloud_mcp_server.config.settings import Settings, load_settings
 from tests.apps_host import bundle_host
-from tests.demo import USERNAME, seed
+from tests.demo_data import USERNAME, seed
 from tests.nextcloud_double import Account, NextcloudDouble
 from tests.nextcloud_double.server import serve_in_thread
 
