@@ -203,6 +203,23 @@ def test_no_module_is_over_400_lines() -> None:
     assert _too_long(_modules()) == set()
 
 
+def _installed(part: str) -> bool:
+    return part.startswith(".") or part in ("node_modules", "site-packages")
+
+
+def test_no_test_or_bench_module_is_over_400_lines() -> None:
+    """The same bound for the code that tests and measures the package (what is installed there,
+    node packages and the published package's virtual environment, apart)."""
+    repo = PACKAGE.parent
+    found = {
+        path.relative_to(repo).as_posix()
+        for folder in ("tests", "bench")
+        for path in (repo / folder).rglob("*.py")
+        if not any(_installed(part) for part in path.relative_to(repo).parts) and _lines(path) > MAX_LINES
+    }
+    assert found == set()
+
+
 def test_no_package_holds_over_30_percent_of_the_lines() -> None:
     shares = _package_shares(_modules())
     assert {folder for folder, share in shares.items() if share > MAX_SHARE} == set(), shares
