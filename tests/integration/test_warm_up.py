@@ -4,6 +4,7 @@ moment later asks Nextcloud only what its own answer needs, and answers as it di
 
 from __future__ import annotations
 
+import gc
 import os
 import time
 from pathlib import Path
@@ -91,8 +92,6 @@ def test_the_warm_up_imports_what_each_chosen_toolset_first_needs() -> None:
 async def test_what_the_warm_up_imported_is_taken_out_of_the_collectors_sight() -> None:
     """The modules and tools the warm-up made live as long as the process, as startup's do: they
     are frozen once it is over, so a first call's collections do not walk them (ADR 0113)."""
-    import gc
-
     built: list[object] = []
     warm = WarmUp(["json.tool"], check=None, build=lambda: built.append([{"made": "by the build"}]))
     before = gc.get_freeze_count()
