@@ -12,12 +12,12 @@ permissions, checksums, has-preview). `oc:size` is a file's length and a folder'
 from __future__ import annotations
 
 import email.utils
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import overload
 from xml.etree.ElementTree import Element
 
 from nextcloud_mcp_server.nextcloud import etags, paths
+from nextcloud_mcp_server.nextcloud.built_on_read import BuiltOnRead
 from nextcloud_mcp_server.nextcloud.dav.xml import DAV, OC, prop_text, read_props
 from nextcloud_mcp_server.nextcloud.models import FileEntry
 
@@ -158,41 +158,21 @@ def listing_row(key: EntryKey, path: str, place: int) -> Row:
     return (not key[1], name.casefold(), name, place, path, key)
 
 
-class ListedEntries(Sequence[FileEntry]):
+class ListedEntries(BuiltOnRead[Row, FileEntry]):
     """A folder's entries in listing order, each built the first time it is read: a page of a
     10,000-entry folder builds its page, not 10,000 entries (ADR 0110). An entry whose key a
     previous listing of the folder had built (`known`) is that entry: Nextcloud sent it exactly
     as before (ADR 0104). Read only from the event loop's thread."""
 
-    __slots__ = ("_built", "_known", "_rows")
+    __slots__ = ("_known",)
 
     def __init__(self, rows: list[Row], known: Mapping[EntryKey, FileEntry] | None = None) -> None:
-        self._rows = rows
-        self._built: list[FileEntry | None] = [None] * len(rows)
+        super().__init__(rows)
         self._known = known or {}
 
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    @overload
-    def __getitem__(self, index: int) -> FileEntry: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[FileEntry]: ...
-
-    def __getitem__(self, index: int | slice) -> FileEntry | list[FileEntry]:
-        if isinstance(index, slice):
-            return [self._entry(i) for i in range(*index.indices(len(self._rows)))]
-        if not -len(self._rows) <= index < len(self._rows):
-            raise IndexError("listing index out of range")
-        return self._entry(index % len(self._rows))
-
-    def _entry(self, i: int) -> FileEntry:
-        entry = self._built[i]
-        if entry is None:
-            *_, path, key = self._rows[i]
-            entry = self._built[i] = self._known.get(key) or entry_at(key, path)
-        return entry
+    def _build(self, row: Row) -> FileEntry:
+        *_, path, key = row
+        return self._known.get(key) or entry_at(key, path)
 
     def built(self) -> dict[EntryKey, FileEntry]:
         """The entries built so far, by key: what the next listing of the folder reuses."""

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import io
 import zipfile
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import overload
 from xml.etree.ElementTree import Element
 
+from nextcloud_mcp_server.nextcloud.built_on_read import BuiltOnRead
 from nextcloud_mcp_server.nextcloud.dav.files import http_date
 from nextcloud_mcp_server.nextcloud.dav.xml import DAV, NC_ORG, OC, prop_text, read_props
 from nextcloud_mcp_server.nextcloud.models import LAST_TIMESTAMP, Note
@@ -109,38 +108,15 @@ def note_at(row: NoteRow) -> Note:
     )
 
 
-class ListedNotes(Sequence[Note]):
+class ListedNotes(BuiltOnRead[NoteRow, Note]):
     """Notes in the order of their rows, each built the first time it is read: a page of a
     5,000-note listing builds its page, not 5,000 notes (as `ListedEntries` for a folder).
     Read only from the event loop's thread."""
 
-    __slots__ = ("_built", "_rows")
+    __slots__ = ()
 
-    def __init__(self, rows: list[NoteRow]) -> None:
-        self._rows = rows
-        self._built: list[Note | None] = [None] * len(rows)
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    @overload
-    def __getitem__(self, index: int) -> Note: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[Note]: ...
-
-    def __getitem__(self, index: int | slice) -> Note | list[Note]:
-        if isinstance(index, slice):
-            return [self._note(i) for i in range(*index.indices(len(self._rows)))]
-        if not -len(self._rows) <= index < len(self._rows):
-            raise IndexError("notes index out of range")
-        return self._note(index % len(self._rows))
-
-    def _note(self, i: int) -> Note:
-        note = self._built[i]
-        if note is None:
-            note = self._built[i] = note_at(self._rows[i])
-        return note
+    def _build(self, row: NoteRow) -> Note:
+        return note_at(row)
 
     def in_category(self, category: str) -> ListedNotes:
         """The notes of exactly `category`, in the same order."""
