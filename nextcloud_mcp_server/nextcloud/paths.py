@@ -75,8 +75,13 @@ def relative(href: str, root: str) -> str | None:
     '/remote.php/dav/files/alice'), or None when the href is outside it."""
     # Nextcloud sends absolute paths: those skip urlsplit (a tenth of a 10,000-entry listing's CPU)
     plain = href.startswith("/") and not href.startswith("//") and "?" not in href and "#" not in href
-    decoded = unicodedata.normalize("NFC", unquote(href if plain else urlsplit(href).path)).rstrip("/")
-    base = root.rstrip("/")
+    decoded = unicodedata.normalize("NFC", unquote(href if plain else urlsplit(href).path))
+    return _below(decoded, root.rstrip("/"))
+
+
+def _below(decoded: str, base: str) -> str | None:
+    """A decoded href's path below `base` (no trailing slash): "" for `base` itself, None outside."""
+    decoded = decoded.rstrip("/")
     if decoded == base:
         return ""
     if not decoded.startswith(base + "/"):
@@ -96,15 +101,10 @@ def relatives(hrefs: list[str], root: str) -> list[str | None]:
     if len(decoded) != len(hrefs):
         return [relative(href, root) for href in hrefs]
     base = root.rstrip("/")
-    below = base + "/"
-    found: list[str | None] = []
-    for href, path in zip(hrefs, decoded, strict=True):
-        if not href.startswith("/") or href.startswith("//"):
-            found.append(relative(href, root))
-            continue
-        path = path.rstrip("/")
-        found.append("" if path == base else path[len(below) :] if path.startswith(below) else None)
-    return found
+    return [
+        _below(path, base) if href.startswith("/") and not href.startswith("//") else relative(href, root)
+        for href, path in zip(hrefs, decoded, strict=True)
+    ]
 
 
 def parent(path: str) -> str:
