@@ -28,6 +28,7 @@ __all__ = [
     "EntryKey",
     "ListedEntries",
     "Row",
+    "ascii_number",
     "entry_at",
     "entry_key",
     "entry_of",
@@ -93,7 +94,7 @@ _RESOURCETYPE, _COLLECTION, _MODIFIED, _ETAG, _TYPE, _LENGTH = (
 _SIZE, _FILEID = f"{{{OC}}}size", f"{{{OC}}}fileid"
 
 
-def _number(text: str | None) -> int | None:
+def ascii_number(text: str | None) -> int | None:
     """A count Nextcloud sent as ASCII digits (at most 20: no size or id is longer); else None."""
     return int(text) if text and len(text) <= 20 and text.isascii() and text.isdigit() else None
 
@@ -138,11 +139,11 @@ def entry_at(key: EntryKey, path: str) -> FileEntry:
         path=path,
         name=path.rpartition("/")[2],
         kind="directory" if is_dir else "file",
-        size=_number(size or length),
+        size=ascii_number(size or length),
         modified=http_date(modified),
         etag=etags.plain(etag) or None,
         mime=None if is_dir else mime,
-        file_id=_number(file_id),
+        file_id=ascii_number(file_id),
     )
 
 

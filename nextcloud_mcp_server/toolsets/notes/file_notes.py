@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from xml.etree.ElementTree import Element
 
 from nextcloud_mcp_server.nextcloud.built_on_read import BuiltOnRead
-from nextcloud_mcp_server.nextcloud.dav.files import http_date
+from nextcloud_mcp_server.nextcloud.dav.files import ascii_number, http_date
 from nextcloud_mcp_server.nextcloud.dav.xml import DAV, NC_ORG, OC, prop_text, read_props
 from nextcloud_mcp_server.nextcloud.models import LAST_TIMESTAMP, Note
 
@@ -88,12 +88,12 @@ NoteRow = tuple[int, int, str, bool]
 
 def note_row(relative: str, item: FoundFile, custom: str) -> NoteRow | None:
     """The note a file below the notes folder is, or None when the Notes app would not list it."""
-    file_id = item.file_id or ""
-    if not file_id.isdigit() or len(file_id) > 20 or not is_note_path(relative, custom):
+    file_id = ascii_number(item.file_id)
+    if file_id is None or not is_note_path(relative, custom):
         return None
     changed = http_date(item.modified)
     modified = min(max(int(changed.timestamp()), 0), LAST_TIMESTAMP) if changed is not None else 0
-    return (-modified, int(file_id), relative, item.favorite == "1")
+    return (-modified, file_id, relative, item.favorite == "1")
 
 
 def note_at(row: NoteRow) -> Note:

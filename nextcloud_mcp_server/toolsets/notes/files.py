@@ -38,6 +38,7 @@ from urllib.parse import quote
 from nextcloud_mcp_server.nextcloud import paths
 from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.dav.file_search import search_request
+from nextcloud_mcp_server.nextcloud.dav.files import ascii_number
 from nextcloud_mcp_server.nextcloud.dav.xml import DAV, NC_ORG, parse_multistatus, read_multistatus_batches
 from nextcloud_mcp_server.nextcloud.errors import NextcloudError, NotFound
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
@@ -379,7 +380,7 @@ def _file_etag(item: FoundFile, modified: int, answered: float) -> str:
     written again within the same second (recorded on 29), so a text read then may go stale
     under the same ETag."""
     uploaded = item.uploaded or ""
-    recent = max(modified, int(uploaded) if uploaded.isdigit() and len(uploaded) <= 20 else 0) >= answered - 2
+    recent = max(modified, ascii_number(uploaded) or 0) >= answered - 2
     etag = item.etag or ""
     return "" if recent or not etag else f"{etag}|{uploaded}"
 

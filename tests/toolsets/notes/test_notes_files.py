@@ -4,6 +4,7 @@ double and the real 29 and 34, and a kept listing that still sees every change."
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import io
 import zipfile
 from collections.abc import Awaitable, Callable
@@ -20,8 +21,13 @@ from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.kept import KeptAnswers
 from nextcloud_mcp_server.nextcloud.models import Note
 from nextcloud_mcp_server.toolsets.notes.client import NotesClient
-from nextcloud_mcp_server.toolsets.notes.file_notes import NotesFilesUnavailable, unzip_notes
-from nextcloud_mcp_server.toolsets.notes.files import NotesFiles
+from nextcloud_mcp_server.toolsets.notes.file_notes import (
+    FoundFile,
+    NotesFilesUnavailable,
+    note_row,
+    unzip_notes,
+)
+from nextcloud_mcp_server.toolsets.notes.files import NotesFiles, _file_etag
 from tests.backends import Login, Nextcloud
 from tests.conftest import ADMIN_APP_PASSWORD, ADMIN_PASSWORD, ALICE_APP_PASSWORD, ALICE_PASSWORD
 from tests.mcp_clients import stdio_session, structured
@@ -220,6 +226,17 @@ def _zip(entries: dict[str, bytes]) -> bytes:
         for name, data in entries.items():
             archive.writestr(name, data)
     return buffer.getvalue()
+
+
+def test_a_file_id_or_upload_time_that_is_no_ascii_number_is_no_note_and_no_time() -> None:
+    """What a SEARCH says of a file is untrusted: an id of other digits ('²' is a digit to
+    `str.isdigit`, and `int` refuses it) or longer than 20 is no note, not a crash; such an
+    upload time counts as none."""
+    found = FoundFile("/x", "12", "Mon, 23 Nov 2026 18:04:30 GMT", "1", '"e"', "²")
+    assert note_row("a.md", found, "") == (-1795457070, 12, "a.md", True)
+    for bad in ("²", "١٢", "1" * 21, "-3", ""):
+        assert note_row("a.md", dataclasses.replace(found, file_id=bad), "") is None
+    assert _file_etag(found, 0, 1_000.0) == '"e"|²'  # long before the answer: kept by its ETag
 
 
 def test_an_archive_yields_only_the_notes_and_refuses_a_bomb() -> None:
