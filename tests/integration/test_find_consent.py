@@ -20,16 +20,12 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import ElicitRequestFormParams, ElicitResult
 
-from nextcloud_mcp_server.app import create_app
-from nextcloud_mcp_server.config import load_settings
 from nextcloud_mcp_server.index.sqlite import SQLiteIndex
 from tests.mcp_clients import http_session, structured
 from tests.nextcloud_double import NextcloudDouble
-from tests.nextcloud_double.server import serve_in_thread
-from tests.nextcloud_double.tokens import idp_jwt_validator
+from tests.oauth_server import oauth_server
 from tests.offline import OfflineServer, offline_server, provision
 from tests.oidc import IdP
-from tests.processes import free_port
 
 pytestmark = pytest.mark.integration
 
@@ -205,26 +201,19 @@ async def test_in_pass_through_mode_the_answer_is_kept_in_the_persons_index(
 ) -> None:
     """No grant is stored in pass-through mode: the answer lives in the person's own index and goes
     with it (nc_find_forget asks again); nothing is kept current in the background there."""
-    double.accounts.add_bearer_validator(idp_jwt_validator(idp.issuer))
-    port = free_port()
-    mcp = f"http://127.0.0.1:{port}/mcp"
-    settings = load_settings(
-        env_file=None,
-        nextcloud_host=double_url,
-        oidc_issuer=idp.issuer,
-        mcp_public_url=mcp,
-        oidc_client_id="mcp-server",
-        oidc_client_secret="mcp-server-secret",
+    (double.user_files("alice") / "diary.md").write_text("the walrus tusk")
+    person = Person(agree=False)
+    with oauth_server(
+        double,
+        double_url,
+        idp,
         nextcloud_mcp_toolsets="default,find",
         find_index_path=tmp_path / "find-index.sqlite3",
         store_path=tmp_path / "store.sqlite3",
         find_meaning="off",
-    )
-    (double.user_files("alice") / "diary.md").write_text("the walrus tusk")
-    headers = {"Authorization": f"Bearer {idp.access_token(user='alice', resource=mcp)}"}
-    person = Person(agree=False)
-    with serve_in_thread(create_app(settings), port=port):
-        async with http_session(mcp, headers=headers, elicitation_callback=person.answer) as s:
+    ) as server:
+        headers = {"Authorization": f"Bearer {idp.access_token(user='alice', resource=server.mcp)}"}
+        async with http_session(server.mcp, headers=headers, elicitation_callback=person.answer) as s:
             declined = structured(await s.call_tool("nc_find", {"query": "tusk"}))
             again = structured(await s.call_tool("nc_find", {"query": "tusk"}))
             structured(await s.call_tool("nc_find_forget", {}))
