@@ -26,6 +26,7 @@ from nextcloud_mcp_server.nextcloud.errors import InvalidResponse, NextcloudErro
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
 from nextcloud_mcp_server.nextcloud.models import ServerStatus
 from nextcloud_mcp_server.nextcloud.ocs import OCSClient
+from nextcloud_mcp_server.numbers import ascii_number
 from nextcloud_mcp_server.toolsets import declarations
 
 if TYPE_CHECKING:
@@ -201,7 +202,7 @@ async def _checks(
         return
     version = status.versionstring or status.version
     results.append(Check("reachable", "ok", f"{status.productname} {version} answered in {_ms(plain)}"))
-    major = int(status.version.split(".")[0]) if status.version.split(".")[0].isdigit() else 0
+    major = ascii_number(status.version.split(".")[0]) or 0
     if not TESTED_MAJORS[0] <= major <= TESTED_MAJORS[1]:
         results.append(
             Check(

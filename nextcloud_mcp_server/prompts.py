@@ -20,6 +20,8 @@ from mcp.server.mcpserver.prompts import Prompt
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS
 
+from nextcloud_mcp_server.numbers import ascii_number
+
 __all__ = ["PROMPTS", "register_prompts"]
 
 MAX_ARGUMENT = 100  # characters of any argument
@@ -48,9 +50,10 @@ def _whole(value: str | None, name: str, default: int, low: int, high: int) -> i
     text = (value or "").strip()
     if not text:
         return default
-    if not text.isdigit() or not low <= int(text) <= high:
+    number = ascii_number(text)
+    if number is None or not low <= number <= high:
         raise _refuse(f"{name}: a whole number from {low} to {high}")
-    return int(text)
+    return number
 
 
 def _when(zone: str | None) -> str:

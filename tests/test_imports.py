@@ -35,6 +35,7 @@ ROOMS: list[tuple[str, ...]] = [
     ("toolsets",),  # the registry and each toolset's declaration: plain data
     ("nextcloud",),  # the Nextcloud client: knows nothing of MCP
     ("outbound",),  # bounded HTTP for every upstream
+    ("numbers",),  # whole numbers read from text another party wrote (docs/ADR/0114)
 ]
 
 

@@ -25,6 +25,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from nextcloud_mcp_server.authz.clients import RegistrationsFull
 from nextcloud_mcp_server.authz.requests import client_redirect
+from nextcloud_mcp_server.numbers import ascii_number
 
 __all__ = [
     "MAX_FORM_BYTES",
@@ -133,8 +134,8 @@ class BoundedBody:
             await self.app(scope, receive, send)
             return
         headers = Headers(scope=scope)
-        declared = headers.get("content-length", "")
-        body = None if declared.isdigit() and int(declared) > self.limit else await _read(receive, self.limit)
+        declared = ascii_number(headers.get("content-length"))
+        body = None if declared is not None and declared > self.limit else await _read(receive, self.limit)
         if body is None:
             await self._too_large()(scope, receive, send)
             return

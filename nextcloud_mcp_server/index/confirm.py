@@ -18,6 +18,7 @@ from nextcloud_mcp_server.index.sync import NOTES_FOLDER
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 from nextcloud_mcp_server.nextcloud.dav.file_search import files_named
 from nextcloud_mcp_server.nextcloud.errors import Forbidden, NextcloudError, NotFound, Unauthorized
+from nextcloud_mcp_server.numbers import ascii_number
 from nextcloud_mcp_server.toolsets.notes.client import NotesClient
 
 __all__ = ["confirmed"]
@@ -97,7 +98,7 @@ async def _notes_and_files(
     inside the notes folder is there. The rest are read as before (notes by id, folders listed),
     which decides."""
     paths = {h.key for h in files}
-    ids = {int(h.key) for h in notes if h.key.isdigit() and len(h.key) < 19}
+    ids = {n for h in notes if (n := ascii_number(h.key, max_digits=18)) is not None}
     shown, folder = await asyncio.gather(_searched(nc, paths, ids), _notes_folder(index, user, nc, ids))
     found_files = paths & shown.keys()
     found_notes = {

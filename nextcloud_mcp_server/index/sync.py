@@ -25,6 +25,7 @@ from nextcloud_mcp_server.index.extract import Limits, extract_text, format_of
 from nextcloud_mcp_server.nextcloud.dav.webdav import WebDAVClient
 from nextcloud_mcp_server.nextcloud.errors import NextcloudError
 from nextcloud_mcp_server.nextcloud.models import FileEntry, Note
+from nextcloud_mcp_server.numbers import ascii_number
 from nextcloud_mcp_server.toolsets.notes.client import NotesClient
 
 __all__ = ["NOTES_FOLDER", "TEXT_SUFFIXES", "Round", "sync_files", "sync_notes"]
@@ -67,7 +68,7 @@ async def sync_notes(index: FindIndex, user: str, notes: NotesClient, work: Roun
     work.requests += 1
     listed = {n.id: n async for n in notes.iter_notes(exclude=("content",), chunk_size=100_000)}
     indexed = await index.versions(user, "note")
-    gone = [key for key in indexed if not key.isdigit() or int(key) not in listed]
+    gone = [key for key in indexed if ascii_number(key) not in listed]
     if gone:
         work.removed += await index.remove(user, "note", gone)
     changed = [n for n in listed.values() if indexed.get(str(n.id)) != n.etag]

@@ -38,6 +38,7 @@ import certifi
 from yarl import URL
 
 from nextcloud_mcp_server import DISTRIBUTION, __version__
+from nextcloud_mcp_server.numbers import ascii_number
 from nextcloud_mcp_server.outbound.answers import Answer, StreamedAnswer
 from nextcloud_mcp_server.outbound.errors import (
     AnswerStalled,
@@ -265,8 +266,8 @@ class BoundedClient:
         _check_request(method, url, all_headers)
         answer = await self._transmit(method, url, all_headers, data, limit, deadline)
         try:
-            declared = answer.headers.get("content-length", "")
-            if limit is not None and declared.isdigit() and int(declared) > limit:
+            declared = ascii_number(answer.headers.get("content-length"))
+            if limit is not None and declared is not None and declared > limit:
                 answer.abandon()  # not even the start of it is read
                 raise AnswerTooLarge(limit)
             self._learn_keepalive(answer.headers.get("keep-alive"))

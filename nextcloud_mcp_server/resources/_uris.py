@@ -10,6 +10,7 @@ from urllib.parse import quote
 
 from nextcloud_mcp_server.nextcloud import paths
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
+from nextcloud_mcp_server.numbers import ascii_number
 
 __all__ = [
     "CALENDAR_TEMPLATE",
@@ -74,9 +75,10 @@ def contact_uri(address_book: str, uid: str) -> str:
 
 def note_id(text: str) -> int:
     """A note id as the Notes app hands them out: digits, 1 to 2^63-1."""
-    if not text.isascii() or not text.isdigit() or len(text) > 19 or not 1 <= int(text) <= MAX_NOTE_ID:
+    number = ascii_number(text, max_digits=19)
+    if number is None or not 1 <= number <= MAX_NOTE_ID:
         raise BadUri(f"a note id is a whole number from 1 to {MAX_NOTE_ID}, not '{text[:40]}'")
-    return int(text)
+    return number
 
 
 def week_of(day: date) -> str:

@@ -28,6 +28,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from nextcloud_mcp_server.config import Settings
+from nextcloud_mcp_server.numbers import ascii_number
 
 __all__ = [
     "MAX_HEADER_BYTES",
@@ -199,9 +200,9 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        declared = Headers(scope=scope).get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.limit:
-            await self._refuse(int(declared), scope, receive, send)
+        declared = ascii_number(Headers(scope=scope).get("content-length"))
+        if declared is not None and declared > self.limit:
+            await self._refuse(declared, scope, receive, send)
             return
         seen = 0
         started = False

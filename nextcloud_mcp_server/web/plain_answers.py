@@ -37,6 +37,8 @@ from mcp.types import JSONRPCError, JSONRPCResponse
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from nextcloud_mcp_server.numbers import ascii_number
+
 __all__ = ["MAX_PLAIN_BODY", "PlainAnswerSessions", "PlainAnswers", "plain_answer_wanted"]
 
 logger = logging.getLogger(__name__)
@@ -82,9 +84,9 @@ class PlainAnswers:
             await self.app(scope, receive, send)
             return
         request = Request(scope)
-        length = request.headers.get("content-length", "")
+        length = ascii_number(request.headers.get("content-length"))
         has_json, _ = check_accept_headers(request)
-        if not (has_json and length.isdigit() and int(length) <= MAX_PLAIN_BODY):
+        if not (has_json and length is not None and length <= MAX_PLAIN_BODY):
             await self.app(scope, receive, send)
             return
         body, replay = await _buffer(receive)

@@ -39,6 +39,8 @@ async def test_the_calendar_prompts_name_only_offered_tools_and_check_their_argu
                 ("today", {"timezone": "Mars/Olympus"}),
                 ("find_time", {"duration_minutes": "0"}),
                 ("find_time", {"within_days": "1e9"}),
+                ("find_time", {"duration_minutes": "3²"}),  # isdigit() takes it; int() does not
+                ("find_time", {"within_days": "9" * 5000}),  # past int()'s 4,300 digits
                 ("tidy_deck_board", {"board": "Launch"}),
             ):
                 with pytest.raises(MCPError) as caught:
@@ -69,6 +71,8 @@ async def test_the_calendar_prompts_name_only_offered_tools_and_check_their_argu
     assert "IANA time zone" in refused[("today", "Mars/Olympus")]
     assert "from 5 to 1440" in refused[("find_time", "0")]
     assert "from 1 to 60" in refused[("find_time", "1e9")]
+    assert "from 5 to 1440" in refused[("find_time", "3²")]
+    assert "from 1 to 60" in refused[("find_time", "9" * 5000)]
     assert "tidy_deck_board" in refused[("tidy_deck_board", "Launch")]  # not offered without Deck
 
 

@@ -21,6 +21,7 @@ from nextcloud_mcp_server.nextcloud import paths
 from nextcloud_mcp_server.nextcloud.dav.file_apps import DavApp
 from nextcloud_mcp_server.nextcloud.dav.xml import NC_ORG, OC, DavResponse
 from nextcloud_mcp_server.nextcloud.errors import NotFound
+from nextcloud_mcp_server.numbers import ascii_number
 
 __all__ = ["MAX_LEVELS", "FileFacts", "Sharing"]
 
@@ -58,7 +59,7 @@ def _sharing(path: str, item: DavResponse) -> Sharing:
         kind = (sharee.findtext(f"{{{NC_ORG}}}type") or "").strip()
         each.append(
             (
-                int(kind) if kind.isdigit() else -1,
+                -1 if (number := ascii_number(kind)) is None else number,
                 (sharee.findtext(f"{{{NC_ORG}}}id") or "")[:200],
                 (sharee.findtext(f"{{{NC_ORG}}}display-name") or "")[:200],
             )
@@ -67,7 +68,7 @@ def _sharing(path: str, item: DavResponse) -> Sharing:
         path=path,
         owner=(item.text(f"{{{OC}}}owner-id") or "")[:200],
         owner_name=(item.text(f"{{{OC}}}owner-display-name") or "")[:200],
-        share_types=tuple(sorted({int(t) for t in found if t.isdigit()})),
+        share_types=tuple(sorted({n for t in found if (n := ascii_number(t)) is not None})),
         sharees=tuple(sorted(each)),
     )
 
@@ -109,7 +110,7 @@ class FileFacts(DavApp):
         if checksums:
             return f"checksum:{checksums}|upload:{upload}"
         size_text = item.text(f"{{{OC}}}size") or ""
-        size = int(size_text) if size_text.isdigit() else None
+        size = ascii_number(size_text)
         if size is None or size > max_bytes:
             return f"unread:{size_text}|upload:{upload}"
         hasher = hashlib.sha256()

@@ -20,6 +20,7 @@ from nextcloud_mcp_server.nextcloud import etags, paths
 from nextcloud_mcp_server.nextcloud.built_on_read import BuiltOnRead
 from nextcloud_mcp_server.nextcloud.dav.xml import DAV, OC, prop_text, read_props
 from nextcloud_mcp_server.nextcloud.models import FileEntry
+from nextcloud_mcp_server.numbers import ascii_number
 
 __all__ = [
     "ETAG_PROPS",
@@ -92,11 +93,6 @@ _RESOURCETYPE, _COLLECTION, _MODIFIED, _ETAG, _TYPE, _LENGTH = (
     )
 )
 _SIZE, _FILEID = f"{{{OC}}}size", f"{{{OC}}}fileid"
-
-
-def ascii_number(text: str | None) -> int | None:
-    """A count Nextcloud sent as ASCII digits (at most 20: no size or id is longer); else None."""
-    return int(text) if text and len(text) <= 20 and text.isascii() and text.isdigit() else None
 
 
 # Everything of an answer's entry that `file_entry` reads: href, folder or not, and the texts of

@@ -19,6 +19,8 @@ from datetime import date
 
 from icalendar.parser import Contentline, Contentlines
 
+from nextcloud_mcp_server.numbers import ascii_digits
+
 __all__ = ["starts_after"]
 
 _REPEATING = frozenset({"RRULE", "RDATE", "EXDATE", "RECURRENCE-ID", "EXRULE"})
@@ -68,7 +70,7 @@ def _date(line: str) -> date | None:
     except ValueError:
         return None
     digits = value[:8]
-    if len(digits) != 8 or not digits.isascii() or not digits.isdigit():
+    if len(digits) != 8 or not ascii_digits(digits):
         return None
     if len(value) > 8 and value[8] != "T":
         return None

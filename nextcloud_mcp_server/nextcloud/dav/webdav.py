@@ -37,6 +37,7 @@ from nextcloud_mcp_server.nextcloud.errors import (
 )
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.models import FileEntry
+from nextcloud_mcp_server.numbers import ascii_number
 from nextcloud_mcp_server.outbound.answers import Headers
 
 __all__ = ["PROPFIND_BODY", "FilePage", "NotModified", "WebDAVClient", "WriteResult"]
@@ -348,6 +349,6 @@ def _total_size(headers: Headers, status: int) -> int | None:
     content_range = get("content-range") or ""
     if "/" in content_range:
         total = content_range.rsplit("/", 1)[1].strip()
-        return int(total) if total.isdigit() else None
+        return ascii_number(total)
     length = get("content-length")
-    return int(length) if status == 200 and length and length.isdigit() else None
+    return ascii_number(length) if status == 200 else None

@@ -21,6 +21,7 @@ from xml.parsers import expat
 from nextcloud_mcp_server.nextcloud.errors import InvalidResponse
 from nextcloud_mcp_server.nextcloud.http import XML_LIMITS, StreamedAnswer, XmlLimits
 from nextcloud_mcp_server.nextcloud.sabre import sabre_message
+from nextcloud_mcp_server.numbers import ascii_number
 
 __all__ = [
     "APPLE",
@@ -81,7 +82,7 @@ class DavResponse:
 def status_code(text: str | None) -> int | None:
     """The code of a DAV status line (`HTTP/1.1 200 OK`: 200), or None."""
     parts = (text or "").split()
-    return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
+    return ascii_number(parts[1], max_digits=3) if len(parts) > 1 else None
 
 
 _HREF, _STATUS, _PROPSTAT, _PROP, _RESPONSE = (

@@ -16,6 +16,7 @@ from pydantic import Field, ValidationError
 from nextcloud_mcp_server.nextcloud.errors import InvalidResponse
 from nextcloud_mcp_server.nextcloud.models import FrozenAppModel
 from nextcloud_mcp_server.nextcloud.ocs import OCSClient
+from nextcloud_mcp_server.numbers import ascii_number
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.auth import Credential
@@ -62,5 +63,5 @@ class ActivityClient:
         except (TypeError, ValidationError):
             raise InvalidResponse(self._host, "Activity answered in an unexpected shape") from None
         last = answer.headers.get("X-Activity-Last-Given")
-        more = last is not None and last.lstrip("-").isdigit() and len(activities) >= limit
-        return activities, int(last) if more and last is not None else None
+        given = ascii_number(last, signed=True)
+        return activities, given if given is not None and len(activities) >= limit else None

@@ -8,6 +8,7 @@ from typing import Any
 from mcp.server.mcpserver import Context
 
 from nextcloud_mcp_server.index.engine import END_MARK, START_MARK
+from nextcloud_mcp_server.numbers import ascii_number
 from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._find_index import from_index
 
@@ -28,16 +29,17 @@ async def indexed_pages(
     words = [w.casefold() for w in query.split() if w.isalnum()]
     found = []
     for hit in hits:
-        collective, _, page = hit.key.partition("/")
-        if not (collective.isdigit() and page.isdigit()):
+        collective_text, _, page_text = hit.key.partition("/")
+        collective, page = ascii_number(collective_text), ascii_number(page_text)
+        if collective is None or page is None:
             continue
-        if collective_id is not None and int(collective) != collective_id:
+        if collective_id is not None and collective != collective_id:
             continue
         snippet = hit.excerpt.replace(START_MARK, "").replace(END_MARK, "")
         in_title = bool(words) and all(w in hit.title.casefold() for w in words)
         matched_in = "title" if in_title else "content"
         found.append(
-            {"collective_id": int(collective), "id": int(page), "title": hit.title, "snippet": snippet}
+            {"collective_id": collective, "id": page, "title": hit.title, "snippet": snippet}
             | {"matched_in": matched_in}
         )
     return found[:limit]

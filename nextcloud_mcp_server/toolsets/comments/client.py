@@ -12,6 +12,7 @@ from datetime import datetime
 from nextcloud_mcp_server.nextcloud.dav.file_apps import DavApp, http_date, last_segment, xml_request
 from nextcloud_mcp_server.nextcloud.dav.xml import OC, DavResponse
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NotFound
+from nextcloud_mcp_server.numbers import ascii_number
 
 __all__ = ["MAX_MESSAGE", "Comment", "CommentsClient", "check_message"]
 
@@ -38,15 +39,15 @@ def check_message(message: str) -> str:
 
 
 def _comment(response: DavResponse) -> Comment | None:
-    text = response.text(f"{{{OC}}}id")
-    if not text or not text.isdigit() or response.text(f"{{{OC}}}verb") not in (None, "comment"):
+    comment_id = ascii_number(response.text(f"{{{OC}}}id"))
+    if comment_id is None or response.text(f"{{{OC}}}verb") not in (None, "comment"):
         return None
     mentions = response.props.get(f"{{{OC}}}mentions")
     ids = [
         (m.findtext(f"{{{OC}}}mentionId") or "")[:100] for m in (mentions if mentions is not None else [])
     ][:50]
     return Comment(
-        id=int(text),
+        id=comment_id,
         author_id=(response.text(f"{{{OC}}}actorId") or "")[:200],
         author=(response.text(f"{{{OC}}}actorDisplayName") or "")[:200],
         message=(response.text(f"{{{OC}}}message") or "")[:MAX_MESSAGE],
@@ -84,4 +85,4 @@ class CommentsClient(DavApp):
         body = {"actorType": "users", "verb": "comment", "message": check_message(message)}
         location = await self.send("POST", self._path(file_id), json=body)
         name = last_segment(location or "")
-        return int(name) if name.isdigit() else None
+        return ascii_number(name)

@@ -132,7 +132,7 @@ def _info(card: Card, book: AddressBook | str) -> ContactInfo:
 
 
 def _digits(text: str) -> str:
-    return "".join(c for c in text if c.isdigit())
+    return "".join(c for c in text if "0" <= c <= "9")
 
 
 async def _book(carddav: CardDAVClient, wanted: str | None, *, write: bool = False) -> AddressBook:

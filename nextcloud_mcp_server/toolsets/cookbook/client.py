@@ -33,6 +33,7 @@ from nextcloud_mcp_server.nextcloud.errors import (
 )
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.models import AppModel, plain_text
+from nextcloud_mcp_server.numbers import ascii_number
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.client import NextcloudClient
@@ -177,8 +178,8 @@ class CookbookClient:
     async def create(self, fields: dict[str, Any]) -> int:
         """Store a new recipe (schema.org fields); its id."""
         created = await self._call("POST", "/recipes", "the recipe", body={"@type": "Recipe", **fields})
-        if isinstance(created, int | str) and str(created).isdigit():
-            return int(created)
+        if isinstance(created, int | str) and (number := ascii_number(str(created))) is not None:
+            return number
         raise InvalidResponse(self.host, "Cookbook did not answer the new recipe's id")
 
     async def replace(self, recipe: Recipe, fields: dict[str, Any]) -> None:

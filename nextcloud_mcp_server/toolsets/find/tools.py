@@ -33,6 +33,7 @@ from nextcloud_mcp_server.index.query import MAX_QUERY_CHARS, Query, QueryError,
 from nextcloud_mcp_server.index.sync import Round
 from nextcloud_mcp_server.nextcloud import paths
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
+from nextcloud_mcp_server.numbers import ascii_number
 from nextcloud_mcp_server.resources._uris import contact_uri, file_uri, note_uri
 from nextcloud_mcp_server.tools._context import nextcloud_for, runtime_of
 from nextcloud_mcp_server.tools._find_index import own_round, user_key
@@ -176,9 +177,10 @@ def _offset(cursor: str | None, tag: str) -> int:
     if cursor is None:
         return 0
     offset, _, found = cursor.partition(".")
-    if found != tag or not offset.isdigit() or len(offset) > 4:
+    number = ascii_number(offset, max_digits=4)
+    if found != tag or number is None:
         raise InvalidInput("this cursor belongs to another query or filters; start without a cursor")
-    return int(offset)
+    return number
 
 
 async def _ranked(

@@ -25,6 +25,7 @@ from nextcloud_mcp_server.nextcloud.errors import (
 )
 from nextcloud_mcp_server.nextcloud.http import Answer, NextcloudHTTP, json_body, not_json
 from nextcloud_mcp_server.nextcloud.models import Note, NoteSettings
+from nextcloud_mcp_server.numbers import ascii_number
 from nextcloud_mcp_server.toolsets.notes.errors import (
     NOTES_APP_MISSING,
     NoteConflict,
@@ -204,8 +205,8 @@ class NotesClient:
             response = await self._call("GET", "/notes", params=params)
             chunk = self._note_list(response)
             pending = response.headers.get("X-Notes-Chunk-Pending", "")
-            if total is None and pending.isdigit():
-                total = len(chunk) + int(pending)
+            if total is None and (more := ascii_number(pending)) is not None:
+                total = len(chunk) + more
             for note in chunk:
                 # The last chunk may repeat ids of pruned notes (id only): yield each note once.
                 if note.id not in seen:

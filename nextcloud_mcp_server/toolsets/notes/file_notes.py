@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from xml.etree.ElementTree import Element
 
 from nextcloud_mcp_server.nextcloud.built_on_read import BuiltOnRead
-from nextcloud_mcp_server.nextcloud.dav.files import ascii_number, http_date
+from nextcloud_mcp_server.nextcloud.dav.files import http_date
 from nextcloud_mcp_server.nextcloud.dav.xml import DAV, NC_ORG, OC, prop_text, read_props
 from nextcloud_mcp_server.nextcloud.models import LAST_TIMESTAMP, Note
+from nextcloud_mcp_server.numbers import ascii_number
 
 __all__ = [
     "EXTENSIONS",

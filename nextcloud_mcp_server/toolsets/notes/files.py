@@ -38,12 +38,12 @@ from urllib.parse import quote
 from nextcloud_mcp_server.nextcloud import paths
 from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.dav.file_search import search_request
-from nextcloud_mcp_server.nextcloud.dav.files import ascii_number
 from nextcloud_mcp_server.nextcloud.dav.xml import DAV, NC_ORG, parse_multistatus, read_multistatus_batches
 from nextcloud_mcp_server.nextcloud.errors import NextcloudError, NotFound
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.kept import KeptAnswers
 from nextcloud_mcp_server.nextcloud.models import NoteSettings
+from nextcloud_mcp_server.numbers import ascii_number
 from nextcloud_mcp_server.toolsets.notes.file_notes import (
     MAX_ZIP_BYTES,
     FoundFile,

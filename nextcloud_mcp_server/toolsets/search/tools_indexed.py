@@ -11,6 +11,7 @@ from mcp.server.mcpserver import Context
 
 from nextcloud_mcp_server.index.engine import END_MARK, START_MARK, Hit, collection_of
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
+from nextcloud_mcp_server.numbers import ascii_number
 from nextcloud_mcp_server.resources._uris import contact_uri, file_uri, note_uri
 from nextcloud_mcp_server.tools._find_index import from_index
 
@@ -35,7 +36,7 @@ def _result(hit: Hit) -> dict[str, Any]:
     if hit.kind == "file":
         url, attributes["path"] = file_uri(hit.key), hit.key
     elif hit.kind == "note":
-        url = note_uri(int(hit.key)) if hit.key.isdigit() else ""
+        url = "" if (note := ascii_number(hit.key)) is None else note_uri(note)
     elif hit.kind == "contact":
         href, _, uid = hit.key.partition("|")
         url = contact_uri(collection_of(href).rstrip("/").rpartition("/")[2], uid)

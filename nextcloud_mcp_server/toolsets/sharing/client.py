@@ -17,6 +17,7 @@ from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, InvalidResponse, error_for_status
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
 from nextcloud_mcp_server.nextcloud.paths import clean
+from nextcloud_mcp_server.numbers import ascii_digits
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.client import NextcloudClient
@@ -235,6 +236,6 @@ class SharesClient:
 
 
 def _id(share_id: str) -> str:
-    if not share_id.isdigit() or len(share_id) > 20:
+    if not ascii_digits(share_id):
         raise InvalidInput(f"'{share_id[:40]}' is not a share id")
     return share_id

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from nextcloud_mcp_server.numbers import ascii_number
 from nextcloud_mcp_server.tools._arguments import StrictArguments
 from nextcloud_mcp_server.toolsets.tables.client import TableRow
 from nextcloud_mcp_server.toolsets.tables.values import (
@@ -81,9 +82,9 @@ def resolve(columns: list[TableColumn], key: str) -> TableColumn:
         if len(found) > 1:
             ids = ", ".join(str(c.id) for c in found[:10])
             raise InvalidTableInput(f'several columns are titled "{name[:80]}": name one by its id ({ids})')
-    if name.isdigit():
+    if (number := ascii_number(name)) is not None:
         for column in columns:
-            if column.id == int(name):
+            if column.id == number:
                 return column
     titles = ", ".join(repr(c.title[:40]) for c in columns[:40]) or "none"
     raise InvalidTableInput(f'no column "{name[:80]}" here; the columns are: {titles}')

@@ -27,6 +27,7 @@ from nextcloud_mcp_server.nextcloud.errors import (
     PreconditionFailed,
 )
 from nextcloud_mcp_server.nextcloud.models import FileEntry
+from nextcloud_mcp_server.numbers import ascii_digits, ascii_number
 
 __all__ = ["SystemTag", "SystemTagsClient", "check_tag_name"]
 
@@ -62,11 +63,11 @@ def _flag(response: DavResponse, name: str, default: bool) -> bool:
 
 
 def _tag(response: DavResponse) -> SystemTag | None:
-    text = response.text(f"{{{OC}}}id")
-    if not text or not text.isdigit():
+    tag_id = ascii_number(response.text(f"{{{OC}}}id"))
+    if tag_id is None:
         return None
     return SystemTag(
-        id=int(text),
+        id=tag_id,
         name=(response.text(f"{{{OC}}}display-name") or "")[: MAX_NAME * 4],
         user_visible=_flag(response, "user-visible", True),
         user_assignable=_flag(response, "user-assignable", True),
@@ -127,7 +128,7 @@ class SystemTagsClient(DavApp):
                 self.host, "this Nextcloud lets only administrators create tags", status=403, body=exc.body
             ) from None
         tag_id = last_segment(location or "")
-        if not tag_id.isdigit():
+        if not ascii_digits(tag_id):
             found = await self.find(wanted)
             if found is None:
                 raise NotFound(self.host, f"the tag '{wanted}' was created but cannot be found", status=404)
@@ -205,10 +206,10 @@ class SystemTagsClient(DavApp):
                     path=relative,
                     name=relative.rpartition("/")[2],
                     kind="directory" if folder else "file",
-                    size=int(size) if size and size.isdigit() else None,
+                    size=ascii_number(size),
                     modified=http_date(response.text(f"{{{DAV}}}getlastmodified")),
                     mime=None if folder else response.text(f"{{{DAV}}}getcontenttype"),
-                    file_id=int(file_id) if file_id and file_id.isdigit() else None,
+                    file_id=ascii_number(file_id),
                 )
             )
             if len(found) >= limit:  # Nextcloud may send more than asked (its own comment says so)

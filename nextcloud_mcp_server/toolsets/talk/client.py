@@ -27,6 +27,7 @@ from nextcloud_mcp_server.nextcloud.errors import (
     error_for_status,
 )
 from nextcloud_mcp_server.nextcloud.http import Answer, NextcloudHTTP, json_body
+from nextcloud_mcp_server.numbers import ascii_number
 from nextcloud_mcp_server.toolsets.talk.models import (
     Conversation,
     Mentionable,
@@ -248,7 +249,7 @@ class TalkClient:
         except (KeyError, TypeError, ValueError):
             raise InvalidResponse(self.host, "a Talk message without a numeric id") from None
         given = response.headers.get("X-Chat-Last-Given", "")
-        cursor = int(given) if given.isdigit() else None
+        cursor = ascii_number(given)
         return found, cursor, len(data) >= limit and cursor is not None
 
     async def post(self, token: str, text: str, *, reply_to: int | None = None) -> Message:

@@ -21,6 +21,7 @@ from nextcloud_mcp_server.nextcloud.dav.file_apps import (
 )
 from nextcloud_mcp_server.nextcloud.dav.xml import DAV, NC_ORG, OC, DavResponse
 from nextcloud_mcp_server.nextcloud.errors import NotFound
+from nextcloud_mcp_server.numbers import ascii_number
 
 __all__ = ["TrashClient", "TrashItem", "TrashPage"]
 
@@ -53,7 +54,7 @@ class TrashPage:
 
 
 def _int(text: str | None) -> int | None:
-    return int(text) if text and text.isdigit() else None
+    return ascii_number(text)
 
 
 def _item(response: DavResponse) -> TrashItem | None:

@@ -20,6 +20,7 @@ from nextcloud_mcp_server.nextcloud.dav.file_apps import (
 )
 from nextcloud_mcp_server.nextcloud.dav.xml import DAV, NC_ORG, DavResponse
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NotFound
+from nextcloud_mcp_server.numbers import ascii_digits, ascii_number
 
 __all__ = ["FileVersion", "VersionsClient", "check_version_id"]
 
@@ -41,20 +42,20 @@ class FileVersion:
 
 
 def check_version_id(version: str) -> str:
-    if not version.isascii() or not version.isdigit() or len(version) > 20:
+    if not ascii_digits(version):
         raise InvalidInput("a version id is the number listed by nc_versions_list")
     return version
 
 
 def _version(response: DavResponse) -> FileVersion | None:
     name = last_segment(response.href)
-    if not name.isdigit() or is_collection(response):  # the file's own collection is named by its id
+    if not ascii_digits(name) or is_collection(response):  # the file's own collection is named by its id
         return None
     size = response.text(f"{{{DAV}}}getcontentlength")
     return FileVersion(
         id=name,
         modified=http_date(response.text(f"{{{DAV}}}getlastmodified")),
-        size=int(size) if size and size.isdigit() else None,
+        size=ascii_number(size),
         mime=response.text(f"{{{DAV}}}getcontenttype") or None,
         label=(response.text(f"{{{NC_ORG}}}version-label") or "")[:200] or None,
         author=(response.text(f"{{{NC_ORG}}}version-author") or "")[:200] or None,
