@@ -178,7 +178,7 @@ def _called_through(body: bytes, tool: str) -> list[str]:
     """The tools named by the `name` argument of each `tools/call` of `tool`."""
     try:
         payload = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # the SDK answers what it cannot parse
         return []
     messages = payload if isinstance(payload, list) else [payload]
     params = [m.get("params") for m in messages if isinstance(m, dict) and m.get("method") == "tools/call"]
@@ -190,7 +190,7 @@ def _called(body: bytes, method: str, key: str) -> list[str]:
     """The `params[key]` of each `method` request in a message or a batch."""
     try:
         payload = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # the SDK answers what it cannot parse
         return []
     messages = payload if isinstance(payload, list) else [payload]
     return [

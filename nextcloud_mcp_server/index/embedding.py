@@ -168,7 +168,11 @@ class EndpointModel:
                     ) from None
             else:
                 if answer.status_code == 200:
-                    return self._vectors(answer.json(), len(batch))
+                    try:
+                        payload = answer.json()
+                    except (ValueError, RecursionError):
+                        raise EmbeddingError(f"the embeddings endpoint {self.url} answered no JSON") from None
+                    return self._vectors(payload, len(batch))
                 if answer.status_code not in _RETRY_STATUSES or attempt == self._attempts:
                     raise EmbeddingError(self._refusal(answer.status_code, answer.text))
             await asyncio.sleep(min(4.0, 0.25 * 2**attempt))
@@ -187,7 +191,7 @@ class EndpointModel:
         data = payload.get("data") if isinstance(payload, dict) else None
         if not isinstance(data, list) or len(data) != count:
             raise EmbeddingError(f"the embeddings endpoint answered {count} texts with something else")
-        ordered = sorted(data, key=lambda d: d.get("index", 0) if isinstance(d, dict) else 0)
+        ordered = sorted(data, key=_place)
         rows: list[Any] = [d.get("embedding") if isinstance(d, dict) else None for d in ordered]
         if not all(isinstance(r, list) and 0 < len(r) <= MAX_DIMENSIONS for r in rows):
             raise EmbeddingError("the embeddings endpoint answered a vector that is not a list of numbers")
@@ -201,6 +205,14 @@ class EndpointModel:
             raise EmbeddingError(
                 "the embeddings endpoint answered a vector with something not a number"
             ) from None
+
+
+def _place(item: Any) -> int:
+    """Where an answered vector goes: its `index` (none: where it stands)."""
+    place = item.get("index", 0) if isinstance(item, dict) else 0
+    if not isinstance(place, int) or isinstance(place, bool):
+        raise EmbeddingError("the embeddings endpoint answered a vector whose index is not a whole number")
+    return place
 
 
 def similarity(matrix: Vectors, query: Vectors) -> npt.NDArray[np.float32]:

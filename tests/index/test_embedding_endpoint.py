@@ -44,6 +44,8 @@ async def test_a_busy_endpoint_is_asked_again() -> None:
 
 
 def _answer(payload: Any, status: int = 200) -> web.Response:
+    if isinstance(payload, str):  # a body as it comes, JSON or not
+        return web.Response(text=payload, status=status, content_type="application/json")
     return web.json_response(payload, status=status)
 
 
@@ -58,6 +60,9 @@ def _answer(payload: Any, status: int = 200) -> web.Response:
         ({"data": [{"index": 0, "embedding": [float("nan"), 1.0]}]}, 200, "finite"),
         ({"data": [{"index": 0, "embedding": [0.5] * 5000}]}, 200, "not a list of numbers"),
         (["not", "an", "object"], 200, "something else"),
+        ("<html>busy</html>", 200, "answered no JSON"),
+        ("[" * 5000 + "]" * 5000, 200, "answered no JSON"),  # deeper than json's recursion
+        ({"data": [{"index": "a", "embedding": [1.0]}]}, 200, "index is not a whole number"),
     ],
 )
 async def test_what_an_endpoint_gets_wrong_is_said_plainly(payload: Any, status: int, said: str) -> None:

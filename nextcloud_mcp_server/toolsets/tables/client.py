@@ -267,6 +267,6 @@ class TablesClient:
 def _message(body: str) -> str:
     try:
         said = json.loads(body[:4096]).get("message")
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         return ""
     return str(said)[:300] if said else ""

@@ -245,7 +245,7 @@ def shown_value(column: TableColumn, stored: Any, max_chars: int) -> tuple[Any, 
     if column.kind == "text-link" and isinstance(stored, str):
         try:
             parsed = json.loads(stored)
-        except ValueError:
+        except (ValueError, RecursionError):  # another user's cell: any text, any depth
             parsed = None
         if isinstance(parsed, dict) and isinstance(parsed.get("value"), str):
             stored = parsed["value"]
