@@ -24,7 +24,7 @@ from nextcloud_mcp_server.app import create_app
 from nextcloud_mcp_server.auth.scopes import ALL_SCOPES
 from nextcloud_mcp_server.config import ConfigError, load_settings
 from nextcloud_mcp_server.tools import DEFAULT_TOOLSETS, all_tools
-from tests.mcp_clients import INITIALIZE, http_session, structured
+from tests.mcp_clients import INITIALIZE, MCP_HEADERS, http_session, structured
 from tests.nextcloud_double import NextcloudDouble
 from tests.oauth_server import (  # noqa: F401 - the fixture
     ON_DEMAND,
@@ -100,6 +100,19 @@ def _session(server: OAuthServer, token: str) -> str:
     session_id = opened.headers["mcp-session-id"]
     server.post(token, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session_id)
     return session_id
+
+
+def test_a_request_nested_past_json_s_recursion_gets_the_sdk_s_parse_error(
+    server: OAuthServer, idp: IdP
+) -> None:
+    """The scope check reads a caller's request before the SDK: 10 KB of brackets made it raise
+    RecursionError, a 500. It now leaves the body to the SDK, which refuses it as JSON-RPC."""
+    token = idp.access_token(user="admin", resource=server.mcp, scope="notes:read")
+    session_id = _session(server, token)
+    headers = {**MCP_HEADERS, "Authorization": f"Bearer {token}", "Mcp-Session-Id": session_id}
+    response = httpx.post(server.mcp, content=b"[" * 5000 + b"]" * 5000, headers=headers, timeout=10)
+    assert response.status_code == 400, response.text
+    assert response.json()["error"]["code"] == -32700  # parse error
 
 
 def test_a_call_beyond_the_scopes_gets_403_step_up(
