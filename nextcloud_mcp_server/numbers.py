@@ -8,11 +8,18 @@ twins; and `int()` refuses a string of more than 4,300 digits. A check of `isdig
 Every such number is read here instead: ASCII digits 0-9 only, a bounded count of them, at most
 one leading minus where a caller allows it; anything else is None, for the caller to refuse or
 to skip.
+
+A number in JSON (an IdP's `exp` or `expires_in`) has its own traps: Python's parser reads
+`NaN` and `Infinity`, which every comparison of a time lets through or `int()` refuses, and
+an integer of hundreds of digits, which `float()` refuses; `True` is an `int`. `json_number`
+takes a finite int or float, or ASCII digits in a string (as some IdPs send `expires_in`).
 """
 
 from __future__ import annotations
 
-__all__ = ["MAX_DIGITS", "ascii_digits", "ascii_number"]
+import math
+
+__all__ = ["MAX_DIGITS", "ascii_digits", "ascii_number", "json_number", "lifetime"]
 
 # 2**64 has 20 digits: no size, id or count Nextcloud or its apps hand out is longer
 MAX_DIGITS = 20
@@ -32,3 +39,24 @@ def ascii_number(text: str | None, *, max_digits: int = MAX_DIGITS, signed: bool
         return None
     digits = text[1:] if signed and text[0] == "-" else text
     return int(text) if ascii_digits(digits, max_digits=max_digits) else None
+
+
+def json_number(value: object) -> float | None:
+    """A finite number from JSON another party sent: an int or float (not a bool), or a string
+    of ASCII digits; None for anything else (NaN, infinities, a number past a float's range)."""
+    if isinstance(value, str):
+        value = ascii_number(value)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def lifetime(value: object, default: float) -> float:
+    """The seconds a token endpoint's `expires_in` says a token lasts: `default` when it is absent
+    or no finite number (NaN and Infinity made the refresh's `int()` raise), 0 if negative."""
+    seconds = json_number(value)
+    return default if seconds is None else max(seconds, 0.0)

@@ -1,5 +1,5 @@
-"""Whole numbers read from text another party wrote (docs/ADR/0114): ASCII digits only, bounded,
-never a crash; and no module of the package tests digits any other way."""
+"""Numbers read from text or JSON another party wrote (docs/ADR/0114): ASCII digits only, bounded,
+finite, never a crash; and no module of the package tests digits any other way."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from nextcloud_mcp_server.nextcloud.dav.webdav import _total_size
 from nextcloud_mcp_server.nextcloud.dav.xml import status_code
-from nextcloud_mcp_server.numbers import MAX_DIGITS, ascii_digits, ascii_number
+from nextcloud_mcp_server.numbers import MAX_DIGITS, ascii_digits, ascii_number, json_number, lifetime
 from nextcloud_mcp_server.toolsets.tables.tools_rows import resolve
 from nextcloud_mcp_server.toolsets.tables.values import InvalidTableInput, TableColumn
 
@@ -103,3 +103,33 @@ def test_a_tables_column_named_in_other_digits_is_no_column_id() -> None:
     for key in ("٣", "3²"):  # taken for column 3, or raised ValueError, before
         with pytest.raises(InvalidTableInput, match="no column"):
             resolve(columns, key)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (5, 5.0),
+        (2.5, 2.5),
+        ("3600", 3600.0),
+        ("3600.5", None),
+        (True, None),
+        (None, None),
+        ([1], None),
+        (float("nan"), None),
+        (float("inf"), None),
+        (-float("inf"), None),
+        (10**400, None),  # float() refuses it
+    ],
+)
+def test_a_json_number_is_finite_and_no_bool(value: object, expected: float | None) -> None:
+    assert json_number(value) == expected
+
+
+def test_a_lifetime_that_is_no_number_is_the_default_and_never_negative() -> None:
+    assert lifetime(3600, 300) == 3600.0
+    assert lifetime("60", 300) == 60.0
+    assert lifetime(float("nan"), 300) == 300.0  # made the refresh's int() raise before
+    assert lifetime(float("inf"), 300) == 300.0
+    assert lifetime("soon", 300) == 300.0  # made float() raise before
+    assert lifetime(None, 3600) == 3600.0
+    assert lifetime(-5, 300) == 0.0

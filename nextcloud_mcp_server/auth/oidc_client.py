@@ -20,6 +20,7 @@ import jwt
 
 from nextcloud_mcp_server.auth.oidc import JWKSCache, OIDCUnavailable, ProviderMetadata
 from nextcloud_mcp_server.config import Settings
+from nextcloud_mcp_server.numbers import lifetime
 from nextcloud_mcp_server.outbound.client import BoundedClient
 from nextcloud_mcp_server.outbound.errors import OutboundError
 
@@ -120,7 +121,7 @@ class OIDCClient:
             raise ProviderError(error, str(answer.get("error_description", "")))
         return TokenSet(
             access_token=str(answer["access_token"]),
-            expires_in=float(answer.get("expires_in", 300)),
+            expires_in=lifetime(answer.get("expires_in"), 300),
             refresh_token=answer.get("refresh_token"),
             id_token=answer.get("id_token"),
             scope=str(answer.get("scope", "")),

@@ -32,6 +32,7 @@ from mcp.server.auth.provider import AccessToken
 from nextcloud_mcp_server.auth.oidc import JWKSCache, OIDCUnavailable, ProviderMetadata
 from nextcloud_mcp_server.auth.scopes import ALL_SCOPES, normalize
 from nextcloud_mcp_server.config import Settings
+from nextcloud_mcp_server.numbers import json_number
 from nextcloud_mcp_server.outbound.client import BoundedClient
 from nextcloud_mcp_server.outbound.errors import OutboundError
 
@@ -64,6 +65,18 @@ class TooManyRefusals(Exception):
     def __init__(self, retry_after: int) -> None:
         super().__init__(f"too many unknown bearer tokens from this address; try again in {retry_after} s")
         self.retry_after = retry_after
+
+
+def _time_claim(claims: dict[str, Any], name: str) -> float | None:
+    """A token's `exp` or `nbf` in seconds; None when absent. A value that is no finite number
+    refuses the token (NaN passed every comparison of a time, then made `int()` raise)."""
+    value = claims.get(name)
+    if value is None:
+        return None
+    seconds = json_number(value)
+    if seconds is None:
+        raise TokenRejected(f"the token's {name} is not a time")
+    return seconds
 
 
 def _digest(token: str) -> str:
@@ -220,7 +233,7 @@ class BearerTokenVerifier:
             token=token,
             client_id=str(claims.get("client_id") or claims.get("azp") or ""),
             scopes=sorted(normalize(scopes)),
-            expires_at=int(claims["exp"]) if claims.get("exp") is not None else None,
+            expires_at=None if (expires := _time_claim(claims, "exp")) is None else int(expires),
             resource=resource,
             subject=subject,
             claims={**claims, "nextcloud_user_id": str(user)},
@@ -287,9 +300,10 @@ class BearerTokenVerifier:
             raise TokenRejected("introspection names another issuer")
         now = self._clock()
         leeway = self.settings.oidc_leeway_seconds
-        if answer.get("exp") is not None and float(answer["exp"]) < now - leeway:
+        expires, starts = _time_claim(answer, "exp"), _time_claim(answer, "nbf")
+        if expires is not None and expires < now - leeway:
             raise TokenRejected("the token has expired")
-        if answer.get("nbf") is not None and float(answer["nbf"]) > now + leeway:
+        if starts is not None and starts > now + leeway:
             raise TokenRejected("the token is not valid yet")
         resource = self._own_audience(answer.get("aud"))
         scopes = str(answer.get("scope", "")).split()

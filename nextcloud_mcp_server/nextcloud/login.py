@@ -21,6 +21,7 @@ from urllib.parse import urlencode, urlsplit
 
 from nextcloud_mcp_server.nextcloud.errors import InvalidResponse, NextcloudError, NotFound
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
+from nextcloud_mcp_server.numbers import lifetime
 
 __all__ = [
     "AUTHORIZE_PATH",
@@ -108,7 +109,7 @@ class NextcloudOAuth2:
             return NextcloudTokens(
                 access_token=str(answer["access_token"]),
                 refresh_token=str(answer["refresh_token"]),
-                expires_in=float(answer.get("expires_in", 3600)),
+                expires_in=lifetime(answer.get("expires_in"), 3600),
                 user_id=str(answer["user_id"]),
             )
         except (KeyError, TypeError, ValueError):

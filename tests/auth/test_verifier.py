@@ -175,3 +175,43 @@ def test_unsafe_algorithms_cannot_be_configured() -> None:
     for unsafe in ("none", "HS256", "RS256,HS512"):
         with pytest.raises(ConfigError, match="OIDC_ALGORITHMS must be a comma-separated subset"):
             settings(oidc_algorithms=unsafe)
+
+
+@pytest.mark.parametrize(
+    "exp",
+    [
+        float("nan"),
+        float("inf"),
+        "soon",
+        pytest.param([1], id="list"),
+        pytest.param(10**400, id="400-digits"),
+    ],
+)
+@http_mock.mock
+async def test_an_introspected_time_that_is_no_number_refuses_the_token(
+    http: BoundedClient, exp: Any
+) -> None:
+    """Each raised from the verifier before, a 500 for the caller: NaN passed the expiry check
+    and then `int()` refused it, as it refused Infinity; `float()` refused the others."""
+    mock_idp([JWK])
+    answer = {"active": True, "sub": "alice", "aud": RESOURCE, "exp": exp, "scope": "notes:read"}
+    http_mock.post(f"{ISSUER}/introspect").mock(return_value=http_mock.Response(200, json=answer))
+    assert await BearerTokenVerifier(settings(), http).verify_token("opaque") is None
+
+
+@http_mock.mock
+async def test_an_introspected_time_in_digits_is_a_time(http: BoundedClient) -> None:
+    mock_idp([JWK])
+    later = int(time.time()) + 120
+    answer = {
+        "active": True,
+        "sub": "alice",
+        "aud": RESOURCE,
+        "exp": str(later),
+        "nbf": 0,
+        "scope": "notes:read",
+    }
+    http_mock.post(f"{ISSUER}/introspect").mock(return_value=http_mock.Response(200, json=answer))
+    found = await BearerTokenVerifier(settings(), http).verify_token("opaque")
+    assert found is not None
+    assert found.expires_at == later
