@@ -1,5 +1,5 @@
-"""Whole numbers read from text another party wrote: a header, an answer of Nextcloud or an app, a
-URI, a model's argument, a prompt's field (docs/ADR/0114).
+"""Numbers read from what another party wrote: a header, an answer of Nextcloud, an app or an IdP,
+a URI, a model's argument, a prompt's field (docs/ADR/0114).
 
 `str.isdigit()` is no test for what `int()` reads: it takes `²` and `①`, which `int()` refuses
 with a `ValueError`, and Arabic-Indic or full-width digits, which `int()` reads as their ASCII
