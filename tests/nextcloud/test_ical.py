@@ -230,3 +230,40 @@ def test_gaps_shorter_than_the_duration_are_not_offered() -> None:
         weekdays={0},
     )
     assert slots == []
+
+
+def _one(kind: str, lines: str) -> icalendar.cal.Component:
+    ics = (
+        f"BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:x\r\nBEGIN:{kind}\r\nUID:u1\r\n{lines}\r\n"
+        f"END:{kind}\r\nEND:VCALENDAR\r\n"
+    )
+    return ical.master(ical.load(ics), kind)
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        "SUMMARY:no start",  # AttributeError before
+        "DTSTART:abc",  # icalendar's BrokenCalendarProperty
+        "DTSTART:20260101T100000Z\r\nDTEND:notadate",
+        "DTSTART:20260101T100000Z\r\nDURATION:P999999999W",
+        "DTSTART;VALUE=DATE:99991231",  # a day after it is past year 9999: OverflowError
+    ],
+)
+def test_an_event_that_cannot_be_read_is_invalid_input_saying_so(lines: str) -> None:
+    with pytest.raises(InvalidInput, match="could not be read"):
+        ical_read.event_view(_one("VEVENT", lines), recurring=False)
+
+
+def test_a_task_that_cannot_be_read_is_invalid_input_and_says_little_of_it() -> None:
+    with pytest.raises(InvalidInput, match="could not be read"):
+        ical_read.todo_view(_one("VTODO", "DUE:20260101T100000Z\r\nDUE:20260102T100000Z"))  # DUE twice
+    with pytest.raises(InvalidInput) as refused:  # the value in the message is cut
+        _one("VTODO", "PERCENT-COMPLETE:" + "9" * 5000)
+    assert len(str(refused.value)) < 300
+
+
+def test_free_time_with_an_unreadable_occurrence_says_so_rather_than_offer_it() -> None:
+    broken = _one("VEVENT", "DTSTART:20260105T100000Z\r\nDTEND:notadate")
+    with pytest.raises(InvalidInput, match="could not be read"):
+        free_time.busy_intervals([broken], UTC)

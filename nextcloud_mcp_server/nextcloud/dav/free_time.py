@@ -8,7 +8,7 @@ from datetime import datetime, time, timedelta, tzinfo
 
 import icalendar
 
-from nextcloud_mcp_server.nextcloud.dav.ical import _prop, as_datetime, parse_moment
+from nextcloud_mcp_server.nextcloud.dav.ical import as_datetime, parse_moment
 from nextcloud_mcp_server.nextcloud.dav.ical_read import event_view, text
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
 
@@ -25,11 +25,11 @@ def busy_intervals(
         if (text(occurrence, "STATUS") or "").upper() == "CANCELLED":
             continue
         transparency = (text(occurrence, "TRANSP") or "").upper()
-        start = _prop(occurrence, "DTSTART").dt
-        all_day = not isinstance(start, datetime)
-        if transparency == "TRANSPARENT" or (all_day and transparency != "OPAQUE"):
-            continue
+        # an occurrence that cannot be read fails the question (InvalidInput, naming why): left
+        # out, its time would be offered as free
         view = event_view(occurrence, recurring=False)
+        if transparency == "TRANSPARENT" or (view["all_day"] and transparency != "OPAQUE"):
+            continue
         busy.append(
             (
                 as_datetime(parse_moment(view["start"], tz), tz),

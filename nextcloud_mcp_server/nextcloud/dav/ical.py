@@ -61,7 +61,9 @@ def parse_moment(text: str, tz: tzinfo) -> Moment:
             return date.fromisoformat(value)
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
-        raise InvalidInput(f"'{text}' is not an ISO 8601 date or date-time (e.g. 2026-11-23T10:00)") from None
+        raise InvalidInput(
+            f"'{text[:80]}' is not an ISO 8601 date or date-time (e.g. 2026-11-23T10:00)"
+        ) from None
     return moment if moment.tzinfo else moment.replace(tzinfo=tz)
 
 
@@ -86,7 +88,7 @@ def load(ics: str) -> icalendar.Calendar:
     try:
         return icalendar.Calendar.from_ical(ics)
     except ValueError as exc:
-        raise InvalidInput(f"the calendar object does not parse: {exc}") from None
+        raise InvalidInput(f"the calendar object does not parse: {str(exc)[:200]}") from None
 
 
 def master(calendar: icalendar.Calendar, kind: str) -> icalendar.cal.Component:

@@ -10,6 +10,7 @@ import icalendar
 import recurring_ical_events
 
 from nextcloud_mcp_server.nextcloud.dav.ical import Moment, _prop, iso, load
+from nextcloud_mcp_server.nextcloud.errors import InvalidInput
 
 __all__ = ["event_view", "expand_events", "text", "todo_view"]
 
@@ -48,8 +49,33 @@ def _tzid(moment: Moment) -> str | None:
     return None
 
 
+# What reading a property another client wrote may raise: icalendar's BrokenCalendarProperty (a
+# ValueError) for a value of the wrong form, OverflowError for a date past year 9999 (a DTSTART
+# on 9999-12-31 with a day's duration), AttributeError for a DTSTART that is missing.
+_UNREADABLE = (ValueError, OverflowError, AttributeError, TypeError)
+
+
+def _unreadable(exc: Exception) -> InvalidInput:
+    return InvalidInput(f"the calendar object could not be read: {str(exc)[:160]}")
+
+
 def event_view(component: icalendar.cal.Component, *, recurring: bool) -> dict[str, Any]:
-    """The facts a model needs about one event or occurrence."""
+    """The facts a model needs about one event or occurrence (`InvalidInput` if unreadable)."""
+    try:
+        return _event_view(component, recurring=recurring)
+    except _UNREADABLE as exc:
+        raise _unreadable(exc) from None
+
+
+def todo_view(component: icalendar.cal.Component) -> dict[str, Any]:
+    """The facts a model needs about one task (`InvalidInput` if unreadable)."""
+    try:
+        return _todo_view(component)
+    except _UNREADABLE as exc:
+        raise _unreadable(exc) from None
+
+
+def _event_view(component: icalendar.cal.Component, *, recurring: bool) -> dict[str, Any]:
     start = _prop(component, "DTSTART").dt
     end_prop = _prop(component, "DTEND")
     if end_prop is not None:
@@ -78,7 +104,7 @@ def event_view(component: icalendar.cal.Component, *, recurring: bool) -> dict[s
     }
 
 
-def todo_view(component: icalendar.cal.Component) -> dict[str, Any]:
+def _todo_view(component: icalendar.cal.Component) -> dict[str, Any]:
     due = _prop(component, "DUE")
     completed_at = _prop(component, "COMPLETED")
     categories = _prop(component, "CATEGORIES")

@@ -156,7 +156,7 @@ def _expand_each(
             return
         try:
             occurrences, note = _expand_one(load(ics), start, end, room, deadline)
-        except (InvalidInput, ValueError, TypeError, KeyError) as exc:
+        except (InvalidInput, ValueError, TypeError, KeyError, OverflowError, AttributeError) as exc:
             occurrences, note = [], f"a calendar object could not be read and is left out ({str(exc)[:120]})"
         room -= len(occurrences)
         out.occurrences[index] = occurrences

@@ -169,15 +169,18 @@ async def nc_calendar_list_events(
     objects = await events_in(ctx, caldav, calendars, lower, upper)
     expanded = await recurrence().expand([obj.ics for _, obj in objects], lower, upper)
     found: list[tuple[datetime, EventInfo]] = []
+    notes = list(expanded.notes)
     for (cal_id, obj), occurrences in zip(objects, expanded.occurrences, strict=True):
         for occurrence, recurs in occurrences or []:
-            info = _event_info(ical_read().event_view(occurrence, recurring=recurs), cal_id, obj.etag)
+            try:
+                info = _event_info(ical_read().event_view(occurrence, recurring=recurs), cal_id, obj.etag)
+            except InvalidInput as exc:  # one event another client wrote: the others are shown
+                notes.append(f"an event in {cal_id} is left out: {exc}")
+                continue
             moment = ical().as_datetime(ical().parse_moment(info.start, tz), tz)
             found.append((moment, info))
     found.sort(key=lambda item: (item[0], item[1].summary))
-    return EventList(
-        events=[info for _, info in found[:limit]], truncated=len(found) > limit, notes=expanded.notes
-    )
+    return EventList(events=[info for _, info in found[:limit]], truncated=len(found) > limit, notes=notes)
 
 
 async def _find_event(ctx: Context[Any, Any], calendar: str, uid: str) -> tuple[str, CalendarObject]:
