@@ -97,7 +97,10 @@ def html_text(html: str, limit: int = 200_000) -> str:
     """The text a reader sees of `html` (at most about `limit` characters), without markup."""
     parser = _Text(limit)
     for start in range(0, min(len(html), MAX_HTML), 65_536):
-        parser.feed(html[start : min(start + 65_536, MAX_HTML)])
+        try:
+            parser.feed(html[start : min(start + 65_536, MAX_HTML)])
+        except AssertionError:  # Python 3.11's parser asserts on `<![ ]]>`: keep what was read
+            break
         if parser.size >= limit:
             break
     # not close(): it would answer a tag cut at the bound as text
@@ -146,7 +149,7 @@ def _text_of(part: Message) -> str:
     charset = part.get_content_charset() or "utf-8"
     try:
         return raw.decode(charset, errors="replace")
-    except LookupError:  # an unknown charset name
+    except (LookupError, UnicodeError):  # an unknown charset, or one that is no text codec (idna)
         return raw.decode("utf-8", errors="replace")
 
 

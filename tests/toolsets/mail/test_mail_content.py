@@ -104,6 +104,20 @@ def test_an_unknown_charset_is_read_as_utf8() -> None:
     assert read_source(source, 100).body == "Qaplaé"
 
 
+@pytest.mark.parametrize("charset", ["idna", "undefined", "punycode"])
+def test_a_charset_python_cannot_decode_with_replacements_is_read_as_utf8(charset: str) -> None:
+    """These codecs raised UnicodeError (not LookupError) from the decoding: any sender could make
+    a message unreadable."""
+    source = f"Content-Type: text/plain; charset={charset}\n\n".encode() + b"Qapla\xc3\xa9"
+    assert read_source(source, 100).body == "Qaplaé"
+
+
+def test_markup_python_s_html_parser_asserts_on_keeps_the_text_before_it() -> None:
+    source = b"Content-Type: text/html; charset=utf-8\n\n<p>hello</p><![ ]]><p>more</p>"
+    assert read_source(source, 100).body.startswith("hello")
+    assert html_text("<p>before</p><![ ]]>after").startswith("before")
+
+
 @pytest.mark.parametrize(
     "value",
     [
