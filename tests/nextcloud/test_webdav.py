@@ -156,3 +156,10 @@ def test_http_dates_read_directly_agree_with_email_utils(value: str) -> None:
     except (TypeError, ValueError):
         expected = None
     assert http_date(value) == expected
+
+
+def test_a_date_that_leaves_the_calendar_once_in_utc_is_no_date() -> None:
+    """9999-12-31 at UTC-14 is in year 10000 in UTC: it raised OverflowError from a folder
+    listing, a file's versions, its comments or its tags."""
+    assert http_date("Fri, 31 Dec 9999 23:59:59 -1400") is None
+    assert http_date("Fri, 31 Dec 9999 23:59:59 +0000") == datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)

@@ -7,10 +7,8 @@ so no input can climb out of the collection it names.
 
 from __future__ import annotations
 
-import email.utils
 import re
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Self
 from urllib.parse import quote, unquote, urlsplit
 
@@ -22,7 +20,7 @@ from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.client import NextcloudClient
 
-__all__ = ["DavApp", "http_date", "is_collection", "last_segment", "one_segment", "xml_request"]
+__all__ = ["DavApp", "is_collection", "last_segment", "one_segment", "xml_request"]
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -41,15 +39,6 @@ def one_segment(name: str, what: str, *, max_bytes: int = 1024) -> str:
 def last_segment(href: str) -> str:
     """The decoded last segment of a server href ('' for a collection's own href)."""
     return unquote(urlsplit(href).path.rstrip("/").rpartition("/")[2])
-
-
-def http_date(value: str | None) -> datetime | None:
-    if not value:
-        return None
-    try:
-        return email.utils.parsedate_to_datetime(value).astimezone(UTC)
-    except (TypeError, ValueError, IndexError):
-        return None
 
 
 def xml_request(body: str) -> bytes:

@@ -75,9 +75,9 @@ def http_date(value: str | None) -> datetime | None:
             )
         except ValueError:
             pass
-    try:
+    try:  # any other form a date takes; one past year 9999 once moved to UTC overflows
         return email.utils.parsedate_to_datetime(value).astimezone(UTC)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
 
 

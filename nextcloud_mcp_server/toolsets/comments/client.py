@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from nextcloud_mcp_server.nextcloud.dav.file_apps import DavApp, http_date, last_segment, xml_request
+from nextcloud_mcp_server.nextcloud.dav.file_apps import DavApp, last_segment, xml_request
+from nextcloud_mcp_server.nextcloud.dav.files import http_date
 from nextcloud_mcp_server.nextcloud.dav.xml import OC, DavResponse
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NotFound
 from nextcloud_mcp_server.numbers import ascii_number

@@ -13,11 +13,11 @@ from urllib.parse import quote
 
 from nextcloud_mcp_server.nextcloud.dav.file_apps import (
     DavApp,
-    http_date,
     is_collection,
     last_segment,
     xml_request,
 )
+from nextcloud_mcp_server.nextcloud.dav.files import http_date
 from nextcloud_mcp_server.nextcloud.dav.xml import DAV, NC_ORG, DavResponse
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NotFound
 from nextcloud_mcp_server.numbers import ascii_digits, ascii_number
