@@ -10,13 +10,42 @@ from nextcloud_mcp_server.nextcloud.discovery import Recent
 from nextcloud_mcp_server.nextcloud.errors import InvalidResponse, error_for_status
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
 from nextcloud_mcp_server.nextcloud.models import CurrentUser, NotesCapability, ServerStatus
+from nextcloud_mcp_server.numbers import ascii_number
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.outbound.answers import Answer
 
-__all__ = ["OCS_HEADERS", "OCSClient"]
+__all__ = ["OCS_HEADERS", "OCSClient", "ocs_envelope", "ocs_status"]
 
 OCS_HEADERS = {"OCS-APIRequest": "true", "Accept": "application/json"}
+
+
+def ocs_status(meta: object, fallback: int) -> int | None:
+    """`ocs.meta.statuscode` as a number: `fallback` when it is absent, empty or 0; None when it
+    is no whole number (a word, a float, a list, a meta that is no object)."""
+    if not isinstance(meta, dict):
+        return None
+    value = meta.get("statuscode")
+    if value is None or value == "" or (value == 0 and not isinstance(value, float)):
+        return fallback
+    if isinstance(value, str):
+        return ascii_number(value, max_digits=4)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def ocs_envelope(
+    payload: Any, host: str, fallback: int, what: str = "the OCS answer"
+) -> tuple[int, str, Any]:
+    """The status code, message and data of an OCS envelope (`fallback`: the code when the meta
+    gives none); `InvalidResponse` for anything that is not one."""
+    try:
+        meta, data = payload["ocs"]["meta"], payload["ocs"]["data"]
+    except (KeyError, TypeError, IndexError):
+        raise InvalidResponse(host, f"{what} has no ocs.meta/ocs.data") from None
+    code = ocs_status(meta, fallback)
+    if code is None:
+        raise InvalidResponse(host, f"{what} gives no status code in ocs.meta")
+    return code, str(meta.get("message") or ""), data
 
 
 class OCSClient:
@@ -59,15 +88,10 @@ class OCSClient:
 
     def data(self, response: Answer) -> Any:
         """The `ocs.data` of an OCS answer, or the error its `ocs.meta` reports."""
-        payload = json_body(response, self._http.host)
-        try:
-            meta, body = payload["ocs"]["meta"], payload["ocs"]["data"]
-        except (KeyError, TypeError):
-            raise InvalidResponse(self._http.host, "the OCS answer has no ocs.meta/ocs.data") from None
-        code = int(meta.get("statuscode", 200))
+        code, message, body = ocs_envelope(json_body(response, self._http.host), self._http.host, 200)
         # OCS v2 mirrors the HTTP status (201 for something made); v1-style 100 also means OK.
         if code != 100 and not 200 <= code < 300:
-            raise error_for_status(self._http.host, code, str(meta.get("message") or ""))
+            raise error_for_status(self._http.host, code, message)
         return body
 
     async def delete_app_password(self) -> None:

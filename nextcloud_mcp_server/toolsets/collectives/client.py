@@ -33,7 +33,7 @@ from nextcloud_mcp_server.nextcloud.errors import (
 )
 from nextcloud_mcp_server.nextcloud.models import FrozenAppModel
 from nextcloud_mcp_server.nextcloud.names import check_visible
-from nextcloud_mcp_server.nextcloud.ocs import OCSClient
+from nextcloud_mcp_server.nextcloud.ocs import OCSClient, ocs_status
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.client import NextcloudClient
@@ -125,9 +125,10 @@ def _ocs_meta(body: str) -> tuple[int, str]:
     """The OCS status code and message of an error answer's body, or (0, '')."""
     try:
         meta = json.loads(body)["ocs"]["meta"]
-        return int(meta.get("statuscode") or 0), str(meta.get("message") or "")
-    except (ValueError, KeyError, TypeError, RecursionError):
+    except (ValueError, KeyError, TypeError, IndexError, RecursionError):
         return 0, ""
+    code = ocs_status(meta, 0)
+    return (0, "") if code is None else (code, str(meta.get("message") or ""))
 
 
 class CollectivesClient:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, Self
 from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, InvalidResponse, error_for_status
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
+from nextcloud_mcp_server.nextcloud.ocs import ocs_envelope
 from nextcloud_mcp_server.nextcloud.paths import clean
 from nextcloud_mcp_server.numbers import ascii_digits
 
@@ -148,15 +149,9 @@ class SharesClient:
             json=data,
             accept={400, 403, 404},
         )
-        payload = json_body(response, self.host)
-        try:
-            meta, body = payload["ocs"]["meta"], payload["ocs"]["data"]
-        except (KeyError, TypeError):
-            raise InvalidResponse(self.host, "the OCS answer has no ocs.meta/ocs.data") from None
-        code = int(meta.get("statuscode") or response.status_code)
+        code, message, body = ocs_envelope(json_body(response, self.host), self.host, response.status_code)
         if code not in (100, 200):
-            message = str(meta.get("message") or "").strip()[:300] or None
-            raise error_for_status(self.host, code, "", message)
+            raise error_for_status(self.host, code, "", message.strip()[:300] or None)
         return body
 
     async def _list(self, params: dict[str, Any]) -> list[Share]:

@@ -27,6 +27,7 @@ from nextcloud_mcp_server.nextcloud.errors import (
     error_for_status,
 )
 from nextcloud_mcp_server.nextcloud.http import Answer, NextcloudHTTP, json_body
+from nextcloud_mcp_server.nextcloud.ocs import ocs_envelope
 from nextcloud_mcp_server.numbers import ascii_number
 from nextcloud_mcp_server.toolsets.talk.models import (
     Conversation,
@@ -137,15 +138,12 @@ class TalkClient:
             if response.status_code == 404:  # Nextcloud's own page: no Talk here
                 raise TalkAppMissing(self.host, TALK_MISSING, status=404)
             raise InvalidResponse(self.host, f"Talk answered HTTP {response.status_code} without JSON")
-        payload = json_body(response, self.host)
-        try:
-            meta, body = payload["ocs"]["meta"], payload["ocs"]["data"]
-        except (KeyError, TypeError):
-            raise InvalidResponse(self.host, "the Talk answer has no ocs.meta/ocs.data") from None
-        code = int(meta.get("statuscode") or response.status_code)
+        code, message, body = ocs_envelope(
+            json_body(response, self.host), self.host, response.status_code, "the Talk answer"
+        )
         if code in (100, 200, 201, 202):
             return body, response
-        said = str(meta.get("message") or "").strip()
+        said = message.strip()
         if code in (404, 998) and "invalid query" in said.lower():  # OCS found no such route
             raise TalkAppMissing(self.host, TALK_MISSING, status=404)
         reason = body.get("error") if isinstance(body, dict) else None
