@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 __all__ = [
     "AppModel",
@@ -19,6 +19,7 @@ __all__ = [
     "NoteSettings",
     "NotesCapability",
     "ServerStatus",
+    "UnixTime",
     "plain_text",
 ]
 
@@ -48,6 +49,15 @@ def plain_text(value: Any) -> str:
 
 # 9999-12-31T23:59:59Z: the last second an ISO 8601 date (and Python's datetime) can show.
 LAST_TIMESTAMP = 253_402_300_799
+
+
+def _in_calendar(value: int) -> int:
+    return min(max(value, 0), LAST_TIMESTAMP)
+
+
+# A Unix time an app sent, moved into what a date can show (1970 to 9999): 10**12 made
+# `fromtimestamp` raise ValueError, 10**20 OverflowError, and one such date failed its answer.
+UnixTime = Annotated[int, AfterValidator(_in_calendar)]
 
 
 class Note(AppModel):

@@ -31,7 +31,7 @@ from nextcloud_mcp_server.nextcloud.errors import (
     PreconditionFailed,
     error_for_status,
 )
-from nextcloud_mcp_server.nextcloud.models import FrozenAppModel
+from nextcloud_mcp_server.nextcloud.models import FrozenAppModel, UnixTime
 from nextcloud_mcp_server.nextcloud.names import check_visible
 from nextcloud_mcp_server.nextcloud.ocs import OCSClient, ocs_status
 
@@ -79,7 +79,7 @@ class Page(FrozenAppModel):
     title: str
     emoji: str | None = None
     parent_id: int = Field(alias="parentId")
-    timestamp: int = 0
+    timestamp: UnixTime = 0
     size: int | None = None  # of its file in bytes; None when Collectives did not say
     file_name: str = Field(alias="fileName")
     file_path: str = Field(default="", alias="filePath")

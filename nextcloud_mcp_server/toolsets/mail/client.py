@@ -29,7 +29,7 @@ from nextcloud_mcp_server.nextcloud.errors import (
     NotFound,
 )
 from nextcloud_mcp_server.nextcloud.http import json_body
-from nextcloud_mcp_server.nextcloud.models import FrozenAppModel
+from nextcloud_mcp_server.nextcloud.models import FrozenAppModel, UnixTime
 from nextcloud_mcp_server.nextcloud.ocs import OCS_HEADERS
 
 if TYPE_CHECKING:
@@ -96,7 +96,7 @@ class MessageHead(FrozenAppModel):
     id: int = Field(alias="databaseId")
     mailbox_id: int = Field(alias="mailboxId")
     subject: str = ""
-    date: int = Field(default=0, alias="dateInt")
+    date: UnixTime = Field(default=0, alias="dateInt")
     sender: list[Address] = Field(default_factory=list, alias="from")
     to: list[Address] = Field(default_factory=list)
     cc: list[Address] = Field(default_factory=list)

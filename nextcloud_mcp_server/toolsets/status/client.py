@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Self
 from pydantic import Field, ValidationError
 
 from nextcloud_mcp_server.nextcloud.errors import InvalidResponse, NotFound
-from nextcloud_mcp_server.nextcloud.models import FrozenAppModel
+from nextcloud_mcp_server.nextcloud.models import FrozenAppModel, UnixTime
 from nextcloud_mcp_server.nextcloud.ocs import OCSClient
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ class UserStatus(FrozenAppModel):
     status: str = "offline"
     message: str | None = None
     icon: str | None = None
-    clear_at: int | None = Field(default=None, alias="clearAt")
+    clear_at: UnixTime | None = Field(default=None, alias="clearAt")
 
 
 class UserStatusClient:
