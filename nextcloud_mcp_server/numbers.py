@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["MAX_DIGITS", "ascii_digits", "ascii_number", "json_number", "lifetime"]
+__all__ = ["MAX_DIGITS", "ascii_digits", "ascii_number", "json_number", "json_whole", "lifetime"]
 
 # 2**64 has 20 digits: no size, id or count Nextcloud or its apps hand out is longer
 MAX_DIGITS = 20
@@ -53,6 +53,14 @@ def json_number(value: object) -> float | None:
     except OverflowError:
         return None
     return number if math.isfinite(number) else None
+
+
+def json_whole(value: object) -> int | None:
+    """A whole number from JSON another party sent: an int (not a bool), or a string of ASCII
+    digits with at most one leading minus; None for anything else (a float, a word, a list)."""
+    if isinstance(value, str):
+        return ascii_number(value, signed=True)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def lifetime(value: object, default: float) -> float:

@@ -12,7 +12,14 @@ from hypothesis import strategies as st
 
 from nextcloud_mcp_server.nextcloud.dav.webdav import _total_size
 from nextcloud_mcp_server.nextcloud.dav.xml import status_code
-from nextcloud_mcp_server.numbers import MAX_DIGITS, ascii_digits, ascii_number, json_number, lifetime
+from nextcloud_mcp_server.numbers import (
+    MAX_DIGITS,
+    ascii_digits,
+    ascii_number,
+    json_number,
+    json_whole,
+    lifetime,
+)
 from nextcloud_mcp_server.toolsets.tables.tools_rows import resolve
 from nextcloud_mcp_server.toolsets.tables.values import InvalidTableInput, TableColumn
 
@@ -133,3 +140,25 @@ def test_a_lifetime_that_is_no_number_is_the_default_and_never_negative() -> Non
     assert lifetime("soon", 300) == 300.0  # made float() raise before
     assert lifetime(None, 3600) == 3600.0
     assert lifetime(-5, 300) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (3, 3),
+        (-3, -3),
+        ("3", 3),
+        ("-3", -3),
+        (10**30, 10**30),
+        (True, None),
+        (3.0, None),
+        (1e400, None),
+        ("x", None),
+        (None, None),
+        ([3], None),
+    ],
+)
+def test_a_json_whole_number_is_an_int_or_digits_and_no_bool_or_float(
+    value: object, expected: int | None
+) -> None:
+    assert json_whole(value) == expected

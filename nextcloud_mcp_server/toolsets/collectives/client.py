@@ -176,7 +176,8 @@ class CollectivesClient:
         """Too old when the app is in the user's navigation (it is enabled), else missing."""
         try:
             entries = await self._ocs.request("GET", "core/navigation/apps")
-            enabled = any(isinstance(e, dict) and e.get("id") == "collectives" for e in entries or [])
+            listed = entries if isinstance(entries, list) else []
+            enabled = any(isinstance(e, dict) and e.get("id") == "collectives" for e in listed)
         except NextcloudHTTPError:
             enabled = False
         message = COLLECTIVES_TOO_OLD if enabled else COLLECTIVES_MISSING

@@ -17,6 +17,7 @@ from urllib.parse import quote
 
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, InvalidResponse
 from nextcloud_mcp_server.nextcloud.ocs import OCSClient
+from nextcloud_mcp_server.numbers import json_whole
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.client import NextcloudClient
@@ -95,7 +96,7 @@ class UnifiedSearchClient:
                     id=item["id"],
                     name=_text(item.get("name") or item["id"]),
                     app=_text(item.get("appId")),
-                    order=int(item.get("order") or 0),
+                    order=json_whole(item.get("order")) or 0,
                     filters=tuple(str(k) for k in filters) if isinstance(filters, dict) else ("term",),
                 )
             )

@@ -18,7 +18,7 @@ from nextcloud_mcp_server.nextcloud.errors import InvalidInput, InvalidResponse,
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP, json_body
 from nextcloud_mcp_server.nextcloud.ocs import ocs_envelope
 from nextcloud_mcp_server.nextcloud.paths import clean
-from nextcloud_mcp_server.numbers import ascii_digits
+from nextcloud_mcp_server.numbers import ascii_digits, json_whole
 
 if TYPE_CHECKING:
     from nextcloud_mcp_server.nextcloud.client import NextcloudClient
@@ -82,14 +82,15 @@ def rights_of(permissions: int) -> list[str]:
 def _share(item: Any, host: str) -> Share:
     if not isinstance(item, dict) or "id" not in item:
         raise InvalidResponse(host, "a share in the answer has no id")
-    kind = KINDS.get(int(item.get("share_type", -1)), "other")
+    share_type = json_whole(item.get("share_type"))  # 0 is a user share
+    kind = KINDS.get(-1 if share_type is None else share_type, "other")
     expiration = item.get("expiration")
     return Share(
         id=str(item["id"]),
         kind=kind,
         path=str(item.get("path") or item.get("file_target") or ""),
         item_type=str(item.get("item_type") or ""),
-        permissions=int(item.get("permissions") or 0),
+        permissions=json_whole(item.get("permissions")) or 0,
         share_with=None if kind == "link" else (str(item["share_with"]) if item.get("share_with") else None),
         share_with_name=None if kind == "link" else (str(item.get("share_with_displayname") or "") or None),
         owner=str(item.get("uid_owner") or ""),

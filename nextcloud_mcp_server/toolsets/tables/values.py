@@ -25,6 +25,7 @@ from pydantic import Field, field_validator
 
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
 from nextcloud_mcp_server.nextcloud.models import AppModel
+from nextcloud_mcp_server.numbers import json_whole
 
 __all__ = [
     "MAX_TEXT",
@@ -253,7 +254,7 @@ def shown_value(column: TableColumn, stored: Any, max_chars: int) -> tuple[Any, 
         shown = []
         for entry in stored[:100]:
             if isinstance(entry, dict):
-                kind = _USERGROUP_TYPES.get(entry.get("type", 0), "user")
+                kind = _USERGROUP_TYPES.get(json_whole(entry.get("type", 0)) or 0, "user")
                 name = str(entry.get("id", ""))
                 shown.append(name if kind == "user" else f"{kind}:{name}")
         return shown, False

@@ -28,7 +28,7 @@ from nextcloud_mcp_server.nextcloud.errors import (
 )
 from nextcloud_mcp_server.nextcloud.http import Answer, NextcloudHTTP, json_body
 from nextcloud_mcp_server.nextcloud.ocs import ocs_envelope
-from nextcloud_mcp_server.numbers import ascii_number
+from nextcloud_mcp_server.numbers import ascii_number, json_whole
 from nextcloud_mcp_server.toolsets.talk.models import (
     Conversation,
     Mentionable,
@@ -325,10 +325,8 @@ class TalkClient:
 
 
 def _int_state(value: Any) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return 1  # an unknown state counts as enabled
+    state = json_whole(value)
+    return 1 if state is None else state  # an unknown state counts as enabled
 
 
 def _message_for(code: int, said: str) -> str | None:

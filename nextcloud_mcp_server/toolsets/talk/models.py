@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nextcloud_mcp_server.nextcloud.errors import InvalidResponse
+from nextcloud_mcp_server.numbers import json_whole
 
 __all__ = [
     "KINDS",
@@ -129,11 +130,15 @@ def conversation_of(item: Any, host: str) -> Conversation:
 
 
 def message_of(item: dict[str, Any]) -> Message:
-    """A message; raises KeyError, TypeError or ValueError without a numeric id."""
+    """A message; raises KeyError or ValueError without a whole-number id (1e400 raised
+    OverflowError from `int()`, 1.5 was read as 1)."""
     parent = item.get("parent")
     reactions = item.get("reactions")
+    message_id = json_whole(item["id"])
+    if message_id is None:
+        raise ValueError("a Talk message id that is no whole number")
     return Message(
-        id=int(item["id"]),
+        id=message_id,
         author_id=str(item.get("actorId") or "")[:64],
         author_type=str(item.get("actorType") or "")[:32],
         author_name=str(item.get("actorDisplayName") or item.get("actorId") or "")[:200],

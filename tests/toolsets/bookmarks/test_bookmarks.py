@@ -4,6 +4,7 @@ links it accepts are checked without a Nextcloud."""
 
 from __future__ import annotations
 
+import tracemalloc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -12,6 +13,8 @@ import pytest
 from mcp import ClientSession
 
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
+from nextcloud_mcp_server.toolsets.bookmarks import tools as bookmark_tools
+from nextcloud_mcp_server.toolsets.bookmarks.client import Folder
 from nextcloud_mcp_server.toolsets.bookmarks.tools import checked_url
 from tests.backends import Nextcloud
 from tests.mcp_clients import Human, http_session, running_app, structured
@@ -150,3 +153,20 @@ async def test_add_find_change_and_delete_a_bookmark(apps_nextcloud: Nextcloud) 
         assert _api(nc, "GET", f"/bookmark/{added['id']}")[0] == 404
         gone = await session.call_tool("nc_bookmarks_delete_bookmark", {"bookmark_id": added["id"]})
         assert f"bookmark {added['id']} does not exist" in _text(gone)
+
+
+def test_folder_paths_are_cut_as_they_are_made_and_only_shown_ones_are_kept() -> None:
+    """A 200 KB title above 3,000 children held 600 MB of uncut paths before."""
+    children = [Folder(id=n, title=f"child {n}") for n in range(3_000)]
+    wide = Folder(id=1, title="t" * 200_000, children=children)
+    nested = Folder(id=2, title="a", children=[Folder(id=3, title="b", children=[Folder(id=4, title="c")])])
+    tracemalloc.start()
+    try:
+        shown = bookmark_tools._paths([nested, wide])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert [f.path for f in shown[:4]] == ["a", "a/b", "a/b/c", "t" * 1_000]
+    assert len(shown) == bookmark_tools.MAX_FOLDERS
+    assert all(len(f.path) <= 1_000 for f in shown)
+    assert peak < 10 * 1024 * 1024, peak
