@@ -4,8 +4,11 @@ parse. A body of 5,000 brackets is 10 KB."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from nextcloud_mcp_server.auth.resource_server import _called, _called_through
 from nextcloud_mcp_server.toolsets.tables.client import _message
+from nextcloud_mcp_server.toolsets.tables.tools_rows import _compare
 from nextcloud_mcp_server.toolsets.tables.values import TableColumn, shown_value
 
 DEEP = "[" * 5000 + "]" * 5000
@@ -27,3 +30,21 @@ def test_a_deep_link_cell_is_shown_as_its_text() -> None:
 def test_a_deep_refusal_of_tables_says_nothing() -> None:
     assert _message('{"message": "no such row"}') == "no such row"
     assert _message(DEEP) == ""
+
+
+def _nested(depth: int) -> list[Any]:
+    cell: list[Any] = ["x"]
+    for _ in range(depth):
+        cell = [cell]
+    return cell
+
+
+def test_a_deep_cell_is_filtered_without_recursion_and_shown_cut() -> None:
+    """A Tables cell nested 600 deep raised RecursionError from a row filter (two frames a level);
+    one nested past json's recursion raised from the showing."""
+    deep = _nested(600)
+    assert _compare(deep, "contains", "y") is False
+    assert _compare(deep, "not_equals", "y") is True
+    assert _compare([1, 2, 3], "equals", 2) is True  # a flat list still matches by its items
+    link = TableColumn(id=1, title="Data", type="text")
+    assert shown_value(link, _nested(5000), 100) == ("…", True)

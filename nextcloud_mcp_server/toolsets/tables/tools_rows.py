@@ -145,15 +145,27 @@ def _text(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except RecursionError:  # a cell another user nested hundreds deep
+        return ""
 
 
 def _compare(cell: Any, op: str, wanted: Any) -> bool:
-    """One filter on one shown value (a list matches when any of its items does)."""
+    """One filter on one shown value (a list matches when any of its items does; an item that is
+    itself a list is compared as its text, so a deep cell costs no recursion)."""
     if isinstance(cell, list):
         if op == "not_equals":
-            return all(_compare(item, "equals", wanted) is False for item in cell)
-        return any(_compare(item, op, wanted) for item in cell)
+            return all(_compare_one(item, "equals", wanted) is False for item in cell)
+        return any(_compare_one(item, op, wanted) for item in cell)
+    return _compare_one(cell, op, wanted)
+
+
+def _compare_one(cell: Any, op: str, wanted: Any) -> bool:
+    if isinstance(cell, list):
+        cell = _text(cell)
     if cell is None:
         return op == "not_equals" and wanted is not None
     if op in ("equals", "not_equals"):

@@ -261,6 +261,9 @@ def shown_value(column: TableColumn, stored: Any, max_chars: int) -> tuple[Any, 
     if isinstance(stored, str) and len(stored) > max_chars:
         return stored[:max_chars] + "…", True
     if isinstance(stored, (dict, list)):
-        text = json.dumps(stored, ensure_ascii=False)
+        try:
+            text = json.dumps(stored, ensure_ascii=False)
+        except RecursionError:  # a cell another user nested hundreds deep: not shown
+            return "…", True
         return (text[:max_chars] + "…", True) if len(text) > max_chars else (stored, False)
     return stored, False
