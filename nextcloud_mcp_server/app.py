@@ -40,7 +40,7 @@ from nextcloud_mcp_server.tools._on_demand import CALL_TOOL
 from nextcloud_mcp_server.web.call_limits import ByProtocolEra, StatelessCallLimiter
 from nextcloud_mcp_server.web.front import BodyLimit
 from nextcloud_mcp_server.web.health import health_routes
-from nextcloud_mcp_server.web.http_guard import HostOriginGuard
+from nextcloud_mcp_server.web.http_guard import HostOriginGuard, NulQueryGuard
 from nextcloud_mcp_server.web.plain_answers import PlainAnswers, PlainAnswerSessions
 from nextcloud_mcp_server.web.sessions import SessionLimiter
 from nextcloud_mcp_server.web.store_outage import StoreOutage
@@ -130,6 +130,7 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Starlet
             allowed_origins=security.allowed_origins,
             any_origin_paths=cross_origin,
         ),
+        Middleware(NulQueryGuard),  # a NUL in a query: 400 (PostgreSQL cannot compare it)
     ]
     if settings.oauth_enabled:
         resource = settings.mcp_public_url or ""

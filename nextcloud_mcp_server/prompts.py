@@ -41,7 +41,7 @@ def _zone(timezone: str | None) -> str | None:
         raise _refuse("timezone: at most 100 characters")
     try:
         ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a folder of zones ("America")
         raise _refuse(f"timezone: {name!r} is not an IANA time zone such as Europe/Berlin") from None
     return name
 

@@ -98,3 +98,11 @@ def test_a_note_gets_its_title_once() -> None:
     assert note_markdown(Note(id=1, title="Plan", content="Plan\nx")) == "Plan\nx"
     assert note_markdown(Note(id=1, title="Plan", content="x")) == "# Plan\n\nx"
     assert note_markdown(Note(id=1, title="Plan", content="")) == "# Plan\n"
+
+
+@pytest.mark.parametrize("text", ["0001-01-01", "0001-W01", "0999-12-31", "9999-01-01"])
+def test_a_day_or_week_at_the_ends_of_the_calendar_is_refused(text: str) -> None:
+    """Year 1 was a Span, and the calendar's range less its slack overflowed: an internal error."""
+    with pytest.raises(BadUri, match="from the year 1000 to 9998"):
+        span_of(text)
+    assert span_of("9998-W52").kind == "week"

@@ -81,6 +81,8 @@ class ProviderMetadata:
                 document = response.json()
             except (ValueError, RecursionError):
                 continue
+            if not isinstance(document, dict):  # a list or a string raised AttributeError, a 500
+                continue
             # RFC 8414 §3.3: the issuer in the metadata must be the one we asked (no mix-up).
             if document.get("issuer") != self.issuer:
                 raise OIDCUnavailable(
@@ -124,15 +126,19 @@ class JWKSCache:
             document = response.json()
         except (OutboundError, ValueError, RecursionError) as exc:
             raise OIDCUnavailable(f"could not fetch the JWKS at {uri}: {exc}") from None
+        listed = document.get("keys") if isinstance(document, dict) else None
+        if not isinstance(listed, list):
+            raise OIDCUnavailable(f"the JWKS at {uri} holds no list of keys")
         keys: dict[str, tuple[jwt.PyJWK, str | None]] = {}
-        for entry in document.get("keys", []):
-            if entry.get("use", "sig") != "sig":
+        for entry in listed:
+            if not isinstance(entry, dict) or entry.get("use", "sig") != "sig":
                 continue
+            alg = entry.get("alg")
             try:
                 key = jwt.PyJWK(entry)
-            except jwt.PyJWTError:
-                continue  # a key type we cannot use; others may still serve
-            keys[str(entry.get("kid", ""))] = (key, entry.get("alg"))
+            except (jwt.PyJWTError, TypeError, ValueError, AttributeError):
+                continue  # a key we cannot use ("alg": ["RS256"] raised TypeError); others may serve
+            keys[str(entry.get("kid", ""))] = (key, alg if isinstance(alg, str) else None)
         self._keys, self._fetched_at = keys, self._clock()
         self.fetches += 1
 

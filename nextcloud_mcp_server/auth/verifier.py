@@ -79,6 +79,14 @@ def _time_claim(claims: dict[str, Any], name: str) -> float | None:
     return seconds
 
 
+def _strings(value: Any) -> list[str]:
+    """A claim that is a string or a list of strings (`aud`, `scp`); anything else names nothing
+    (`"aud": 5` raised TypeError from `list()`, a 500 on every request)."""
+    if isinstance(value, str):
+        return [value]
+    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
+
+
 def _digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
@@ -170,6 +178,9 @@ class BearerTokenVerifier:
         """The token's access, or None. With the client's `address`, unknown opaque tokens are
         bounded per address (raises `TooManyRefusals`)."""
         try:
+            if not token.isascii() or not token.isprintable() or " " in token:
+                # no IdP writes such a token; `ab\xe9` raised from the Nextcloud check (a 500)
+                raise TokenRejected("the token holds characters outside visible ASCII")
             if token.count(".") == 2:
                 return await self._verify_jwt(token)
             return await self._verify_opaque(token, address)
@@ -208,11 +219,11 @@ class BearerTokenVerifier:
             raise TokenRejected("the token was revoked")
         resource = self._own_audience(claims.get("aud"))
         scopes = claims.get("scope", "")
-        scope_list = scopes.split() if isinstance(scopes, str) else list(claims.get("scp", []))
+        scope_list = scopes.split() if isinstance(scopes, str) else _strings(claims.get("scp"))
         return self._access(token, claims, scope_list, resource)
 
     def _own_audience(self, aud: Any) -> str:
-        audiences = [aud] if isinstance(aud, str) else list(aud or [])
+        audiences = _strings(aud)
         # RFC 7519 §4.1.3: "Each principal intended to process the JWT MUST identify itself with a
         # value in the audience claim. If the principal processing the claim does not identify
         # itself with a value in the "aud" claim when this claim is present, then the JWT MUST be
@@ -225,10 +236,12 @@ class BearerTokenVerifier:
         raise TokenRejected("the token's audience does not include this server")
 
     def _access(self, token: str, claims: dict[str, Any], scopes: list[str], resource: str) -> AccessToken:
-        subject = str(claims.get("sub") or "")
-        if not subject:
+        subject = claims.get("sub")
+        if not isinstance(subject, str) or not subject:  # a list or an object was str()-ed before
             raise TokenRejected("the token names no subject (sub)")
         user = claims.get(self.settings.oidc_user_claim) or subject
+        if not isinstance(user, str):
+            raise TokenRejected(f"the token's {self.settings.oidc_user_claim} is not a user name")
         return AccessToken(
             token=token,
             client_id=str(claims.get("client_id") or claims.get("azp") or ""),

@@ -47,7 +47,11 @@ def is_metadata_url(client_id: str) -> bool:
 
 
 def _check_url(url: str) -> None:
-    parts = urlsplit(url)
+    try:  # `https://[::1` raised ValueError from urlsplit, a 500 at /authorize, /token, /revoke
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (read for the ValueError a port out of range raises)
+    except ValueError:
+        raise CIMDError("a client ID metadata document URL must be a valid https URL") from None
     if parts.scheme != "https" or not parts.hostname:
         raise CIMDError("a client ID metadata document URL must be https")
     if parts.username or parts.password or parts.fragment:

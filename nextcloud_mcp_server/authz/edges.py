@@ -169,6 +169,8 @@ class BoundedBody:
             )
         except (UnicodeDecodeError, ValueError):
             return oauth_error(400, "invalid_request", "the form is not UTF-8 text of at most 50 fields")
+        if any("\x00" in name or "\x00" in value for name, value in fields):  # PostgreSQL refuses it
+            return oauth_error(400, "invalid_request", "a parameter holds a NUL character")
         if self.check is None:
             return body
         checked = self.check(fields)

@@ -301,7 +301,12 @@ async def _small_form(request: Request) -> dict[str, str] | None:
         parsed = parse_qs(body.decode("ascii"), max_num_fields=10)
     except (UnicodeDecodeError, ValueError):
         return None
-    return {key: values[0] for key, values in parsed.items() if len(values) == 1}
+    form = {key: values[0] for key, values in parsed.items() if len(values) == 1}
+    # the page's fields are ASCII tokens: `%C3%A9` made the CSRF comparison raise TypeError, a
+    # NUL made PostgreSQL refuse the request's lookup
+    if not all(value.isascii() and value.isprintable() for value in form.values()):
+        return None
+    return form
 
 
 async def sweep_pending(runtime: Any) -> int:

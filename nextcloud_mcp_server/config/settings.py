@@ -155,7 +155,7 @@ class Settings(FindSettings, ReplicaSettings, AuthServerSettings, NextcloudSetti
 
         try:
             ZoneInfo(value.strip())
-        except (ZoneInfoNotFoundError, ValueError):
+        except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a folder of zones ("America")
             raise ValueError("must be an IANA time zone name, e.g. Europe/Berlin") from None
         return value.strip()
 

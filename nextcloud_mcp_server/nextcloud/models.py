@@ -9,6 +9,9 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 __all__ = [
+    "FIRST_YEAR",
+    "LAST_TIMESTAMP",
+    "LAST_YEAR",
     "AppModel",
     "Calendar",
     "CalendarObject",
@@ -49,6 +52,9 @@ def plain_text(value: Any) -> str:
 
 # 9999-12-31T23:59:59Z: the last second an ISO 8601 date (and Python's datetime) can show.
 LAST_TIMESTAMP = 253_402_300_799
+# The years a date given to a tool or in a URI may fall in: the ranges, slacks and days added
+# around it stay inside what Python's dates hold (year 1 minus a day, or 9999 plus one, overflowed).
+FIRST_YEAR, LAST_YEAR = 1000, 9998
 
 
 def _in_calendar(value: int) -> int:

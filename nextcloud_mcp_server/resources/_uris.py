@@ -10,6 +10,7 @@ from urllib.parse import quote
 
 from nextcloud_mcp_server.nextcloud import paths
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
+from nextcloud_mcp_server.nextcloud.models import FIRST_YEAR, LAST_YEAR
 from nextcloud_mcp_server.numbers import ascii_number
 
 __all__ = [
@@ -89,6 +90,17 @@ def week_of(day: date) -> str:
 
 def span_of(text: str) -> Span:
     """'2026-11-26' is that day; '2026-W48' is ISO week 48 of 2026, Monday to Sunday."""
+    span = _span(text)
+    if span is None:
+        raise BadUri(
+            f"'{text[:40]}' is not a day like 2026-11-26 or an ISO week like 2026-W48 (Monday to Sunday)"
+        )
+    if not FIRST_YEAR <= span.first.year <= LAST_YEAR:  # year 1 less the range's slack overflowed
+        raise BadUri(f"'{text[:40]}': days and weeks are from the year {FIRST_YEAR} to {LAST_YEAR}")
+    return span
+
+
+def _span(text: str) -> Span | None:
     try:
         if day := _DAY.fullmatch(text):
             first = date(int(day[1]), int(day[2]), int(day[3]))
@@ -98,6 +110,4 @@ def span_of(text: str) -> Span:
             return Span(first, first + timedelta(days=7), "week")
     except (ValueError, OverflowError):  # no such day or week; the last week of year 9999
         pass
-    raise BadUri(
-        f"'{text[:40]}' is not a day like 2026-11-26 or an ISO week like 2026-W48 (Monday to Sunday)"
-    )
+    return None

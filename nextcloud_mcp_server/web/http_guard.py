@@ -1,7 +1,13 @@
-"""DNS-rebinding protection for every HTTP route: only configured Host and Origin values.
+"""DNS-rebinding protection for every HTTP route: only configured Host and Origin values; and no
+NUL character in a query string.
 
 A browser tricked into talking to this server under another name sends that name as `Host`;
 a page on another site sends its own `Origin`. Both are refused before any route runs.
+
+No parameter of this server holds a NUL character, and PostgreSQL cannot compare text that
+does: `?request=a%00b` made every lookup by id raise from the store (a 500) where SQLite found
+nothing. `NulQueryGuard` answers such a query 400 before any route runs; forms are checked
+where they are read (`authz/edges.py`, `authz/signin.py`).
 """
 
 from __future__ import annotations
@@ -10,7 +16,7 @@ from starlette.datastructures import Headers
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-__all__ = ["HostOriginGuard"]
+__all__ = ["HostOriginGuard", "NulQueryGuard"]
 
 
 def _matches(value: str, patterns: list[str]) -> bool:
@@ -46,4 +52,16 @@ class HostOriginGuard:
                 message = f"Origin {origin!r} is not allowed (see MCP_ALLOWED_HOSTS)"
                 await PlainTextResponse(message, status_code=403)(scope, receive, send)
                 return
+        await self.app(scope, receive, send)
+
+
+class NulQueryGuard:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and b"%00" in scope.get("query_string", b""):
+            message = "a query parameter holds a NUL character (%00); no parameter of this server takes one"
+            await PlainTextResponse(message, status_code=400)(scope, receive, send)
+            return
         await self.app(scope, receive, send)

@@ -215,3 +215,53 @@ async def test_an_introspected_time_in_digits_is_a_time(http: BoundedClient) -> 
     found = await BearerTokenVerifier(settings(), http).verify_token("opaque")
     assert found is not None
     assert found.expires_at == later
+
+
+@pytest.mark.parametrize(
+    "claims",
+    [
+        pytest.param({"aud": 5}, id="aud-number"),
+        pytest.param({"aud": [5, {"x": 1}]}, id="aud-list-of-numbers"),
+        pytest.param({"sub": {"a": 1}}, id="sub-object"),
+        pytest.param({"sub": ["alice"]}, id="sub-list"),
+        pytest.param({"preferred_username": {"a": 1}}, id="user-claim-object"),
+    ],
+)
+@http_mock.mock
+async def test_a_token_whose_claims_are_of_the_wrong_kind_is_refused(
+    http: BoundedClient, claims: Any
+) -> None:
+    """`"aud": 5` raised TypeError from the audience check, a 500 on every request; an object as
+    `sub` was made a user name by str()."""
+    mock_idp([JWK])
+    verifier = BearerTokenVerifier(settings(oidc_user_claim="preferred_username"), http)
+    assert await verifier.verify_token(token(**claims)) is None
+    assert await verifier.verify_token(token(preferred_username="alice")) is not None
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [
+        pytest.param([JWK], id="a-list"),
+        pytest.param({"keys": ["not-a-key", {**JWK, "alg": ["RS256"]}]}, id="odd-entries"),
+        pytest.param({"keys": {"k1": JWK}}, id="keys-an-object"),
+    ],
+)
+@http_mock.mock
+async def test_a_jwks_of_the_wrong_shape_verifies_nothing_and_raises_nothing(
+    http: BoundedClient, keys: Any
+) -> None:
+    mock_idp([])
+    http_mock.get(f"{ISSUER}/jwks").mock(return_value=http_mock.Response(200, json=keys))
+    assert await BearerTokenVerifier(settings(), http).verify_token(token()) is None
+
+
+@http_mock.mock
+async def test_discovery_that_is_no_object_is_no_metadata(http: BoundedClient) -> None:
+    http_mock.get(f"{ISSUER}/.well-known/openid-configuration").mock(
+        return_value=http_mock.Response(200, json=["issuer", ISSUER])
+    )
+    http_mock.get(f"{ISSUER}/.well-known/oauth-authorization-server").mock(
+        return_value=http_mock.Response(200, json=["issuer", ISSUER])
+    )
+    assert await BearerTokenVerifier(settings(), http).verify_token(token()) is None

@@ -11,12 +11,13 @@ import json
 import time
 from typing import Any
 
+import httpx
 import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from tests.mcp_clients import INITIALIZE, http_session, structured
+from tests.mcp_clients import INITIALIZE, MCP_HEADERS, http_session, structured
 from tests.nextcloud_double import NextcloudDouble
 from tests.nextcloud_double.tokens import issued_tokens
 from tests.oauth_server import (  # noqa: F401 - the fixture
@@ -158,6 +159,14 @@ async def test_nextcloud_oauth2_tokens_are_validated_by_asking_nextcloud(
         ) as s:
             created = structured(await s.call_tool("nc_notes_create_note", {"title": "Alice's"}))
         unknown = server.post("nc-oauth2-token-nobody-issued", INITIALIZE)
+        # outside ASCII, the check at Nextcloud raised InvalidInput: a 500 for any caller
+        odd = httpx.post(
+            server.mcp,
+            json=INITIALIZE,
+            headers={**MCP_HEADERS, "Authorization": "Bearer nc-oauth2-\u00e9".encode("latin-1")},
+            timeout=10,
+        )
     assert created["title"] == "Alice's"
     assert (double.user_files("alice") / "Notes" / "Alice's.md").exists()
     assert unknown.status_code == 401
+    assert odd.status_code == 401, odd.text[:200]

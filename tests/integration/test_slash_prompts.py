@@ -37,6 +37,7 @@ async def test_the_calendar_prompts_name_only_offered_tools_and_check_their_argu
             refused = {}
             for name, arguments in (
                 ("today", {"timezone": "Mars/Olympus"}),
+                ("today", {"timezone": "America"}),  # a folder of zones: IsADirectoryError before
                 ("find_time", {"duration_minutes": "0"}),
                 ("find_time", {"within_days": "1e9"}),
                 ("find_time", {"duration_minutes": "3²"}),  # isdigit() takes it; int() does not
@@ -69,6 +70,7 @@ async def test_the_calendar_prompts_name_only_offered_tools_and_check_their_argu
     assert "ask me for it" in texts["plain"]
     assert "30-minute meeting within the next 3 days" in texts["meeting"]
     assert "IANA time zone" in refused[("today", "Mars/Olympus")]
+    assert "IANA time zone" in refused[("today", "America")]
     assert "from 5 to 1440" in refused[("find_time", "0")]
     assert "from 1 to 60" in refused[("find_time", "1e9")]
     assert "from 5 to 1440" in refused[("find_time", "3²")]

@@ -129,7 +129,11 @@ def test_all_day_events_are_dates() -> None:
             "must both be dates",
         ),
         (ical.EventChanges(summary="x", start=date(2026, 1, 2), rrule="FREQ=SOMETIMES"), "not a valid RRULE"),
-        (ical.EventChanges(summary="x", start=date(2026, 1, 2), reminders=[-5]), "0 or more"),
+        (ical.EventChanges(summary="x", start=date(2026, 1, 2), reminders=[-5]), "0 to 527040"),
+        (
+            ical.EventChanges(summary="x", start=date(2026, 1, 2), reminders=[10**15]),
+            "0 to 527040",
+        ),  # overflowed
         (
             ical.EventChanges(summary="x", start=date(2026, 1, 2), attendees=[ical.Attendee("not-an-email")]),
             "not an e-mail",
@@ -267,3 +271,22 @@ def test_free_time_with_an_unreadable_occurrence_says_so_rather_than_offer_it() 
     broken = _one("VEVENT", "DTSTART:20260105T100000Z\r\nDTEND:notadate")
     with pytest.raises(InvalidInput, match="could not be read"):
         free_time.busy_intervals([broken], UTC)
+
+
+@pytest.mark.parametrize("name", ["America", "Europe", "x" * 300, "../etc"])
+def test_a_time_zone_that_is_a_folder_or_too_long_is_unknown(name: str) -> None:
+    """`America` is a folder of zones: ZoneInfo raised IsADirectoryError; 300 characters raised
+    OSError (name too long). Both escaped as internal errors from every calendar tool."""
+    with pytest.raises(InvalidInput, match="unknown time zone") as refused:
+        ical.zone(name)
+    assert len(str(refused.value)) < 200
+
+
+@pytest.mark.parametrize(
+    "text", ["0001-01-01", "0001-01-01T00:00:00+14:00", "9999-12-31", "9999-12-31T23:30:00"]
+)
+def test_a_date_at_the_ends_of_the_calendar_is_refused(text: str) -> None:
+    """Year 1 minus the range's slack, or 9999 plus a day's end, overflowed the date type."""
+    with pytest.raises(InvalidInput, match="from the year 1000 to 9998"):
+        ical.parse_moment(text, UTC)
+    assert ical.parse_moment("9998-12-31", UTC) == date(9998, 12, 31)

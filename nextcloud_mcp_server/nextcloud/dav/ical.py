@@ -20,6 +20,7 @@ from dateutil import rrule as dateutil_rrule
 
 from nextcloud_mcp_server.nextcloud.dav import rrule_cost
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
+from nextcloud_mcp_server.nextcloud.models import FIRST_YEAR, LAST_YEAR
 from nextcloud_mcp_server.nextcloud.names import check_visible
 
 __all__ = [
@@ -49,22 +50,33 @@ def _prop(component: Any, name: str) -> Any:
 def zone(name: str) -> ZoneInfo:
     try:
         return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise InvalidInput(f"unknown time zone '{name}' (use an IANA name such as Europe/Berlin)") from None
+    except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a folder of zones ("America")
+        raise InvalidInput(
+            f"unknown time zone '{name[:80]}' (use an IANA name such as Europe/Berlin)"
+        ) from None
+
+
+MAX_REMINDER_MINUTES = 366 * 24 * 60
 
 
 def parse_moment(text: str, tz: tzinfo) -> Moment:
     """'2026-11-23' is a date; '2026-11-23T10:00' is a time in `tz`; an offset or 'Z' wins."""
     value = text.strip()
+    moment: Moment
     try:
         if len(value) == 10:
-            return date.fromisoformat(value)
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+            moment = date.fromisoformat(value)
+        else:
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         raise InvalidInput(
             f"'{text[:80]}' is not an ISO 8601 date or date-time (e.g. 2026-11-23T10:00)"
         ) from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=tz)
+    if not FIRST_YEAR <= moment.year <= LAST_YEAR:
+        raise InvalidInput(f"dates are from the year {FIRST_YEAR} to {LAST_YEAR} (got '{text[:40]}')")
+    if isinstance(moment, datetime) and moment.tzinfo is None:
+        return moment.replace(tzinfo=tz)
+    return moment
 
 
 def as_datetime(moment: Moment, tz: tzinfo) -> datetime:
@@ -203,8 +215,8 @@ def _apply_event(component: icalendar.cal.Component, changes: EventChanges) -> N
     if changes.reminders is not None:
         component.subcomponents = [c for c in component.subcomponents if c.name != "VALARM"]
         for minutes in sorted(set(changes.reminders)):
-            if minutes < 0:
-                raise InvalidInput("reminders are minutes before the start, 0 or more")
+            if not 0 <= minutes <= MAX_REMINDER_MINUTES:  # 10**15 overflowed timedelta
+                raise InvalidInput("reminders are minutes before the start, 0 to 527040 (a year)")
             alarm = icalendar.Alarm()
             alarm.add("ACTION", "DISPLAY")
             alarm.add("DESCRIPTION", str(component.get("SUMMARY", "Reminder")))

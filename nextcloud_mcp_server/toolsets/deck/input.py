@@ -83,7 +83,7 @@ def check_due(value: str) -> str:
             f"due must be a date and time with its offset, such as 2026-12-01T17:00:00+01:00 "
             f"or 2026-12-01T16:00:00Z (got {text[:40]!r})"
         )
-    if not 1970 <= when.astimezone(UTC).year <= 9998:
+    if not 1970 <= when.year <= 9998:  # before astimezone: year 1 at +14:00 overflowed in it
         raise InvalidDeckInput("due must be between the years 1970 and 9998")
     return when.astimezone(UTC).replace(microsecond=0).isoformat()
 

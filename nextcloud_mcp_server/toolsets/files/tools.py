@@ -384,7 +384,9 @@ async def nc_webdav_search_files(
         try:
             since = datetime.fromisoformat(modified_since.strip().replace("Z", "+00:00"))
         except ValueError:
-            raise InvalidInput(f"modified_since '{modified_since}' is not an ISO 8601 date") from None
+            raise InvalidInput(f"modified_since '{modified_since[:40]}' is not an ISO 8601 date") from None
+        if not 1970 <= since.year <= 9998:  # a Unix time: year 1 raised from the search
+            raise InvalidInput("modified_since must be between the years 1970 and 9998")
         if since.tzinfo is None:
             since = since.astimezone()
     where = SearchFilter(name_pattern=name_pattern or None, mime_type=mime_type or None, modified_since=since)

@@ -48,6 +48,8 @@ async def nc_reminders_set(
     when = None
     if due is not None:
         when = due if due.tzinfo else due.replace(tzinfo=UTC)
+        if when.year > 9998:  # 9999-12-31 at -14:00 overflowed once moved to UTC
+            raise InvalidInput("due must be before the year 9999")
         if when <= datetime.now(UTC):
             raise InvalidInput("due must be in the future")
     _, entry, file_id = await resolve(ctx, path)

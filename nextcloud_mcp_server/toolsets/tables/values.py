@@ -100,9 +100,12 @@ def _number(column: TableColumn, value: Any) -> float | int:
         raise _refuse(column, f"takes a number, not {type(value).__name__}")
     try:
         number = float(value) if isinstance(value, str) else value
+        finite = math.isfinite(number)  # an int of 400 digits raised OverflowError here
     except ValueError:
         raise _refuse(column, f"takes a number, not {str(value)[:40]!r}") from None
-    if not math.isfinite(number):
+    except OverflowError:
+        finite = False
+    if not finite:
         raise _refuse(column, "takes a finite number")
     low, high = column.number_min, column.number_max
     if column.subtype == "stars":

@@ -130,6 +130,9 @@ async def test_a_files_session_from_folder_to_search_to_delete(nextcloud: Nextcl
             await session.call_tool("nc_webdav_search_files", {"modified_since": "2100-01-01T00:00:00Z"})
         )
         assert later["files"] == []
+        ancient = await session.call_tool("nc_webdav_search_files", {"modified_since": "0001-01-01"})
+        assert ancient.is_error  # raised ValueError from the search before
+        assert "1970" in ancient.content[0].text  # type: ignore[union-attr]
 
         deleted = structured(await session.call_tool("nc_webdav_delete_resource", {"path": "Projects"}))
         assert deleted == {"path": "/Projects", "type": "directory"}
