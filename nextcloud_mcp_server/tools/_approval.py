@@ -124,7 +124,15 @@ async def require_approval(
             "refused_no_elicitation",
         )
     else:
-        result = await ctx.elicit(question, Approval)
+        try:
+            result = await ctx.elicit(question, Approval)
+        except ValueError:  # accepted with content the form does not take ({} from an unticked box)
+            await record_decision(ctx, tool, target, "declined", "the answer did not match the form")
+            raise _refusal(
+                f'Not done: the answer to "{question}" did not match the approval form, so it is taken '
+                "as no. Nothing was changed.",
+                "declined",
+            ) from None
         action = result.action
         content = result.data.model_dump() if result.action == "accept" else {}
     reason = str(content.get("reason", ""))

@@ -7,6 +7,7 @@ import os
 from typing import Any
 
 import pytest
+from mcp.types import ElicitResult
 
 from nextcloud_mcp_server.toolsets.files import tools as files_tools
 from tests.backends import Nextcloud
@@ -169,3 +170,26 @@ async def test_a_file_or_folder_is_replaced_after_approval(nextcloud: Nextcloud,
     assert nextcloud.read_file(nextcloud.admin, "b.txt") == b"new"
     assert nextcloud.read_file(nextcloud.admin, "G/one.txt") == b"1"
     assert not nextcloud.exists(nextcloud.admin, "G/two.txt")
+
+
+@pytest.mark.parametrize(
+    "content",
+    [{}, {"approve": "maybe"}, {"approve": True, "reason": 5}],
+    ids=["empty", "not-a-bool", "reason-number"],
+)
+async def test_an_accepted_answer_that_does_not_fit_the_form_is_a_no(
+    nextcloud: Nextcloud, content: dict[str, Any]
+) -> None:
+    """A form left with its box unticked sends {}: the SDK's check of the answer raised out of the
+    tool, an internal error with no reason, before."""
+    note = nextcloud.add_note(title="Bank", content="IBAN DE00 1234")
+
+    async def answer(context: Any, params: Any) -> ElicitResult:
+        return ElicitResult(action="accept", content=content)
+
+    with running_app(nextcloud.settings()) as base:
+        async with http_session(f"{base}/mcp", elicitation_callback=answer) as session:
+            result = await session.call_tool("nc_notes_delete_note", {"note_id": note["id"]})
+    assert result.is_error
+    assert "did not match the approval form" in _text(result), _text(result)
+    assert [n["content"] for n in nextcloud.notes() if n["id"] == note["id"]] == ["IBAN DE00 1234"]
