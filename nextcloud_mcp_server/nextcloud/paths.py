@@ -16,7 +16,7 @@ from urllib.parse import quote, unquote, urlsplit
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput
 from nextcloud_mcp_server.nextcloud.names import check_visible
 
-__all__ = ["InvalidPath", "clean", "display", "encode", "parent", "relative", "relatives"]
+__all__ = ["InvalidPath", "clean", "display", "encode", "named", "parent", "relative", "relatives"]
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
@@ -62,6 +62,20 @@ def clean(path: str) -> str:
         if len(segment.encode()) > MAX_SEGMENT_BYTES:
             raise InvalidPath(f"a file or folder name is longer than {MAX_SEGMENT_BYTES} bytes")
         segments.append(unicodedata.normalize("NFC", segment))
+    return "/".join(segments)
+
+
+def named(path: str) -> str:
+    """A path Nextcloud or an app named (a Collectives page's file), as it is: what a caller types
+    goes through `clean()`, which decodes `%2F` and refuses hidden characters, and so refused a
+    page another user titled `a%2Fb` or with a right-to-left mark. Refused here is only what could
+    leave the user's files or names nothing: control characters, a backslash, blank, `.` or `..`
+    segments."""
+    if _CONTROL.search(path) or "\\" in path:
+        raise InvalidPath("a path named by the server holds a control character or a backslash")
+    segments = path.strip("/").split("/")
+    if any(_php_trim(segment) in ("", ".", "..") for segment in segments):
+        raise InvalidPath("a path named by the server has a blank, '.' or '..' segment")
     return "/".join(segments)
 
 

@@ -96,3 +96,22 @@ def test_hrefs_decoded_together_map_as_each_alone(hrefs: list[str]) -> None:
 def test_hrefs_decoded_together_keep_their_order_and_roots() -> None:
     hrefs = [f"{ROOT}/", f"{ROOT}/a%20b/c%C3%A9.md", "/remote.php/dav/files/bob/x", f"{ROOT}/e%CC%81"]
     assert paths.relatives(hrefs, ROOT) == ["", "a b/cé.md", None, "\u00e9"]
+
+
+@pytest.mark.parametrize(
+    ("named", "kept"),
+    [
+        ("Collectives/C/a%2Fb.md", "Collectives/C/a%2Fb.md"),
+        ("C/\u202eevil.md", "C/\u202eevil.md"),
+        ("/x/y/", "x/y"),
+    ],
+)
+def test_a_path_the_server_named_is_kept_as_it_is(named: str, kept: str) -> None:
+    assert paths.named(named) == kept
+    assert paths.encode(paths.named(named)).count("/") == kept.count("/")  # %2F stays in its name
+
+
+@pytest.mark.parametrize("named", ["a/../b", "a/./b", "a//b", "a/ /b", "a\x00b", "a\\b", ""])
+def test_a_path_the_server_named_that_leaves_or_names_nothing_is_refused(named: str) -> None:
+    with pytest.raises(paths.InvalidPath):
+        paths.named(named)

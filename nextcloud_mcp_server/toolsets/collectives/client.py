@@ -245,7 +245,7 @@ class CollectivesClient:
 
     def _file(self, page: Page) -> str:
         try:
-            return paths.clean(page.file)
+            return paths.named(page.file)
         except InvalidInput:
             raise InvalidResponse(
                 self.host, f"Collectives named an unusable file for page {page.id}"

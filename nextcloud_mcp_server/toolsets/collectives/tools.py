@@ -13,7 +13,7 @@ from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import COLLECTIVES_READ, COLLECTIVES_WRITE, require_scopes
-from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NotFound, PreconditionFailed
+from nextcloud_mcp_server.nextcloud.errors import InvalidInput, InvalidResponse, NotFound, PreconditionFailed
 from nextcloud_mcp_server.tools._approval import shrinks
 from nextcloud_mcp_server.tools._find_index import ANSWERED_FROM_INDEX as INDEX
 from nextcloud_mcp_server.tools._results import answer, stale_version
@@ -386,7 +386,7 @@ async def _read_some(client: CollectivesClient, pages: list[Page]) -> dict[int, 
         async with gate:
             try:
                 return page.id, (await client.read(page, max_bytes=SCAN_BYTES)).text
-            except NotFound:  # trashed or moved since it was listed
+            except (NotFound, InvalidResponse):  # trashed or moved since listed; a file it cannot read
                 return page.id, ""
 
     return dict(await asyncio.gather(*(one(page) for page in pages)))
