@@ -14,6 +14,7 @@ from nextcloud_mcp_server.nextcloud.errors import NextcloudError
 from nextcloud_mcp_server.tools._audience import Audience, approve_publication
 from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.toolsets.deck.client import DeckClient
+from nextcloud_mcp_server.toolsets.deck.input import InvalidDeckInput
 from nextcloud_mcp_server.toolsets.deck.models import DeckBoard, DeckCard, DeckLabel
 from nextcloud_mcp_server.toolsets.deck.tools_answers import CardDetail, card_detail
 from nextcloud_mcp_server.toolsets.deck.tools_audience import move_audience
@@ -61,6 +62,19 @@ async def _move_across(
     return moved.model_copy(update={"labels": labels})
 
 
+def _check_labels_can_follow(card: DeckCard, target: DeckBoard) -> None:
+    """A label the target board lacks is created there, which only its managers may do. Checked
+    before anything moves: the card went over, lost its labels, and the call said "refused"."""
+    there = {label.title.strip().casefold() for label in target.labels}
+    missing = [label.title for label in card.labels if label.title.strip().casefold() not in there]
+    if missing and not target.can("manage"):
+        names = ", ".join(f'"{title[:40]}"' for title in missing[:5])
+        raise InvalidDeckInput(
+            f'board "{target.title[:80]}" has no label {names}, and only its managers may add one: '
+            "take the label off the card, or ask a manager of that board to add it. Nothing was moved."
+        )
+
+
 @toolset.tool(title="Move a Deck card", idempotent=True, view=APPROVAL)
 @require_scopes(DECK_WRITE)
 async def nc_deck_move_card(
@@ -85,6 +99,7 @@ async def nc_deck_move_card(
         )
     target = await deck.board(to_board_id)
     stack_title(target, to_stack_id)
+    _check_labels_can_follow(card, target)
     me = await nc.dav_user_id()
 
     async def again() -> Audience:
