@@ -72,7 +72,10 @@ def _iso(seconds: int) -> str:
 
 
 def _version(bookmark: Bookmark) -> str:
-    return bound_version(str(bookmark.lastmodified), bookmark)
+    # The app's list splits a tag at its commas ("a,b" is "a" and "b" there), its single read
+    # does not: the tags are digested as the list gives them, or no listed version ever matched.
+    tags = sorted(tag for joined in bookmark.tags for tag in joined.split(","))
+    return bound_version(str(bookmark.lastmodified), bookmark.model_copy(update={"tags": tags}))
 
 
 def _out(bookmark: Bookmark) -> BookmarkOut:

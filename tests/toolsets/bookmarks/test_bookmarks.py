@@ -155,6 +155,25 @@ async def test_add_find_change_and_delete_a_bookmark(apps_nextcloud: Nextcloud) 
         assert f"bookmark {added['id']} does not exist" in _text(gone)
 
 
+async def test_a_listed_version_of_a_bookmark_with_a_comma_in_a_tag_updates_it(
+    apps_nextcloud: Nextcloud,
+) -> None:
+    """The app's list splits the tag "a,b" in two, its single read does not: a version read from
+    the list never matched, and every update was refused as changed since."""
+    nc = apps_nextcloud
+    status, made = _api(nc, "POST", "/bookmark", {"url": "https://example.com/commas", "tags": ["a,b"]})
+    assert status == 200, made
+    async with _session(nc, Human()) as session:
+        listed = structured(await session.call_tool("nc_bookmarks_list_bookmarks", {"words": ["commas"]}))
+        [found] = listed["bookmarks"]
+        changed = await session.call_tool(
+            "nc_bookmarks_update_bookmark",
+            {"bookmark_id": found["id"], "version": found["version"], "title": "Commas"},
+        )
+    assert not changed.is_error, _text(changed)
+    assert _api(nc, "GET", f"/bookmark/{found['id']}")[1]["item"]["title"] == "Commas"
+
+
 def test_folder_paths_are_cut_as_they_are_made_and_only_shown_ones_are_kept() -> None:
     """A 200 KB title above 3,000 children held 600 MB of uncut paths before."""
     children = [Folder(id=n, title=f"child {n}") for n in range(3_000)]
