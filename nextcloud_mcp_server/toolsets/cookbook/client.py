@@ -157,6 +157,8 @@ class CookbookClient:
 
     async def recipes(self, words: str | None = None) -> list[RecipeSummary]:
         """Every recipe, or those whose name, keywords or category match `words`."""
+        # Nextcloud routes an encoded slash as a separator (a 405): a search's words are words
+        words = " ".join((words or "").replace("/", " ").split())
         path = f"/search/{quote(words, safe='')}" if words else "/recipes"
         try:
             found: list[RecipeSummary] = _SUMMARIES.validate_python(

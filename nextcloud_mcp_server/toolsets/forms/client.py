@@ -38,14 +38,16 @@ FORMS_MISSING = "Forms is not installed or not enabled for you on this Nextcloud
 
 
 def _special(exc: NextcloudHTTPError, said: str, what: str) -> NextcloudError | None:
-    """Forms says nothing of its own; an unknown form is 404 (34) or 400 (29), as is a missing app."""
-    if exc.status in (400, 404):
+    """An unknown form is 404 (34) or 400 (29) without Forms' own words, as is a missing app. A 400
+    with its words is Forms refusing what was sent (a ranking answer that repeats an option): said
+    as "Forms refused: ...", where it had been "does not exist"."""
+    if exc.status == 404 or (exc.status == 400 and not said):
         return NotFound(
             exc.host,
             f"{what} does not exist or is not shared with you (or Forms is not enabled for you)",
             status=exc.status,
         )
-    return exc
+    return None  # the app API's own reading: "Forms refused: <its words>", or the error as it is
 
 
 class Option(AppModel):

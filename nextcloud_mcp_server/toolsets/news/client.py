@@ -111,6 +111,9 @@ class NewsClient:
             raise InvalidResponse(self.host, "News did not answer the new folder")
         return found[0]
 
+    async def delete_folder(self, folder_id: int) -> None:
+        await self._call("DELETE", f"/folders/{folder_id}")
+
     async def feeds(self) -> list[Feed]:
         found: list[Feed] = self._parse(_FEEDS, await self._call("GET", "/feeds"), "feeds")
         return found

@@ -4,6 +4,7 @@ allowed them); articles are answered as plain text, cut to a bounded length."""
 
 from __future__ import annotations
 
+import contextlib
 import html
 import re
 import time
@@ -13,7 +14,7 @@ from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import require_scopes
-from nextcloud_mcp_server.nextcloud.errors import InvalidInput
+from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NextcloudError
 from nextcloud_mcp_server.nextcloud.names import check_visible
 from nextcloud_mcp_server.tools._context import nextcloud_for
 from nextcloud_mcp_server.tools._registry import Toolset
@@ -147,13 +148,24 @@ async def nc_news_add_feed(
     nc = await nextcloud_for(ctx)
     client = nc.api(NewsClient)
     names: dict[int, str] = {}
-    folder_id = None
+    folder_id = made = None
     if folder is not None:
-        check_visible(folder, "the folder")
-        existing = {f.name: f.id for f in await client.folders()}
-        folder_id = existing.get(folder.strip()) or (await client.add_folder(folder.strip())).id
-        names[folder_id] = folder.strip()
-    return _feed(await client.add_feed(link, folder_id), names)
+        name = folder.strip()
+        if not name:  # News made a folder with no name of "   "
+            raise InvalidInput("the folder needs a name")
+        check_visible(name, "the folder")
+        folder_id = {f.name: f.id for f in await client.folders()}.get(name)
+        if folder_id is None:
+            folder_id = made = (await client.add_folder(name)).id
+        names[folder_id] = name
+    try:
+        feed = await client.add_feed(link, folder_id)
+    except NextcloudError:
+        if made is not None:  # a folder made for a feed News refused is not left behind
+            with contextlib.suppress(NextcloudError):
+                await client.delete_folder(made)
+        raise
+    return _feed(feed, names)
 
 
 @toolset.tool(title="List news articles", read_only=True)

@@ -145,6 +145,10 @@ async def test_add_find_change_and_delete_a_recipe(apps_nextcloud: Nextcloud) ->
 
         found = structured(await session.call_tool("nc_cookbook_list_recipes", {"query": "pancakes"}))
         assert [r["id"] for r in found["recipes"]] == [recipe_id]
+        slashed = structured(
+            await session.call_tool("nc_cookbook_list_recipes", {"query": "pancakes/crepes"})
+        )
+        assert isinstance(slashed["recipes"], list)  # structured(): no error; a 405 before (%2F routed)
         assert (
             structured(await session.call_tool("nc_cookbook_list_recipes", {"query": "lasagne"}))["total"]
             == 0

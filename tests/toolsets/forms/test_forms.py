@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from nextcloud_mcp_server.nextcloud.errors import InvalidInput
-from nextcloud_mcp_server.toolsets.forms.client import Form
+from nextcloud_mcp_server.nextcloud.errors import InvalidInput, NextcloudHTTPError, NotFound
+from nextcloud_mcp_server.toolsets.forms.client import Form, _special
 from nextcloud_mcp_server.toolsets.forms.tools import QuestionIn, checked_questions, encoded_answers
 from tests.backends import Nextcloud
 from tests.mcp_clients import http_session, running_app, structured
@@ -144,3 +144,13 @@ async def test_create_a_form_submit_it_and_read_the_answers(apps_nextcloud: Next
             missing = await session.call_tool("nc_forms_get_form", {"form_id": form_id + 1000})
             assert missing.is_error
             assert f"form {form_id + 1000} does not exist" in str(missing.content[0].text)  # type: ignore[union-attr]
+
+
+def test_a_400_with_forms_own_words_is_its_refusal_not_an_unknown_form() -> None:
+    """A ranking answer Forms refuses is 400 with its message: it was said as "form 1 does not
+    exist", which sent a model looking for another form."""
+    refused = NextcloudHTTPError("nc.example", "400", status=400, body="{}")
+    assert _special(refused, "Invalid ranking: an option is repeated", "the submission") is None
+    unknown = _special(NextcloudHTTPError("nc.example", "400", status=400, body=""), "", "form 1")
+    assert isinstance(unknown, NotFound)
+    assert "does not exist" in str(unknown)

@@ -105,6 +105,17 @@ async def test_subscribe_read_and_mark_articles(apps_nextcloud: Nextcloud, feed_
             missing = await session.call_tool("nc_news_add_feed", {"url": f"{feed_server}/nothing.xml"})
             assert missing.is_error
             assert "News refused" in str(missing.content[0].text)  # type: ignore[union-attr]
+            # a folder made for a feed News refuses is not left behind; a blank one is not made
+            refused = await session.call_tool(
+                "nc_news_add_feed", {"url": f"{feed_server}/nothing.xml", "folder": "Ghost"}
+            )
+            blank = await session.call_tool(
+                "nc_news_add_feed", {"url": f"{feed_server}/kitchen.xml", "folder": "   "}
+            )
+            assert refused.is_error
+            assert blank.is_error
+            assert "needs a name" in str(blank.content[0].text)  # type: ignore[union-attr]
+            assert [f["name"] for f in _api(apps_nextcloud, "/folders")["folders"]] == ["Food"]
 
             listed = structured(await session.call_tool("nc_news_list_feeds", {}))
             assert [(f["title"], f["folder"]) for f in listed["feeds"]] == [("Kitchen news", "Food")]
