@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import time
 
 import pytest
 
@@ -150,3 +151,25 @@ def test_a_card_too_large_to_read_is_not_updated() -> None:
     )
     with pytest.raises(InvalidInput, match="Nextcloud Contacts"):
         vcard.patch(huge, vcard.ContactChanges(family_name="Park"))
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "TEL;TYPE=" + ",".join(f"x-t{n}" for n in range(6000)) + ":+1 555 0100",
+        "NOTE;" + ";".join(f"X-P{n}=v" for n in range(6000)) + ":hello",
+        "TEL;TYPE=" + ",".join(f"x-t{n}" for n in range(40)),  # no colon at all
+    ],
+    ids=["6000-types", "6000-parameters", "no-colon"],
+)
+def test_a_line_with_thousands_of_parameters_is_left_out_at_once(line: str) -> None:
+    """Nextcloud stores such a card. Cut inside its parameters, the line made vobject's pattern
+    backtrack exponentially: the process, and with it every user's calls, hung for minutes."""
+    card = (
+        f"BEGIN:VCARD\r\nVERSION:3.0\r\nUID:u1\r\nFN:Ann\r\nEMAIL:ann@example.com\r\n{line}\r\nEND:VCARD\r\n"
+    )
+    started = time.process_time()
+    view = vcard.read(card)
+    assert time.process_time() - started < 5  # seconds of CPU: exponential before, milliseconds now
+    assert (view.full_name, [e.value for e in view.emails]) == ("Ann", ["ann@example.com"])
+    assert view.problems == ["a line with too many parameters was left out"]

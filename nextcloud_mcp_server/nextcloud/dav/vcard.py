@@ -53,6 +53,8 @@ MAX_VALUE = 2000
 MAX_ITEMS = 30
 MAX_TYPES = 5
 _MAX_SHOWN_LINE = 16 * MAX_VALUE  # longer lines are parsed cut: their values are shown cut anyway
+_MAX_HEAD, _MAX_PARAMETERS = 1_000, 20  # a line's name and parameters; what vobject parses fast
+_LEFT_OUT = "a line with too many parameters was left out"
 TYPE_PATTERN = r"^[A-Za-z0-9-]{1,40}$"  # RFC 6350 TYPE values: iana-token / x-name
 _TYPE = re.compile(TYPE_PATTERN)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -172,9 +174,22 @@ def _shown_lines(text: str) -> tuple[list[str], bool, list[str]]:
                 problems.append("a photo, logo, sound or key does not decode")
         elif name in _SHOWN:
             seen[name] += 1
-            if seen[name] <= MAX_ITEMS:
-                shown.append(line[:_MAX_SHOWN_LINE])
+            if seen[name] <= MAX_ITEMS and (kept := _bounded(line)) is not None:
+                shown.append(kept)
+            elif seen[name] <= MAX_ITEMS and _LEFT_OUT not in problems:
+                problems.append(_LEFT_OUT)
     return shown, photo, problems
+
+
+def _bounded(line: str) -> str | None:
+    """The line as vobject may read it: its value cut, never its name and parameters. vobject's
+    line pattern backtracks exponentially on parameters without a colon after them: a TEL line
+    with 6,000 TYPE values, cut inside them, held the process (and its event loop) for minutes.
+    A line whose parameters are long or many is left out (None)."""
+    head, colon, value = line.partition(":")
+    if not colon or len(head) > _MAX_HEAD or head.count(";") + head.count(",") > _MAX_PARAMETERS:
+        return None
+    return f"{head}:{value[:_MAX_SHOWN_LINE]}"
 
 
 def _unreadable(fallback_uid: str, why: str) -> ContactView:
