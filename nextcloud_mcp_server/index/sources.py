@@ -17,6 +17,7 @@ import re
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Collection, Iterable
 from datetime import UTC, datetime
+from typing import Any
 
 import dateutil.parser
 
@@ -43,10 +44,22 @@ _REV = re.compile(r"^REV[;:](?:[^:\r\n]*:)?([0-9TZ:+\-]{8,30})\s*$", re.MULTILIN
 APP_GENERATED = "app-generated--deck--"
 SOURCE_KINDS = ("event", "task", "contact", "card", "page")
 PARALLEL = 4
+MAX_CALENDAR_OBJECT = 256 * 1024  # characters of one event or task read for its words
 
 
 def _text(value: object) -> str:
     return "" if value is None else str(value)
+
+
+def _changed_at(component: Any) -> float:
+    """When an event or task last changed (epoch seconds), 0.0 when it does not say readably.
+    Nextcloud stores LAST-MODIFIED:00010101T000000 (year 1 before UTC: timestamp() raised) and
+    20240231T120000Z (reading it raised): either stopped every index round of its user."""
+    try:
+        moment = getattr(component.get("LAST-MODIFIED") or component.get("DTSTAMP"), "dt", None)
+        return moment.timestamp() if isinstance(moment, datetime) else 0.0
+    except (ValueError, OverflowError, OSError):
+        return 0.0
 
 
 def _calendar_items(objects: Iterable[CalendarObject], where: str) -> list[Item]:
@@ -54,6 +67,8 @@ def _calendar_items(objects: Iterable[CalendarObject], where: str) -> list[Item]
 
     items = []
     for obj in objects:
+        if len(obj.ics) > MAX_CALENDAR_OBJECT:
+            continue  # parsed on the event loop: 7 MB of lines held it for 23 s
         try:
             parsed = icalendar.Calendar.from_ical(obj.ics)
         except ValueError:
@@ -63,8 +78,6 @@ def _calendar_items(objects: Iterable[CalendarObject], where: str) -> list[Item]
             if not found:
                 continue
             component = found[0]
-            changed = component.get("LAST-MODIFIED") or component.get("DTSTAMP")
-            moment = getattr(changed, "dt", None)
             body = "\n".join(
                 _text(component.get(p)) for p in ("LOCATION", "DESCRIPTION", "CATEGORIES") if component.get(p)
             )
@@ -74,7 +87,7 @@ def _calendar_items(objects: Iterable[CalendarObject], where: str) -> list[Item]
                     f"{obj.href}|{_text(component.get('UID'))}",
                     _text(component.get("SUMMARY")),
                     where,
-                    moment.timestamp() if isinstance(moment, datetime) else 0.0,
+                    _changed_at(component),
                     obj.etag,
                     body,
                 )
