@@ -16,7 +16,6 @@ Behaviour seen on Nextcloud 34 with Collectives 4.5.0:
 from __future__ import annotations
 
 import json
-import unicodedata
 from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import Field, ValidationError
@@ -47,7 +46,6 @@ __all__ = [
     "Page",
     "PageText",
     "check_page_title",
-    "fold",
 ]
 
 API = "apps/collectives/api/v1.0/collectives"
@@ -113,12 +111,6 @@ def check_page_title(title: str) -> str:
     if len(cleaned) > _MAX_TITLE:
         raise InvalidInput(f"title must be at most {_MAX_TITLE} characters (got {len(cleaned)})")
     return cleaned
-
-
-def fold(text: str) -> str:
-    """Case- and accent-insensitive form for matching."""
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 def _ocs_meta(body: str) -> tuple[int, str]:

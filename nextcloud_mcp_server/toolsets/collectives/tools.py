@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from nextcloud_mcp_server.auth.scopes import COLLECTIVES_READ, COLLECTIVES_WRITE, require_scopes
 from nextcloud_mcp_server.nextcloud.errors import InvalidInput, InvalidResponse, NotFound, PreconditionFailed
+from nextcloud_mcp_server.nextcloud.folding import fold
 from nextcloud_mcp_server.tools._approval import shrinks
 from nextcloud_mcp_server.tools._find_index import ANSWERED_FROM_INDEX as INDEX
 from nextcloud_mcp_server.tools._results import answer, stale_version
@@ -25,7 +26,6 @@ from nextcloud_mcp_server.toolsets.collectives.client import (
     Page,
     PageText,
     check_page_title,
-    fold,
 )
 from nextcloud_mcp_server.toolsets.collectives.tools_common import (
     CollectiveId,

@@ -40,6 +40,7 @@ from nextcloud_mcp_server.nextcloud.auth import Credential
 from nextcloud_mcp_server.nextcloud.dav.file_search import search_request
 from nextcloud_mcp_server.nextcloud.dav.xml import DAV, NC_ORG, parse_multistatus, read_multistatus_batches
 from nextcloud_mcp_server.nextcloud.errors import NextcloudError, NotFound
+from nextcloud_mcp_server.nextcloud.folding import fold
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.kept import KeptAnswers
 from nextcloud_mcp_server.nextcloud.models import NoteSettings
@@ -55,7 +56,6 @@ from nextcloud_mcp_server.toolsets.notes.file_notes import (
     note_text,
     unzip_notes,
 )
-from nextcloud_mcp_server.toolsets.notes.search import fold
 
 __all__ = [
     "MAX_NOTES",

@@ -4,12 +4,12 @@ find 'Café') and reads every note for every question (ADR 0049)."""
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Iterable
 
+from nextcloud_mcp_server.nextcloud.folding import fold
 from nextcloud_mcp_server.nextcloud.models import Note
 
-__all__ = ["NoteSearchHit", "fold", "rank_note", "rank_notes"]
+__all__ = ["NoteSearchHit", "rank_note", "rank_notes"]
 
 
 class NoteSearchHit(Note):
@@ -18,12 +18,6 @@ class NoteSearchHit(Note):
     score: float = 0.0
     matched_in: str = "content"
     snippet: str = ""
-
-
-def fold(text: str) -> str:
-    """Case- and accent-insensitive form for matching."""
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 def rank_note(
