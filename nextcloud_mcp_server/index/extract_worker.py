@@ -166,7 +166,7 @@ def _members(archive: zipfile.ZipFile, pattern: str) -> list[str]:
     wanted = re.compile(pattern)
 
     def order(name: str) -> tuple[str, int]:
-        number = re.search(r"(\d+)\.xml$", name)
+        number = re.search(r"([0-9]{1,9})\.xml$", name)  # int() of 5,000 digits would raise
         return (re.sub(r"\d+\.xml$", "", name), int(number.group(1)) if number else 0)
 
     return sorted((n for n in archive.namelist() if wanted.fullmatch(n)), key=order)
@@ -193,6 +193,10 @@ def _walk_members(
     for name in names:
         if out.full:
             return
+        if archive.getinfo(name).compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            # office formats use only these; zipfile inflates bzip2 and LZMA without a bound per
+            # read, so 3 KB of bzip2 grew to the memory limit before the XML budget could count
+            raise Refused(f"{name} is compressed in a way office documents are not")
         with archive.open(name) as member:
             walk_xml(member, out, budget, keep, breaks)
         out.add("\n")
@@ -254,10 +258,13 @@ def pdf(data: bytes, out: Output, max_pages: int, ocr: Ocr = NO_OCR) -> None:
     for number in range(min(len(document), max_pages)):
         if out.full:
             break
-        page = document[number]
-        textpage = page.get_textpage()
-        text = textpage.get_text_range()
-        textpage.close()
+        try:  # a page tree that counts one page too many, or names a non-page: that page is skipped
+            page = document[number]
+            textpage = page.get_textpage()
+            text = textpage.get_text_range()
+            textpage.close()
+        except pdfium.PdfiumError:
+            continue
         if reader is not None and len("".join(text.split())) < SCANNED_BELOW and read < ocr.pages:
             read += 1
             with contextlib.suppress(reader.OcrRefused):  # that page stays without text

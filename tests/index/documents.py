@@ -252,3 +252,22 @@ def deep_docx(depth: int = 100_000) -> bytes:
     """A DOCX whose document.xml nests `depth` elements."""
     document = f"<w:document {W}><w:body>" + "<w:p>" * depth + "</w:p>" * depth + "</w:body></w:document>"
     return _docx_package(document)
+
+
+def miscounted_pdf() -> bytes:
+    """Two pages whose page tree says three: a common off-by-one in real files."""
+    return pdf(["first pelican", "second pelican"]).replace(b"/Count 2", b"/Count 3")
+
+
+def bzip2_docx(paragraphs: list[str]) -> bytes:
+    """A docx whose document part is compressed with bzip2, which no office program writes."""
+    plain = docx(paragraphs)
+    out = io.BytesIO()
+    with (
+        zipfile.ZipFile(io.BytesIO(plain)) as source,
+        zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target,
+    ):
+        for info in source.infolist():
+            kind = zipfile.ZIP_BZIP2 if info.filename == "word/document.xml" else zipfile.ZIP_DEFLATED
+            target.writestr(info.filename, source.read(info.filename), compress_type=kind)
+    return out.getvalue()

@@ -65,12 +65,23 @@ async def test_text_is_cut_at_max_bytes_on_a_character_boundary() -> None:
         ("pdf", b"%PDF-1.7\n" + bytes(range(256)) * 64, "not a PDF"),
         ("docx", b"PK\x03\x04 not a zip at all", "not a zip"),
         ("odt", documents.docx(["a docx named .odt"]), "none of the format's parts"),
+        # zipfile inflates bzip2 without a bound per read: 3 KB grew to the memory limit
+        ("docx", documents.bzip2_docx(["a pelican"]), "compressed in a way office documents are not"),
     ],
 )
 async def test_hostile_documents_are_refused(fmt: str, data: bytes, why: str) -> None:
     found = await extract_text(fmt, data, LIMITS)
     assert found.text == ""
     assert why in found.error
+
+
+async def test_a_page_a_pdf_miscounts_is_skipped_and_the_others_read() -> None:
+    """The tree says three pages, there are two: loading the third raised, and the whole text
+    was lost (the file found by its name only)."""
+    found = await extract_text("pdf", documents.miscounted_pdf(), LIMITS)
+    assert found.error == ""
+    assert "first pelican" in found.text
+    assert "second pelican" in found.text
 
 
 async def test_a_looping_pdf_ends() -> None:
