@@ -18,6 +18,7 @@ from nextcloud_mcp_server.nextcloud.errors import InvalidResponse, NextcloudErro
 from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.nextcloud.ocs import OCSClient
 from nextcloud_mcp_server.toolsets.collectives.client import CollectivesClient
+from nextcloud_mcp_server.toolsets.files.tools_common import decode_page
 from nextcloud_mcp_server.toolsets.polls.client import PollsClient
 from nextcloud_mcp_server.toolsets.search.client import UnifiedSearchClient
 from nextcloud_mcp_server.toolsets.sharing.client import _share
@@ -115,3 +116,11 @@ async def test_a_collectives_refusal_in_an_odd_envelope_is_still_a_refusal(
         client = CollectivesClient(OCSClient(http, CREDENTIAL), WebDAVClient(http, CREDENTIAL, "alice"))
         with pytest.raises(NextcloudError):
             await client.pages(1)
+
+
+@pytest.mark.parametrize("charset", ["x-unknown", "zlib", "base64", "rot13"])
+def test_a_charset_that_is_no_text_encoding_reads_as_no_text(charset: str) -> None:
+    """An unknown name raised LookupError outside the guard; zlib "decoded" a few KB to 10 MB of
+    bytes, which the text answer then choked on."""
+    assert decode_page(b"x\x9c\xcbH\xcd\xc9\xc9\x07\x00\x06,\x02\x15", charset, True) is None
+    assert decode_page("café".encode(), "utf-8", True) == ("café", 0, 5)

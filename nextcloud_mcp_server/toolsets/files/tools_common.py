@@ -67,10 +67,12 @@ def decode_page(data: bytes, encoding: str, at_end: bool) -> tuple[str, int, int
     if encoding.lower().replace("-", "") == "utf8":
         while skipped < min(3, len(data)) and data[skipped] & 0xC0 == 0x80:
             skipped += 1  # an offset in the middle of a character: start at the next one
-    decoder = codecs.getincrementaldecoder(encoding)()
-    try:
+    try:  # a charset Python does not know, or a codec that is no text encoding (zlib, base64)
+        if not codecs.lookup(encoding)._is_text_encoding:
+            return None
+        decoder = codecs.getincrementaldecoder(encoding)()
         text = decoder.decode(data[skipped:], final=at_end)
-    except (UnicodeDecodeError, LookupError):
+    except (UnicodeError, LookupError):
         return None
     pending = len(decoder.getstate()[0])  # bytes of a character cut by the page end
     return text, skipped, len(data) - pending
