@@ -16,6 +16,7 @@ Everything runs with the caller's own credential, within a deadline.
 
 from __future__ import annotations
 
+import codecs
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -117,6 +118,32 @@ async def _document_text(entry: FileEntry, fmt: str, files: WebDAVClient, limits
     return found.text
 
 
+def text_of(data: bytes, charset: str | None, *, cut: bool = False) -> str:
+    """A text file's words. Nextcloud says UTF-8 of every text file, whatever was uploaded, and
+    UTF-16 (Windows' Notepad) read so was indexed as "Q u a r t e r l y": a byte order mark, or
+    NULs in every other byte of the start, say UTF-16; bytes that are not UTF-8 are read as
+    Windows-1252 (`cut`: the file goes on past `data`, so a character cut at its end is no sign
+    of another charset). Another charset, named, is taken as named."""
+    if not charset or charset.lower().replace("-", "") == "utf8":
+        head = data[:512]
+        if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+            charset = "utf-16"
+        elif len(head) >= 4 and head[1::2].count(0) > len(head) // 4 and 0 not in head[0::2]:
+            charset = "utf-16-le"
+        elif len(head) >= 4 and head[0::2].count(0) > len(head) // 4 and 0 not in head[1::2]:
+            charset = "utf-16-be"
+        else:
+            try:
+                codecs.getincrementaldecoder("utf-8")().decode(data, final=not cut)
+                charset = "utf-8-sig"
+            except UnicodeDecodeError:
+                charset = "cp1252"
+    try:
+        return data.decode(charset, "replace")
+    except (LookupError, UnicodeError):  # a charset Python does not know, or no text encoding
+        return data.decode("utf-8", "replace")
+
+
 async def _file_item(entry: FileEntry, files: WebDAVClient, limits: Limits, work: Round) -> Item:
     body = ""
     fmt = format_of(entry.name, entry.mime, ocr=bool(limits.ocr))
@@ -125,10 +152,7 @@ async def _file_item(entry: FileEntry, files: WebDAVClient, limits: Limits, work
     elif _is_text(entry) and (entry.size or 0) > 0:
         work.requests += 1
         page = await files.read(entry.path, length=limits.max_bytes)
-        try:
-            body = page.data.decode(page.charset or "utf-8", "replace")
-        except LookupError:  # a charset Python does not know
-            body = page.data.decode("utf-8", "replace")
+        body = text_of(page.data, page.charset, cut=len(page.data) < (entry.size or 0))
     folder = entry.path.rpartition("/")[0]
     modified = entry.modified.timestamp() if entry.modified else 0.0
     return Item("file", entry.path, entry.name, folder, modified, entry.etag or "", body)
