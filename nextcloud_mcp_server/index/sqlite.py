@@ -112,11 +112,15 @@ def match_expression(user: str, query: Query) -> str:
     return expression
 
 
-def below(folder: str) -> tuple[str, str]:
-    """A folder and the LIKE pattern of what is below it (with `\\` escaping)."""
+# A location at `folder` or below it, by exact characters: LIKE ignores ASCII case in SQLite, so
+# a filter on "work" found "Work/" and "WORK/", and a folder gone removed its namesakes' items.
+_AT_OR_BELOW = "(location = ? OR substr(location, 1, ?) = ?)"
+
+
+def below(folder: str) -> list[object]:
+    """The values of `_AT_OR_BELOW` for `folder`."""
     folder = folder.strip("/")
-    escaped = folder.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return folder, escaped + "/%"
+    return [folder, len(folder) + 1, folder + "/"]
 
 
 def filtered(filters: Filters, args: list[object]) -> list[str]:
@@ -127,9 +131,8 @@ def filtered(filters: Filters, args: list[object]) -> list[str]:
         where.append(f"e.kind IN ({','.join('?' * len(filters.kinds))})")
         args += sorted(filters.kinds)
     if filters.folder is not None and filters.folder.strip("/"):
-        folder, pattern = below(filters.folder)
-        where.append("(e.location = ? OR e.location LIKE ? ESCAPE '\\')")
-        args += [folder, pattern]
+        where.append(_AT_OR_BELOW.replace("location", "e.location"))
+        args += below(filters.folder)
     if filters.changed_after is not None:
         where.append("e.modified >= ?")
         args.append(filters.changed_after)
@@ -224,11 +227,9 @@ class SQLiteIndex:
         return removed
 
     async def remove_below(self, user: str, kind: str, folder: str) -> int:
-        folder, pattern = below(folder)
         cursor = await self.db.execute(
-            "DELETE FROM find_entries WHERE user = ? AND kind = ? "
-            "AND (location = ? OR location LIKE ? ESCAPE '\\')",
-            (user, kind, folder, pattern),
+            f"DELETE FROM find_entries WHERE user = ? AND kind = ? AND {_AT_OR_BELOW}",  # noqa: S608
+            (user, kind, *below(folder)),
         )
         if cursor.rowcount:
             await changed(self.db, user)

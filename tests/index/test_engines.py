@@ -169,6 +169,18 @@ async def test_replacing_and_removing_items(index: FindIndex) -> None:
     assert (await index.status(ALICE)).items == {}
 
 
+async def test_a_folder_is_its_exact_name_whatever_the_case_of_others(index: FindIndex) -> None:
+    """SQLite's LIKE ignores ASCII case: a filter on "work" found "Work/" and "WORK/", and a folder
+    "work" gone removed the items of its namesakes, which no round brought back."""
+    await index.put(
+        ALICE, [file("work/a.md", "plan"), file("Work/b.md", "plan"), file("WORK/deep/c.md", "plan")]
+    )
+    assert await keys(index, ALICE, "plan", Filters(folder="work")) == ["work/a.md"]
+    assert await keys(index, ALICE, "plan", Filters(folder="Work")) == ["Work/b.md"]
+    assert await index.remove_below(ALICE, "file", "work") == 1
+    assert sorted(await keys(index, ALICE, "plan")) == ["WORK/deep/c.md", "Work/b.md"]
+
+
 async def test_marks_are_set_and_removed(index: FindIndex) -> None:
     """Folder marks per user: set, replaced, removed with None."""
     await index.set_marks(ALICE, "folder", {"": "e1", "Docs": "e2"})
