@@ -196,8 +196,7 @@ class PollsClient:
         api = self._ocs_api if modern else self._rest_api
         payload = await api.call(method, path, what, body=body)
         if modern:
-            envelope = payload.get("ocs") if isinstance(payload, dict) else None
-            payload = envelope.get("data") if isinstance(envelope, dict) else None
+            payload = self._ocs_api.ocs_data(payload, what)
         if not isinstance(payload, dict):
             raise InvalidResponse(self.host, f"Polls answered {what} in an unknown shape")
         return payload

@@ -53,16 +53,14 @@ class TrashPage:
     total_size: int
 
 
-def _int(text: str | None) -> int | None:
-    return ascii_number(text)
-
-
 def _item(response: DavResponse) -> TrashItem | None:
     name = last_segment(response.href)
-    deleted = _int(response.text(f"{{{NC_ORG}}}trashbin-deletion-time"))
+    deleted = ascii_number(response.text(f"{{{NC_ORG}}}trashbin-deletion-time"))
     if not name or name == "trash" or deleted is None:
         return None
-    size = _int(response.text(f"{{{OC}}}size")) or _int(response.text(f"{{{DAV}}}getcontentlength"))
+    size = ascii_number(response.text(f"{{{OC}}}size")) or ascii_number(
+        response.text(f"{{{DAV}}}getcontentlength")
+    )
     return TrashItem(
         name=name,
         file_name=response.text(f"{{{NC_ORG}}}trashbin-filename") or name,
