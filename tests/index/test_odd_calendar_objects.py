@@ -6,7 +6,6 @@ of its user, with the other events of the calendar never findable; the second he
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
 
 import pytest
 
@@ -15,9 +14,7 @@ from nextcloud_mcp_server.index.query import parse_query
 from nextcloud_mcp_server.index.sources import MAX_CALENDAR_OBJECT, sync_calendars
 from nextcloud_mcp_server.index.sqlite import SQLiteIndex
 from nextcloud_mcp_server.index.sync import Round
-from nextcloud_mcp_server.nextcloud.auth import BasicCredential
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
-from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from tests.backends import Nextcloud
 
 pytestmark = pytest.mark.integration
@@ -32,17 +29,8 @@ def _event(uid: str, summary: str, extra: str = "") -> str:
     )
 
 
-@pytest.fixture
-async def client(nextcloud: Nextcloud) -> AsyncIterator[NextcloudClient]:
-    http = NextcloudHTTP(nextcloud.url)
-    try:
-        yield NextcloudClient(http, BasicCredential(nextcloud.admin.user, nextcloud.admin.app_password))
-    finally:
-        await http.aclose()
-
-
 async def test_an_odd_event_does_not_stop_the_index_of_the_others(
-    nextcloud: Nextcloud, client: NextcloudClient, tmp_path: object
+    nextcloud: Nextcloud, client: NextcloudClient, index: SQLiteIndex
 ) -> None:
     admin = nextcloud.admin
     nextcloud.put_calendar_object(admin, "dentist", _event("dentist", "Dentist appointment"))
@@ -51,18 +39,13 @@ async def test_an_odd_event_does_not_stop_the_index_of_the_others(
     )
     filler = "".join(f"X-FILLER-{n}:b\r\n" for n in range(MAX_CALENDAR_OBJECT // 12))
     nextcloud.put_calendar_object(admin, "huge", _event("huge", "Huge ledger", filler))
-    index = SQLiteIndex(tmp_path / "find.sqlite3")  # type: ignore[operator]
-    await index.open()
-    try:
-        for _ in range(2):  # every round, not only the first
-            work = Round(deadline=time.monotonic() + 120)
-            await sync_calendars(index, USER, client, work)
-            assert work.errors == []
-        found = {
-            word: [h.title for h in await index.search(USER, parse_query(word), Filters(), limit=10)]
-            for word in ("dentist", "pottery", "ledger")
-        }
-    finally:
-        await index.close()
+    for _ in range(2):  # every round, not only the first
+        work = Round(deadline=time.monotonic() + 120)
+        await sync_calendars(index, USER, client, work)
+        assert work.errors == []
+    found = {
+        word: [h.title for h in await index.search(USER, parse_query(word), Filters(), limit=10)]
+        for word in ("dentist", "pottery", "ledger")
+    }
     # the huge one is not read for its words
     assert found == {"dentist": ["Dentist appointment"], "pottery": ["Ancient pottery"], "ledger": []}

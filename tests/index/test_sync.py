@@ -5,8 +5,6 @@ cut short resumes, and hits Nextcloud no longer shows are dropped from the answe
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,31 +15,12 @@ from nextcloud_mcp_server.index.extract import Limits
 from nextcloud_mcp_server.index.query import parse_query
 from nextcloud_mcp_server.index.sqlite import SQLiteIndex
 from nextcloud_mcp_server.index.sync import NOTES_FOLDER, Round, sync_files, sync_notes
-from nextcloud_mcp_server.nextcloud.auth import BasicCredential
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
-from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from nextcloud_mcp_server.toolsets.notes.client import NotesClient
 from tests.backends import Nextcloud
 
 pytestmark = pytest.mark.integration
 USER = "nextcloud:admin"
-
-
-@pytest.fixture
-async def client(nextcloud: Nextcloud) -> AsyncIterator[NextcloudClient]:
-    http = NextcloudHTTP(nextcloud.url)
-    try:
-        yield NextcloudClient(http, BasicCredential(nextcloud.admin.user, nextcloud.admin.app_password))
-    finally:
-        await http.aclose()
-
-
-@pytest.fixture
-async def index(tmp_path: Path) -> AsyncIterator[SQLiteIndex]:
-    opened = SQLiteIndex(tmp_path / "find-index.sqlite3")
-    await opened.open()
-    yield opened
-    await opened.close()
 
 
 def _round(seconds: float = 60.0) -> Round:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import io
 import time
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 from PIL import Image, ImageDraw, ImageFont
@@ -47,14 +46,6 @@ async def client(on_double: Nextcloud) -> AsyncIterator[NextcloudClient]:
         yield NextcloudClient(http, BasicCredential(on_double.admin.user, on_double.admin.app_password))
     finally:
         await http.aclose()
-
-
-@pytest.fixture
-async def index(tmp_path: Path) -> AsyncIterator[SQLiteIndex]:
-    opened = SQLiteIndex(tmp_path / "find-index.sqlite3")
-    await opened.open()
-    yield opened
-    await opened.close()
 
 
 def _round() -> Round:

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import codecs
 import time
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
@@ -16,42 +14,26 @@ from nextcloud_mcp_server.index.engine import Filters
 from nextcloud_mcp_server.index.query import parse_query
 from nextcloud_mcp_server.index.sqlite import SQLiteIndex
 from nextcloud_mcp_server.index.sync import Round, sync_files, text_of
-from nextcloud_mcp_server.nextcloud.auth import BasicCredential
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
-from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
 from tests.backends import Nextcloud
 
 pytestmark = pytest.mark.integration
 USER = "nextcloud:admin"
 
 
-@pytest.fixture
-async def client(nextcloud: Nextcloud) -> AsyncIterator[NextcloudClient]:
-    http = NextcloudHTTP(nextcloud.url)
-    try:
-        yield NextcloudClient(http, BasicCredential(nextcloud.admin.user, nextcloud.admin.app_password))
-    finally:
-        await http.aclose()
-
-
 async def test_text_files_in_utf16_and_windows_1252_are_found_by_their_words(
-    nextcloud: Nextcloud, client: NextcloudClient, tmp_path: Path
+    nextcloud: Nextcloud, client: NextcloudClient, index: SQLiteIndex
 ) -> None:
     admin = nextcloud.admin
     nextcloud.put_file(admin, "Texts/bom.txt", codecs.BOM_UTF16_LE + "Quarterly budget".encode("utf-16-le"))
     nextcloud.put_file(admin, "Texts/nobom.txt", "Quarterly forecast".encode("utf-16-le"))
     nextcloud.put_file(admin, "Texts/menu.txt", "crème brûlée".encode("cp1252"))
     nextcloud.put_file(admin, "Texts/plain.txt", "quarterly crème".encode())
-    index = SQLiteIndex(tmp_path / "find.sqlite3")
-    await index.open()
-    try:
-        await sync_files(index, USER, await client.files(), Round(deadline=time.monotonic() + 120))
-        found = {
-            word: sorted(h.key for h in await index.search(USER, parse_query(word), Filters(), limit=10))
-            for word in ("quarterly", "brûlée", "crème")
-        }
-    finally:
-        await index.close()
+    await sync_files(index, USER, await client.files(), Round(deadline=time.monotonic() + 120))
+    found = {
+        word: sorted(h.key for h in await index.search(USER, parse_query(word), Filters(), limit=10))
+        for word in ("quarterly", "brûlée", "crème")
+    }
     assert found == {
         "quarterly": ["Texts/bom.txt", "Texts/nobom.txt", "Texts/plain.txt"],
         "brûlée": ["Texts/menu.txt"],
