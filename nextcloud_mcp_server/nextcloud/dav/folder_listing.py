@@ -24,8 +24,9 @@ added to a kept listing.
 
 A listing's entries are built when first read (`ListedEntries`): a page of a 10,000-entry folder
 builds the page's entries; the others are only sorted, by name (ADR 0110). A changed folder's
-answer is read against the kept listing: an entry Nextcloud sends exactly as in the kept answer
-(href and every property text the same) is the kept entry, if that one was built (ADR 0104).
+answer is read against the kept listing: only the responses whose bytes the kept answer did not
+hold are parsed (ADR 0116), and an entry Nextcloud sends exactly as in the kept answer is the kept
+entry, if that one was built (ADR 0104).
 
 A folder too large to keep (a quarter of the budget of kept answers, about 17,000 entries of
 the default 128 MiB, `NEXTCLOUD_KEPT_ANSWERS_MB`) is streamed as before: only the first `top`
@@ -41,7 +42,8 @@ from contextlib import aclosing
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from nextcloud_mcp_server.nextcloud.dav.files import ListedEntries, Row, entry_at, listing_row
+from nextcloud_mcp_server.nextcloud.dav.files import EntryKey, ListedEntries, Row, entry_at, listing_row
+from nextcloud_mcp_server.nextcloud.dav.response_bytes import AnswerBytes, Responses
 from nextcloud_mcp_server.nextcloud.dav.webdav import NotModified, WebDAVClient
 from nextcloud_mcp_server.nextcloud.errors import NextcloudError
 from nextcloud_mcp_server.nextcloud.flights import drop
@@ -74,6 +76,8 @@ class FolderListing:
     complete: bool
     reused: bool = False  # the kept listing, after Nextcloud confirmed the folder's ETag
     read_at: float = 0.0  # when its request was sent, by this server's clock (epoch s; 0: unknown)
+    # its answer's responses by their bytes, for the next read of a changed folder (ADR 0116)
+    responses: Responses[EntryKey] | None = None
 
     def confirmed(self) -> FolderListing:
         """This kept listing as a call's answer, after Nextcloud confirmed the folder's ETag."""
@@ -136,7 +140,7 @@ async def _fresh(
         nonlocal led
         led = True
         told = report if progress is not None else None
-        return await _read(files, path, key, top=top, answers=answers, progress=told, known=held.entries)
+        return await _read(files, path, key, top=top, answers=answers, progress=told, held=held)
 
     # callers holding the same kept listing at the same time share one listing; one that joined
     # takes it only for the ETag it confirms itself (below, ADR 0069)
@@ -159,7 +163,7 @@ async def _fresh(
         answers.put(files.user_id, key, validator, replace(held, read_at=asked), size)
         return held.confirmed()
     # the listing joined was another caller's, and failed or is not of the state this one saw
-    return await _read(files, path, key, top=top, answers=answers, progress=progress, known=held.entries)
+    return await _read(files, path, key, top=top, answers=answers, progress=progress, held=held)
 
 
 async def _confirm_or_read(
@@ -187,7 +191,7 @@ async def _confirm_or_read(
             nonlocal led
             led = True
             return await _read_if_modified(
-                files, path, key, top=top, answers=answers, progress=progress, since=since, known=held.entries
+                files, path, key, top=top, answers=answers, progress=progress, since=since, held=held
             )
 
         # callers holding the same kept listing at the same time share one conditional listing;
@@ -209,7 +213,7 @@ async def _confirm_or_read(
         return found  # the listing joined is of the state this caller confirmed
 
     async def read() -> FolderListing:
-        return await _read(files, path, key, top=top, answers=answers, progress=progress, known=held.entries)
+        return await _read(files, path, key, top=top, answers=answers, progress=progress, held=held)
 
     if now:  # the folder changed: callers that saw the same new ETag share one read (ADR 0069)
         shared: FolderListing = await answers.shared(files.user_id, f"{key}|{top}", now, read)
@@ -226,12 +230,12 @@ async def _read_if_modified(
     answers: KeptAnswers,
     progress: Progress | None,
     since: datetime,
-    known: ListedEntries,
+    held: FolderListing,
 ) -> FolderListing | None:
     """The listing, or None when Nextcloud says the folder's mtime is not later than `since`."""
     try:
         return await _read(
-            files, path, key, top=top, answers=answers, progress=progress, since=since, known=known
+            files, path, key, top=top, answers=answers, progress=progress, since=since, held=held
         )
     except NotModified:
         return None
@@ -246,15 +250,21 @@ async def _read(
     answers: KeptAnswers | None,
     progress: Progress | None,
     since: datetime | None = None,
-    known: ListedEntries | None = None,
+    held: FolderListing | None = None,
 ) -> FolderListing:
+    """The folder read; with `held`, its kept listing, whose entries and answer bytes are reused
+    where Nextcloud sends an entry as it did then."""
     budget = answers.max_bytes // 4 if answers is not None else 0
+    # the answer's bytes are held up to a quarter of the folder's budget: a listing that may be
+    # kept sends about 400 bytes per entry, and is counted at more than 1,850 (`_ENTRY_BYTES`)
+    before = held.responses if held is not None else None
+    memo = AnswerBytes(before, budget // 4) if answers is not None else None
     itself: FileEntry | None = None
     rows: list[Row] = []
     total = size = 0
     complete = True
     read_at = time.time()
-    async with aclosing(files.listing(path, modified_since=since)) as found:
+    async with aclosing(files.listing(path, modified_since=since, memo=memo)) as found:
         async for sent, entry_path in found:
             if entry_path == path and itself is None:
                 itself = entry_at(sent, entry_path)
@@ -275,11 +285,14 @@ async def _read(
     if not complete:
         del rows[top:]
     # what this answer sends as the kept listing's answer did is that listing's entry
-    entries = ListedEntries(rows, known.built() if known is not None else None)
-    listing = FolderListing(itself, entries, total, complete, read_at=read_at)
+    entries = ListedEntries(rows, held.entries.built() if held is not None else None)
+    responses = memo.after if memo is not None and complete else None
+    if responses is not None and size + responses.size > budget:
+        responses = None  # the listing is kept without them rather than not at all
+    listing = FolderListing(itself, entries, total, complete, read_at=read_at, responses=responses)
     if answers is not None:
         if complete and itself.kind == "directory" and itself.etag:
-            answers.put(files.user_id, key, itself.etag, listing, size)
+            answers.put(files.user_id, key, itself.etag, listing, size + (responses.size if responses else 0))
         else:
             answers.forget(files.user_id, key)
     return listing

@@ -27,6 +27,7 @@ from nextcloud_mcp_server.nextcloud.dav.files import (
     entry_key,
     propfind_body,
 )
+from nextcloud_mcp_server.nextcloud.dav.response_bytes import AnswerBytes, read_against
 from nextcloud_mcp_server.nextcloud.dav.xml import read_multistatus_batches
 from nextcloud_mcp_server.nextcloud.errors import (
     Conflict,
@@ -102,10 +103,17 @@ class WebDAVClient:
                 yield entry_at(key, path)
 
     async def _keys(
-        self, method: str, url_path: str, body: bytes, headers: dict[str, str], *, missing: str
+        self,
+        method: str,
+        url_path: str,
+        body: bytes,
+        headers: dict[str, str],
+        *,
+        missing: str,
+        memo: AnswerBytes[EntryKey] | None = None,
     ) -> AsyncGenerator[tuple[EntryKey, str], None]:
         """What `entries` builds each entry from: its key and its path (hrefs outside the user's
-        files left out)."""
+        files left out). With `memo`, read against the previous answer's bytes (`response_bytes`)."""
         try:
             async with self._http.stream(
                 method, url_path, credential=self._credential, headers=headers, content=body
@@ -115,7 +123,12 @@ class WebDAVClient:
                         raise NotModified(missing)
                     raise InvalidResponse(self.host, f"{method} answered 304 to a request with no condition")
                 root = self.root
-                async for keys in read_multistatus_batches(response, self.host, entry_key):
+                batches = (
+                    read_multistatus_batches(response, self.host, entry_key)
+                    if memo is None
+                    else read_against(response, self.host, entry_key, memo)
+                )
+                async for keys in batches:
                     for key, path in zip(keys, paths.relatives([k[0] for k in keys], root), strict=True):
                         if path is not None:
                             yield key, path
@@ -123,7 +136,12 @@ class WebDAVClient:
             raise self.not_found(missing, exc) from None
 
     def _propfind(
-        self, path: str, depth: str, props: str, modified_since: datetime | None = None
+        self,
+        path: str,
+        depth: str,
+        props: str,
+        modified_since: datetime | None = None,
+        memo: AnswerBytes[EntryKey] | None = None,
     ) -> AsyncGenerator[tuple[EntryKey, str], None]:
         headers = {"Depth": depth, "Content-Type": "application/xml; charset=utf-8"}
         if modified_since is not None:
@@ -131,7 +149,9 @@ class WebDAVClient:
             # this, for every method (a folder's If-None-Match it ignores: only files have ETags
             # there); checked on 29 and 34 (ADR 0094)
             headers["If-Modified-Since"] = format_datetime(modified_since.astimezone(UTC), usegmt=True)
-        return self._keys("PROPFIND", self.url_path(path), propfind_body(props), headers, missing=path)
+        return self._keys(
+            "PROPFIND", self.url_path(path), propfind_body(props), headers, missing=path, memo=memo
+        )
 
     async def _itself(self, path: str, props: str) -> FileEntry:
         # aclosing: the answer's connection goes back to the pool now, not when the generator is
@@ -161,11 +181,16 @@ class WebDAVClient:
                     yield entry_at(key, entry_path)
 
     def listing(
-        self, path: str, *, modified_since: datetime | None = None
+        self,
+        path: str,
+        *,
+        modified_since: datetime | None = None,
+        memo: AnswerBytes[EntryKey] | None = None,
     ) -> AsyncGenerator[tuple[EntryKey, str], None]:
         """What `iter_directory` builds its entries from, the folder's own first: each entry's
-        key and path, for a caller that builds only the entries it shows (`ListedEntries`)."""
-        return self._propfind(path, "1", LISTING_PROPS, modified_since)
+        key and path, for a caller that builds only the entries it shows (`ListedEntries`). With
+        `memo`, the entries Nextcloud sends as in the previous answer are not parsed again."""
+        return self._propfind(path, "1", LISTING_PROPS, modified_since, memo)
 
     async def read(self, path: str, *, offset: int = 0, length: int) -> FilePage:
         """Up to `length` bytes from `offset`, asked for with a Range header; if the server sends

@@ -34,6 +34,9 @@ __all__ = [
     "DavResponse",
     "MultistatusParser",
     "UnsafeXML",
+    "answer_chunks",
+    "check_root",
+    "multistatus_parser",
     "parse_multistatus",
     "prop_text",
     "read_multistatus",
@@ -329,24 +332,46 @@ async def read_multistatus_batches(
 ) -> AsyncIterator[list[T]]:
     """As `read_multistatus`, the responses completed by each chunk of the body together: for a
     caller that does per-entry work faster over many at once (`paths.relatives`)."""
-    limits = response.extras.get(XML_LIMITS)
-    if not isinstance(limits, XmlLimits):
-        limits = XmlLimits(8 * 1024 * 1024, 32 * 1024 * 1024, 64)
-    parser = MultistatusParser(host, build, max_entry_bytes=limits.entry_bytes, max_depth=limits.depth)
-    received = 0
-    async for chunk in response.aiter_bytes():
-        received += len(chunk)  # decoded bytes: a compressed answer is bounded too
-        if received > limits.total_bytes:
-            raise InvalidResponse(
-                host,
-                f"the answer is larger than {limits.total_bytes} bytes; reading stopped there "
-                "(NEXTCLOUD_MAX_ANSWER_BYTES)",
-            )
+    parser = multistatus_parser(response, host, build)
+    async for chunk in answer_chunks(response, host):
         batch = parser.feed(chunk)
         if batch:
             yield batch
     batch = parser.feed(b"", final=True)
     if batch:
         yield batch
+    check_root(parser, host)
+
+
+def multistatus_parser(
+    response: StreamedAnswer, host: str, build: Callable[[Element], T]
+) -> MultistatusParser[T]:
+    """A parser for `response`'s body, with the limits its request was sent with."""
+    limits = _limits(response)
+    return MultistatusParser(host, build, max_entry_bytes=limits.entry_bytes, max_depth=limits.depth)
+
+
+def _limits(response: StreamedAnswer) -> XmlLimits:
+    limits = response.extras.get(XML_LIMITS)
+    return limits if isinstance(limits, XmlLimits) else XmlLimits(8 * 1024 * 1024, 32 * 1024 * 1024, 64)
+
+
+async def answer_chunks(response: StreamedAnswer, host: str) -> AsyncIterator[bytes]:
+    """The body's decoded chunks, refused past the request's limit of bytes."""
+    total = _limits(response).total_bytes
+    received = 0
+    async for chunk in response.aiter_bytes():
+        received += len(chunk)  # decoded bytes: a compressed answer is bounded too
+        if received > total:
+            raise InvalidResponse(
+                host,
+                f"the answer is larger than {total} bytes; reading stopped there "
+                "(NEXTCLOUD_MAX_ANSWER_BYTES)",
+            )
+        yield chunk
+
+
+def check_root(parser: MultistatusParser[Any], host: str) -> None:
+    """After the last chunk: refuse an answer whose root is not a DAV multistatus."""
     if parser.root not in (f"{{{DAV}}}multistatus", None):
         raise UnsafeXML(host, f"expected a DAV multistatus, got {parser.root}")

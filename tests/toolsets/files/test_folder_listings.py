@@ -15,7 +15,8 @@ import pytest
 
 from nextcloud_mcp_server.nextcloud.auth import BasicCredential
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
-from nextcloud_mcp_server.nextcloud.dav import folder_listing, vcard
+from nextcloud_mcp_server.nextcloud.dav import folder_listing, vcard, webdav
+from nextcloud_mcp_server.nextcloud.dav.files import entry_key
 from nextcloud_mcp_server.nextcloud.dav.folder_listing import FolderListing, list_folder
 from nextcloud_mcp_server.nextcloud.dav.webdav import WebDAVClient
 from nextcloud_mcp_server.nextcloud.errors import NextcloudHTTPError
@@ -98,6 +99,52 @@ def test_a_kept_listing_is_used_only_while_nextcloud_confirms_the_folder_etag(ne
         if nextcloud.kind == "real":  # the double gives folders no size
             assert sub.size == len(b"c, longer now")
             assert sub.etag == nextcloud.etag(admin, "Kept/sub")
+
+    try:
+        _run(nextcloud, body)
+    finally:
+        dav.close()
+
+
+def test_a_changed_folder_is_parsed_only_where_nextcloud_sends_an_entry_anew(
+    nextcloud: Nextcloud, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nextcloud writes an unchanged entry as the same bytes: a changed folder's answer is read
+    against the kept one's, and only the folder itself and the entries that changed are parsed
+    (ADR 0116). What the listing shows is a fresh listing's, after each kind of change."""
+    admin = nextcloud.admin
+    for n in range(30):
+        nextcloud.put_file(admin, f"Bytes/{n:02}.txt", b"x" * n)
+    parsed: list[str] = []
+
+    def counted(element: Any) -> Any:
+        key = entry_key(element)
+        parsed.append(key[0].rpartition("/Bytes/")[2])
+        return key
+
+    monkeypatch.setattr(webdav, "entry_key", counted)
+    dav = nextcloud.http(admin)
+
+    def remove(path: str) -> None:
+        assert dav.delete(nextcloud.dav_path(admin, path)).status_code == 204
+
+    async def body(files: WebDAVClient) -> None:
+        answers = KeptAnswers()
+        await list_folder(files, "Bytes", top=5, answers=answers)
+        assert len(parsed) == 31
+        for step, change, anew in (
+            ("added", lambda: nextcloud.put_file(admin, "Bytes/new.txt", b"n"), {"", "new.txt"}),
+            ("changed", lambda: nextcloud.put_file(admin, "Bytes/07.txt", b"seven"), {"", "07.txt"}),
+            ("removed", lambda: remove("Bytes/12.txt"), {""}),
+        ):
+            await asyncio.to_thread(change)
+            parsed.clear()
+            seen = await list_folder(files, "Bytes", top=50, answers=answers)
+            if nextcloud.kind == "real":  # the double writes its answers otherwise
+                assert set(parsed) == anew, step
+            fresh = await list_folder(files, "Bytes", top=50)
+            assert _shown(seen) == _shown(fresh), step
+            assert seen.total == fresh.total, step
 
     try:
         _run(nextcloud, body)
