@@ -49,6 +49,10 @@ def _answer(body: bytes, chunk: int = 1000, limits: XmlLimits | None = None) -> 
     return answer
 
 
+def _same(keys: list[EntryKey]) -> list[EntryKey]:
+    return keys
+
+
 class Counted:
     """`entry_key`, counting the responses it reads."""
 
@@ -69,7 +73,7 @@ def _read(
     memo = AnswerBytes(before, cap)
 
     async def run() -> list[EntryKey]:
-        return [key async for batch in read_against(_answer(body), "nc", build, memo) for key in batch]
+        return [key async for batch in read_against(_answer(body), "nc", build, _same, memo) for key in batch]
 
     return asyncio.run(run()), memo
 
@@ -118,15 +122,35 @@ def test_a_dtd_in_a_changed_answer_is_refused_as_in_any_other() -> None:
         _read(_body(old, head=hostile), memo.after)
 
 
-def test_space_between_responses_is_the_shape_and_text_after_the_root_is_not() -> None:
-    body = _body({"a.txt": "1", "b.txt": "2"}, between=b"\n  ")
+def test_the_shape_is_responses_one_after_another_and_the_root_ending_the_body() -> None:
+    body = _body({"a.txt": "1", "b.txt": "2"})
     shape = split(body)
     assert shape is not None
+    assert shape[0] == HEAD
     assert len(shape[1]) == 3
+    assert shape[1][1].startswith(b"<d:href>/remote.php/dav/files/alice/Changed/a.txt</d:href>")
+    assert shape[1][1].endswith(b"</d:propstat>")
     assert split(body + b"\n") is not None
+    assert split(body.replace(END, b"\n" + END)) is not None
     assert split(body + b"<!-- x -->") is None
     assert split(HEAD + END) is None  # no response at all
-    assert split(body.replace(b"</d:response>", b"</d:responsex>", 1)) is None
+    assert split(body.replace(b"</d:response></d:multistatus>", b"</d:responsex></d:multistatus>")) is None
+
+
+def test_space_between_responses_is_read_right_and_reused_for_nothing() -> None:
+    # Nextcloud writes none; space between two responses leaves them one part, which pairs with
+    # no single response: every answer is then parsed whole
+    spaced = _body({"a.txt": "1", "b.txt": "2"}, between=b"\n")
+    shape = split(spaced)
+    assert shape is not None
+    assert len(shape[1]) == 1
+    first, memo = _read(spaced, None)
+    assert first == _parsed(spaced)
+    assert memo.after is not None
+    assert memo.after.by_bytes() is None
+    again, _ = _read(spaced, memo.after, build=(counted := Counted()))
+    assert again == first
+    assert counted.calls == 3
 
 
 def test_a_response_tag_hidden_in_a_comment_keeps_nothing() -> None:
@@ -138,7 +162,7 @@ def test_a_response_tag_hidden_in_a_comment_keeps_nothing() -> None:
     )
     shape = split(hidden)
     assert shape is not None
-    assert len(shape[1]) == 4
+    assert len(shape[1]) == 4  # the comment's `</d:response><d:response>` splits one response
     first, memo = _read(hidden, None)
     assert first == _parsed(hidden)
     assert len(first) == 3
@@ -153,7 +177,8 @@ def test_a_response_tag_hidden_in_a_comment_keeps_nothing() -> None:
 def test_two_responses_in_one_new_part_are_parsed_whole() -> None:
     old = {"a.txt": "1"}
     _, memo = _read(_body(old), None)
-    # a start tag written otherwise (`<d:response >`) leaves two responses in one part
+    # a start tag written otherwise (`<d:response >`) leaves two responses in one new part, which
+    # does not read as one response: the answer is parsed whole
     body = _body({"a.txt": "1", "b.txt": "2"}).replace(
         b"<d:response><d:href>/remote.php/dav/files/alice/Changed/b",
         b"<d:response ><d:href>/remote.php/dav/files/alice/Changed/b",
@@ -171,7 +196,7 @@ def test_the_limits_hold_for_new_responses() -> None:
     answer_memo = AnswerBytes(memo.after, 10**8)
 
     async def run() -> None:
-        async for _ in read_against(_answer(body, limits=limits), "nc", entry_key, answer_memo):
+        async for _ in read_against(_answer(body, limits=limits), "nc", entry_key, _same, answer_memo):
             pass
 
     with pytest.raises(InvalidResponse, match="larger than 4096"):

@@ -77,7 +77,7 @@ class FolderListing:
     reused: bool = False  # the kept listing, after Nextcloud confirmed the folder's ETag
     read_at: float = 0.0  # when its request was sent, by this server's clock (epoch s; 0: unknown)
     # its answer's responses by their bytes, for the next read of a changed folder (ADR 0116)
-    responses: Responses[EntryKey] | None = None
+    responses: Responses[tuple[EntryKey, str | None]] | None = None
 
     def confirmed(self) -> FolderListing:
         """This kept listing as a call's answer, after Nextcloud confirmed the folder's ETag."""
@@ -265,20 +265,23 @@ async def _read(
     complete = True
     read_at = time.time()
     async with aclosing(files.listing(path, modified_since=since, memo=memo)) as found:
-        async for sent, entry_path in found:
-            if entry_path == path and itself is None:
-                itself = entry_at(sent, entry_path)
-                continue
-            rows.append(listing_row(sent, entry_path, total))
-            total += 1
-            if complete:
-                size += _size(entry_path)
-                complete = size <= budget
-            if not complete and len(rows) >= 2 * top + 64:
-                rows.sort()
-                del rows[top:]
-            if progress is not None and total % PROGRESS_EVERY == 0:
-                await progress(total)
+        async for batch in found:
+            for sent, entry_path in batch:
+                if entry_path is None:
+                    continue  # an href outside the user's files
+                if entry_path == path and itself is None:
+                    itself = entry_at(sent, entry_path)
+                    continue
+                rows.append(listing_row(sent, entry_path, total))
+                total += 1
+                if complete:
+                    size += _size(entry_path)
+                    complete = size <= budget
+                if not complete and len(rows) >= 2 * top + 64:
+                    rows.sort()
+                    del rows[top:]
+                if progress is not None and total % PROGRESS_EVERY == 0:
+                    await progress(total)
     if itself is None:  # Nextcloud always answers the folder itself first; a double might not
         itself = await files.stat(path)
     rows.sort()

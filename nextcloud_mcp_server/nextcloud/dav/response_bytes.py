@@ -21,7 +21,6 @@ from typing import Generic, TypeVar
 from xml.etree.ElementTree import Element
 
 from nextcloud_mcp_server.nextcloud.dav.xml import (
-    MultistatusParser,
     answer_chunks,
     check_root,
     multistatus_parser,
@@ -30,11 +29,13 @@ from nextcloud_mcp_server.nextcloud.http import StreamedAnswer
 
 __all__ = ["AnswerBytes", "Responses", "read_against", "reuse", "split"]
 
+E = TypeVar("E")
 T = TypeVar("T")
 
 OPEN = b"<d:response>"
 _CLOSE = b"</d:response>"
 _END = b"</d:multistatus>"
+_BETWEEN = _CLOSE + OPEN
 # what a response held by its bytes costs beyond them (the bytes object, its slot in the
 # dictionary): 51 bytes measured with tracemalloc over 10,000 responses
 _PER_RESPONSE = 64
@@ -62,7 +63,7 @@ class Responses(Generic[T]):
 
     def by_bytes(self) -> tuple[bytes, dict[bytes, T]] | None:
         """The bytes before the first response, and what each response was read as by its bytes
-        after its `<d:response>` tag; None when the answer was not in the shape."""
+        between its start and end tags; None when the answer was not in the shape."""
         body, items = self._body, self._items
         if body is not None and items is not None:
             self._body = self._items = None
@@ -85,18 +86,26 @@ class AnswerBytes(Generic[T]):
 
 
 def split(body: bytes) -> tuple[bytes, list[bytes]] | None:
-    """The bytes before the first `<d:response>`, and each response's bytes after that tag, when
-    the body is in the shape Nextcloud writes: responses one after another (space between them
-    allowed) and the root's end tag after the last. None otherwise."""
-    first = body.find(OPEN)
-    end = body.rfind(_END)
-    if first < 0 or end < first or body[end + len(_END) :].strip():
+    """The bytes before the first `<d:response>`, and what is between each response's start and
+    end tags, when the body is in the shape Nextcloud writes: responses one right after another
+    and the root's end tag after the last (space around it allowed). None otherwise. Bytes
+    between two responses make one part of them, which no response reads as: a previous answer's
+    parts are paired with its responses only when there are as many (`Responses.by_bytes`), and
+    new parts must read as one response each (`reuse`)."""
+    parts = body.split(_BETWEEN)  # the body is split once, not copied first
+    start = parts[0].find(OPEN)
+    if start < 0:
         return None
-    parts = body[first + len(OPEN) : end].split(OPEN)
-    for part in parts:
-        if not part.rstrip().endswith(_CLOSE):
-            return None
-    return body[:first], parts
+    head, parts[0] = parts[0][:start], parts[0][start + len(OPEN) :]
+    last = parts[-1]
+    end = last.rfind(_END)
+    if end < 0 or last[end + len(_END) :].strip():
+        return None
+    last = last[:end].rstrip()
+    if not last.endswith(_CLOSE):
+        return None
+    parts[-1] = last[: -len(_CLOSE)]
+    return head, parts
 
 
 def reuse(
@@ -114,7 +123,7 @@ def reuse(
     new = list(dict.fromkeys(part for part in parts if part not in known))
     fresh: dict[bytes, T] = {}
     if new:
-        parsed = parse(b"".join((head, OPEN, OPEN.join(new), _END)))
+        parsed = parse(b"".join((head, OPEN, _BETWEEN.join(new), _CLOSE, _END)))
         if len(parsed) != len(new):
             return None
         fresh = dict(zip(new, parsed, strict=True))
@@ -125,13 +134,18 @@ def reuse(
 
 
 async def read_against(
-    response: StreamedAnswer, host: str, build: Callable[[Element], T], memo: AnswerBytes[T]
+    response: StreamedAnswer,
+    host: str,
+    build: Callable[[Element], E],
+    finish: Callable[[list[E]], list[T]],
+    memo: AnswerBytes[T],
 ) -> AsyncIterator[list[T]]:
-    """As `read_multistatus_batches`, with the previous answer's responses (`memo.before`) reused
-    and this answer's left in `memo.after`. With a previous answer the body is held until it
-    ends (up to `memo.cap` bytes; past that it is parsed as it streams in, as any answer) and its
-    responses come in one batch at the end. Without one, the body is parsed as it streams in and
-    held beside, up to `memo.cap` bytes."""
+    """As `read_multistatus_batches`, each batch of what `build` made then given to `finish`
+    (what a caller does faster over many at once), with the previous answer's responses
+    (`memo.before`) reused and this answer's left in `memo.after`. With a previous answer the
+    body is held until it ends (up to `memo.cap` bytes; past that it is parsed as it streams in,
+    as any answer) and its responses come in one batch at the end. Without one, the body is
+    parsed as it streams in and held beside, up to `memo.cap` bytes."""
     chunks = answer_chunks(response, host)
     held: list[bytes] = []
     size = 0
@@ -142,10 +156,14 @@ async def read_against(
             if size > memo.cap:
                 break
         else:
-            body = b"".join(held)
-            reused = reuse(
-                body, memo.before, lambda doc: _whole(multistatus_parser(response, host, build), doc, host)
-            )
+
+            def parse(doc: bytes) -> list[T]:
+                parser = multistatus_parser(response, host, build)
+                items = parser.feed(doc, final=True)
+                check_root(parser, host)
+                return finish(items) if items else []
+
+            reused = reuse(b"".join(held), memo.before, parse)
             if reused is not None:
                 items, memo.after = reused
                 if items:
@@ -155,7 +173,8 @@ async def read_against(
     kept: list[bytes] | None = [*held] if size <= memo.cap else None
     read: list[T] | None = [] if kept is not None else None
 
-    def take(batch: list[T]) -> list[T]:
+    def take(built: list[E]) -> list[T]:
+        batch = finish(built) if built else []
         if read is not None:
             read.extend(batch)
         return batch
@@ -176,9 +195,3 @@ async def read_against(
     check_root(parser, host)
     if kept is not None and read is not None:
         memo.after = Responses(kept, read, size + _PER_RESPONSE * len(read))
-
-
-def _whole(parser: MultistatusParser[T], doc: bytes, host: str) -> list[T]:
-    items = parser.feed(doc, final=True)
-    check_root(parser, host)
-    return items

@@ -43,6 +43,9 @@ from nextcloud_mcp_server.outbound.answers import Headers
 
 __all__ = ["PROPFIND_BODY", "FilePage", "NotModified", "WebDAVClient", "WriteResult"]
 
+# What a listing's entries are read as (each key and its path), kept by their answer's bytes
+Located = AnswerBytes[tuple[EntryKey, str | None]]
+
 # The listing's request body (benchmarks make the same request directly).
 PROPFIND_BODY = propfind_body(LISTING_PROPS).decode()
 CHUNK = 64 * 1024
@@ -103,6 +106,17 @@ class WebDAVClient:
                 yield entry_at(key, path)
 
     async def _keys(
+        self, method: str, url_path: str, body: bytes, headers: dict[str, str], *, missing: str
+    ) -> AsyncGenerator[tuple[EntryKey, str], None]:
+        """What `entries` builds each entry from: its key and its path (hrefs outside the user's
+        files left out)."""
+        async with aclosing(self._batches(method, url_path, body, headers, missing=missing)) as found:
+            async for batch in found:
+                for key, path in batch:
+                    if path is not None:
+                        yield key, path
+
+    async def _batches(
         self,
         method: str,
         url_path: str,
@@ -110,10 +124,11 @@ class WebDAVClient:
         headers: dict[str, str],
         *,
         missing: str,
-        memo: AnswerBytes[EntryKey] | None = None,
-    ) -> AsyncGenerator[tuple[EntryKey, str], None]:
-        """What `entries` builds each entry from: its key and its path (hrefs outside the user's
-        files left out). With `memo`, read against the previous answer's bytes (`response_bytes`)."""
+        memo: Located | None = None,
+    ) -> AsyncGenerator[list[tuple[EntryKey, str | None]], None]:
+        """Each entry's key and its path (None for an href outside the user's files), a batch at a
+        time as they stream in. With `memo`, read against the previous answer's bytes
+        (`response_bytes`)."""
         try:
             async with self._http.stream(
                 method, url_path, credential=self._credential, headers=headers, content=body
@@ -122,18 +137,18 @@ class WebDAVClient:
                     if "If-Modified-Since" in headers:
                         raise NotModified(missing)
                     raise InvalidResponse(self.host, f"{method} answered 304 to a request with no condition")
-                root = self.root
-                batches = (
-                    read_multistatus_batches(response, self.host, entry_key)
-                    if memo is None
-                    else read_against(response, self.host, entry_key, memo)
-                )
-                async for keys in batches:
-                    for key, path in zip(keys, paths.relatives([k[0] for k in keys], root), strict=True):
-                        if path is not None:
-                            yield key, path
+                if memo is None:
+                    async for keys in read_multistatus_batches(response, self.host, entry_key):
+                        yield self._located(keys)
+                else:
+                    async for batch in read_against(response, self.host, entry_key, self._located, memo):
+                        yield batch
         except NotFound as exc:
             raise self.not_found(missing, exc) from None
+
+    def _located(self, keys: list[EntryKey]) -> list[tuple[EntryKey, str | None]]:
+        """Each key with its path below the files root (None for an href outside it)."""
+        return list(zip(keys, paths.relatives([k[0] for k in keys], self.root), strict=True))
 
     def _propfind(
         self,
@@ -141,15 +156,15 @@ class WebDAVClient:
         depth: str,
         props: str,
         modified_since: datetime | None = None,
-        memo: AnswerBytes[EntryKey] | None = None,
-    ) -> AsyncGenerator[tuple[EntryKey, str], None]:
+        memo: Located | None = None,
+    ) -> AsyncGenerator[list[tuple[EntryKey, str | None]], None]:
         headers = {"Depth": depth, "Content-Type": "application/xml; charset=utf-8"}
         if modified_since is not None:
             # Sabre answers 304 before any listing work when the node's mtime is not later than
             # this, for every method (a folder's If-None-Match it ignores: only files have ETags
             # there); checked on 29 and 34 (ADR 0094)
             headers["If-Modified-Since"] = format_datetime(modified_since.astimezone(UTC), usegmt=True)
-        return self._keys(
+        return self._batches(
             "PROPFIND", self.url_path(path), propfind_body(props), headers, missing=path, memo=memo
         )
 
@@ -157,8 +172,10 @@ class WebDAVClient:
         # aclosing: the answer's connection goes back to the pool now, not when the generator is
         # collected (after the session may have closed)
         async with aclosing(self._propfind(path, "0", props)) as found:
-            async for key, found_path in found:
-                return entry_at(key, found_path)
+            async for batch in found:
+                for key, found_path in batch:
+                    if found_path is not None:
+                        return entry_at(key, found_path)
         raise NotFound(self.host, f"no file or folder at {paths.display(path)}", status=404)
 
     async def stat(self, path: str) -> FileEntry:
@@ -176,19 +193,21 @@ class WebDAVClient:
         what a listing shows, not the file id (`stat` has it). With `modified_since`, raises
         `NotModified` instead when Nextcloud says the folder's mtime is not later."""
         async with aclosing(self.listing(path, modified_since=modified_since)) as found:
-            async for key, entry_path in found:
-                if itself or entry_path != path:
-                    yield entry_at(key, entry_path)
+            async for batch in found:
+                for key, entry_path in batch:
+                    if entry_path is not None and (itself or entry_path != path):
+                        yield entry_at(key, entry_path)
 
     def listing(
         self,
         path: str,
         *,
         modified_since: datetime | None = None,
-        memo: AnswerBytes[EntryKey] | None = None,
-    ) -> AsyncGenerator[tuple[EntryKey, str], None]:
+        memo: Located | None = None,
+    ) -> AsyncGenerator[list[tuple[EntryKey, str | None]], None]:
         """What `iter_directory` builds its entries from, the folder's own first: each entry's
-        key and path, for a caller that builds only the entries it shows (`ListedEntries`). With
+        key and path (None for an href outside the user's files), a batch at a time, for a
+        caller that builds only the entries it shows (`ListedEntries`). With
         `memo`, the entries Nextcloud sends as in the previous answer are not parsed again."""
         return self._propfind(path, "1", LISTING_PROPS, modified_since, memo)
 
