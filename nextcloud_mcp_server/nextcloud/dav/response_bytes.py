@@ -9,9 +9,10 @@ limits (ADR 0116). An answer not in the shape Nextcloud writes (responses one af
 under the root, the prolog and root start tag as before) is parsed whole, as any other.
 
 What a response was read as depends only on its bytes and on the prolog and root start tag before
-it (which bind the namespace prefixes): the prolog must be the same bytes too. Responses are
-paired with what was read from them by place, and only when the answer holds as many
-`<d:response>` tags as the parser handed out responses; anything else keeps nothing.
+it (which bind the namespace prefixes): the prolog must be the same bytes too. An answer's
+parts (split where one response ends and the next begins) are paired with what was read from
+them by place, and only when there are as many parts as the parser handed out responses;
+anything else keeps nothing.
 """
 
 from __future__ import annotations
