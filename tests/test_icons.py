@@ -4,6 +4,8 @@ receives them over stdio and over HTTP; and the SVG files themselves: small, sta
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from urllib.parse import unquote
@@ -121,3 +123,20 @@ def test_light_and_dark_differ_in_colour_only(name: str) -> None:
     assert "stroke='#06a'" in light
     assert "stroke='#6cf'" in dark
     assert light.replace("#06a", "#6cf") == dark
+
+
+def test_a_toolsets_icons_are_read_without_importing_the_toolset() -> None:
+    """With every toolset offered, `tools/list` reads every toolset's icons: finding them through
+    each toolset's own package imported all of them before the first answer (ADR 0052)."""
+    script = (
+        "import sys\n"
+        "from nextcloud_mcp_server.icons import TOOLSETS, icons_for\n"
+        "before = {m for m in sys.modules if m.startswith('nextcloud_mcp_server.toolsets.')}\n"
+        "assert all(icons_for(name) for name in TOOLSETS)\n"
+        "after = {m for m in sys.modules if m.startswith('nextcloud_mcp_server.toolsets.')}\n"
+        "print(sorted(after - before))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "[]"

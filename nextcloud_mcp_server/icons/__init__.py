@@ -26,14 +26,18 @@ TOOLSETS = NAMES  # every toolset of the registry has its icons
 THEMES: tuple[Literal["light", "dark"], ...] = ("light", "dark")
 # What a data URI must escape (RFC 3986 allows the rest as it is; the files use single quotes).
 _SAFE = "/:=';,.()-"
+# Every icon is found from the top package, looked up once: `files()` of a toolset's own package
+# imports it (with every toolset offered, `tools/list` imported them all for their icons), and
+# each lookup cost about a millisecond.
+_PACKAGE = files("nextcloud_mcp_server")
 
 
 def svg(name: str, theme: str) -> str:
     """The SVG text of one icon."""
     if name == SERVER:
-        path = files(__package__) / f"{name}-{theme}.svg"
+        path = _PACKAGE / "icons" / f"{name}-{theme}.svg"
     else:
-        path = files(f"nextcloud_mcp_server.toolsets.{name}") / "icons" / f"{theme}.svg"
+        path = _PACKAGE / "toolsets" / name / "icons" / f"{theme}.svg"
     return path.read_text(encoding="utf-8").strip()
 
 
