@@ -126,8 +126,8 @@ def test_light_and_dark_differ_in_colour_only(name: str) -> None:
 
 
 def test_a_toolsets_icons_are_read_without_importing_the_toolset() -> None:
-    """With every toolset offered, `tools/list` reads every toolset's icons: finding them through
-    each toolset's own package imported all of them before the first answer (ADR 0052)."""
+    """Icons are read from the files alone: finding them through each toolset's own package
+    imported it, and looked each package up anew (ADR 0052)."""
     script = (
         "import sys\n"
         "from nextcloud_mcp_server.icons import TOOLSETS, icons_for\n"
