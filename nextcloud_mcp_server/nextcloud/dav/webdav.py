@@ -1,11 +1,11 @@
 """WebDAV on the user's files (`/remote.php/dav/files/<user id>/`).
 
 Listings are parsed as they stream in (see `dav_xml`; a changed folder's only where its answer's
-bytes are new, `response_bytes`); reads use HTTP ranges and never hold more
-than the requested page; writes stream the body. Answers follow the recordings of a real
-Nextcloud: MKCOL on an existing folder 405, PUT new 201 / overwrite 204, MOVE or COPY onto an
-existing target with `Overwrite: F` 412. Searches are in `file_search`, what each request asks
-Nextcloud for in `dav_files`.
+bytes are new, `response_bytes`); reads use HTTP ranges and never hold more than the requested
+page; writes stream the body. Answers follow the recordings of a real Nextcloud: MKCOL on an
+existing folder 405, PUT new 201 / overwrite 204, MOVE or COPY onto an existing target with
+`Overwrite: F` 412. Searches are in `file_search`, what each request asks Nextcloud for in
+`dav_files`.
 """
 
 from __future__ import annotations
