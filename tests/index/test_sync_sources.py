@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 import time
-from collections.abc import AsyncIterator
 
 import pytest
 from PIL import Image, ImageDraw, ImageFont
@@ -21,31 +20,17 @@ from nextcloud_mcp_server.index.query import parse_query
 from nextcloud_mcp_server.index.sources import sync_books, sync_calendars
 from nextcloud_mcp_server.index.sqlite import SQLiteIndex
 from nextcloud_mcp_server.index.sync import Round, sync_files
-from nextcloud_mcp_server.nextcloud.auth import BasicCredential
 from nextcloud_mcp_server.nextcloud.client import NextcloudClient
-from nextcloud_mcp_server.nextcloud.http import NextcloudHTTP
-from tests.backends import Login, Nextcloud
-from tests.conftest import ADMIN_APP_PASSWORD, ADMIN_PASSWORD
+from tests.backends import Nextcloud
 from tests.index import documents
-from tests.nextcloud_double import NextcloudDouble
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
+# the double only: the real 29 and 34 run the whole flow in tests/integration/test_find_sources.py
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.timeout(180),
+    pytest.mark.parametrize("nextcloud", ["double"], indirect=True),
+]
 USER = "nextcloud:admin"
-
-
-@pytest.fixture
-def on_double(double: NextcloudDouble, double_url: str) -> Nextcloud:
-    admin = Login("admin", ADMIN_PASSWORD, ADMIN_APP_PASSWORD, display_name="Admin")
-    return Nextcloud("double", double_url, admin, admin, double=double)
-
-
-@pytest.fixture
-async def client(on_double: Nextcloud) -> AsyncIterator[NextcloudClient]:
-    http = NextcloudHTTP(on_double.url)
-    try:
-        yield NextcloudClient(http, BasicCredential(on_double.admin.user, on_double.admin.app_password))
-    finally:
-        await http.aclose()
 
 
 def _round() -> Round:
@@ -57,13 +42,13 @@ async def _keys(index: SQLiteIndex, query: str) -> set[str]:
 
 
 async def test_documents_are_found_by_their_words_and_hostile_ones_by_name(
-    on_double: Nextcloud, client: NextcloudClient, index: SQLiteIndex
+    nextcloud: Nextcloud, client: NextcloudClient, index: SQLiteIndex
 ) -> None:
-    admin = on_double.admin
-    on_double.put_file(admin, "Docs/lease.pdf", documents.pdf(["the lease terms", "clause about pelicans"]))
-    on_double.put_file(admin, "Docs/essay.odt", documents.odt(["a pelican essay"]))
-    on_double.put_file(admin, "Docs/bomb.docx", documents.entity_bomb_docx())
-    on_double.put_file(admin, "Docs/huge.pdf", documents.pdf(["pelican"] * 40))
+    admin = nextcloud.admin
+    nextcloud.put_file(admin, "Docs/lease.pdf", documents.pdf(["the lease terms", "clause about pelicans"]))
+    nextcloud.put_file(admin, "Docs/essay.odt", documents.odt(["a pelican essay"]))
+    nextcloud.put_file(admin, "Docs/bomb.docx", documents.entity_bomb_docx())
+    nextcloud.put_file(admin, "Docs/huge.pdf", documents.pdf(["pelican"] * 40))
     size = len(documents.pdf(["pelican"] * 40))
     work = _round()
     limits = Limits(max_file_bytes=size - 1)
@@ -83,10 +68,10 @@ EVENT = (
 
 
 async def test_events_tasks_and_contacts_follow_their_collections_versions(
-    on_double: Nextcloud, client: NextcloudClient, index: SQLiteIndex
+    nextcloud: Nextcloud, client: NextcloudClient, index: SQLiteIndex
 ) -> None:
-    admin = on_double.admin
-    on_double.put_calendar_object(
+    admin = nextcloud.admin
+    nextcloud.put_calendar_object(
         admin, "e1", EVENT.format(kind="VEVENT", uid="e1", summary="Dentist", text="bring the x-ray")
     )
     tasks = (
@@ -94,12 +79,12 @@ async def test_events_tasks_and_contacts_follow_their_collections_versions(
         "<d:displayname>Tasks</d:displayname><c:supported-calendar-component-set>"
         '<c:comp name="VTODO"/></c:supported-calendar-component-set></d:prop></d:set></c:mkcalendar>'
     )
-    with on_double.http() as http:
-        made = http.request("MKCALENDAR", on_double.calendar_path(admin, "tasks"), content=tasks)
+    with nextcloud.http() as http:
+        made = http.request("MKCALENDAR", nextcloud.calendar_path(admin, "tasks"), content=tasks)
         assert made.status_code == 201
     task = EVENT.format(kind="VTODO", uid="t1", summary="Buy seed", text="marigold seeds")
-    on_double.put_calendar_object(admin, "t1", task, calendar="tasks")
-    on_double.put_card(
+    nextcloud.put_calendar_object(admin, "t1", task, calendar="tasks")
+    nextcloud.put_card(
         admin,
         "c1.vcf",
         "BEGIN:VCARD\r\nVERSION:3.0\r\nUID:c1\r\nFN:Olga Plumber\r\nNOTE:fixes the boiler\r\nEND:VCARD\r\n",
@@ -116,8 +101,8 @@ async def test_events_tasks_and_contacts_follow_their_collections_versions(
     await sync_calendars(index, USER, client, unchanged)
     await sync_books(index, USER, client, unchanged)
     assert (unchanged.requests, unchanged.read) == (2, 0)
-    with on_double.http() as http:
-        assert http.delete(on_double.calendar_path(admin) + "e1.ics").status_code == 204
+    with nextcloud.http() as http:
+        assert http.delete(nextcloud.calendar_path(admin) + "e1.ics").status_code == 204
     kept, dropped = await confirmed(
         index, USER, await index.search(USER, parse_query("dentist"), Filters(), limit=5), client
     )
@@ -129,7 +114,7 @@ async def test_events_tasks_and_contacts_follow_their_collections_versions(
 
 
 async def test_images_are_read_by_ocr_only_when_it_is_on(
-    on_double: Nextcloud, client: NextcloudClient, index: SQLiteIndex
+    nextcloud: Nextcloud, client: NextcloudClient, index: SQLiteIndex
 ) -> None:
     """OCR off (the default): a scan is found by its name and never downloaded. On: by its words
     (docs/ADR/0096)."""
@@ -138,7 +123,7 @@ async def test_images_are_read_by_ocr_only_when_it_is_on(
     ImageDraw.Draw(image).text((30, 40), "flamingo invoice", font=font, fill=0)
     data = io.BytesIO()
     image.save(data, "PNG")
-    on_double.put_file(on_double.admin, "Scans/receipt.png", data.getvalue())
+    nextcloud.put_file(nextcloud.admin, "Scans/receipt.png", data.getvalue())
     work = _round()
     await sync_files(index, USER, await client.files(), work, limits=Limits())
     assert await _keys(index, "receipt") == {"Scans/receipt.png"}
