@@ -30,6 +30,7 @@ __all__ = [
     "Status",
     "clean_text",
     "collection_of",
+    "folder_bounds",
     "owner_tag",
 ]
 
@@ -99,6 +100,15 @@ class Filters:
     folder: str | None = None  # items whose location is this folder or below it
     changed_after: float | None = None
     changed_before: float | None = None
+
+
+def folder_bounds(folder: str) -> list[object]:
+    """What both engines compare a location with for "`folder` or below it", by exact characters
+    (`location = folder OR the first n characters of location = folder + "/"`): the folder, n,
+    and the folder with its slash. SQLite's LIKE ignored ASCII case, so "work" also matched
+    "Work/" and "WORK/"."""
+    folder = folder.strip("/")
+    return [folder, len(folder) + 1, folder + "/"]
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from nextcloud_mcp_server.index.engine import (
     Status,
     bounded,
     clean_text,
+    folder_bounds,
 )
 from nextcloud_mcp_server.index.postgres_changes import changed, writing
 from nextcloud_mcp_server.index.query import Query, Term
@@ -226,12 +227,11 @@ class PostgresIndex:
         return await self._count(user, sql, (user, kind, list(keys)))
 
     async def remove_below(self, user: str, kind: str, folder: str) -> int:
-        folder = folder.strip("/")
         sql = (
             "DELETE FROM find_entries WHERE user_key = %s AND kind = %s "
             "AND (location = %s OR left(location, %s) = %s)"
         )
-        return await self._count(user, sql, (user, kind, folder, len(folder) + 1, folder + "/"))
+        return await self._count(user, sql, (user, kind, *folder_bounds(folder)))
 
     async def _pairs(self, sql: str, args: Sequence[object]) -> dict[str, str]:
         async with self.pool.connection() as conn:
@@ -372,9 +372,8 @@ def filtered(filters: Filters, args: list[object], *, table: str = "e.") -> list
         where.append(f"{table}kind = ANY(%s)")
         args.append(sorted(filters.kinds))
     if filters.folder is not None and filters.folder.strip("/"):
-        folder = filters.folder.strip("/")
         where.append(f"({table}location = %s OR left({table}location, %s) = %s)")
-        args += [folder, len(folder) + 1, folder + "/"]
+        args += folder_bounds(filters.folder)
     if filters.changed_after is not None:
         where.append(f"{table}modified >= %s")
         args.append(filters.changed_after)

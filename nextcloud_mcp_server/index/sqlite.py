@@ -28,11 +28,12 @@ from nextcloud_mcp_server.index.engine import (
     Status,
     bounded,
     clean_text,
+    folder_bounds,
     owner_tag,
 )
 from nextcloud_mcp_server.index.query import Query, Term
 
-__all__ = ["SQLiteIndex", "below", "changed", "filtered", "match_expression"]
+__all__ = ["SQLiteIndex", "changed", "filtered", "match_expression"]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS find_entries (
@@ -112,15 +113,10 @@ def match_expression(user: str, query: Query) -> str:
     return expression
 
 
-# A location at `folder` or below it, by exact characters: LIKE ignores ASCII case in SQLite, so
-# a filter on "work" found "Work/" and "WORK/", and a folder gone removed its namesakes' items.
-_AT_OR_BELOW = "(location = ? OR substr(location, 1, ?) = ?)"
-
-
-def below(folder: str) -> list[object]:
-    """The values of `_AT_OR_BELOW` for `folder`."""
-    folder = folder.strip("/")
-    return [folder, len(folder) + 1, folder + "/"]
+def _at_or_below(table: str = "") -> str:
+    """The condition on a location at a folder or below it (`table`: "e." or ""), whose values
+    are `folder_bounds` (`substr`, as PostgreSQL's `left`)."""
+    return f"({table}location = ? OR substr({table}location, 1, ?) = ?)"
 
 
 def filtered(filters: Filters, args: list[object]) -> list[str]:
@@ -131,8 +127,8 @@ def filtered(filters: Filters, args: list[object]) -> list[str]:
         where.append(f"e.kind IN ({','.join('?' * len(filters.kinds))})")
         args += sorted(filters.kinds)
     if filters.folder is not None and filters.folder.strip("/"):
-        where.append(_AT_OR_BELOW.replace("location", "e.location"))
-        args += below(filters.folder)
+        where.append(_at_or_below("e."))
+        args += folder_bounds(filters.folder)
     if filters.changed_after is not None:
         where.append("e.modified >= ?")
         args.append(filters.changed_after)
@@ -228,8 +224,8 @@ class SQLiteIndex:
 
     async def remove_below(self, user: str, kind: str, folder: str) -> int:
         cursor = await self.db.execute(
-            f"DELETE FROM find_entries WHERE user = ? AND kind = ? AND {_AT_OR_BELOW}",  # noqa: S608
-            (user, kind, *below(folder)),
+            f"DELETE FROM find_entries WHERE user = ? AND kind = ? AND {_at_or_below()}",  # noqa: S608
+            (user, kind, *folder_bounds(folder)),
         )
         if cursor.rowcount:
             await changed(self.db, user)
