@@ -32,6 +32,11 @@ from nextcloud_mcp_server.views import APPROVAL
 __all__ = ["nc_deck_move_card"]
 
 
+def _title_key(label: DeckLabel) -> str:
+    """How a card's label is matched with a label of another board: by its title, case aside."""
+    return label.title.strip().casefold()
+
+
 async def _move_across(
     deck: DeckClient, board_id: int, card: DeckCard, target: DeckBoard, stack: int
 ) -> DeckCard:
@@ -48,14 +53,14 @@ async def _move_across(
         for label in card.labels:
             await deck.set_label(board_id, card, label.id, on=True)
         raise
-    by_title = {label.title.strip().casefold(): label for label in target.labels}
+    by_title = {_title_key(label): label for label in target.labels}
     moved = moved.model_copy(update={"stack_id": stack})
     labels: list[DeckLabel] = []
     for label in card.labels:
-        found = by_title.get(label.title.strip().casefold())
+        found = by_title.get(_title_key(label))
         if found is None:
             found = await deck.create_label(target.id, label.title, label.color or "31CC7C")
-            by_title[label.title.strip().casefold()] = found
+            by_title[_title_key(label)] = found
         await deck.set_label(target.id, moved, found.id, on=True)
         if found.id not in {lb.id for lb in labels}:
             labels.append(found)
@@ -65,8 +70,8 @@ async def _move_across(
 def _check_labels_can_follow(card: DeckCard, target: DeckBoard) -> None:
     """A label the target board lacks is created there, which only its managers may do. Checked
     before anything moves: the card went over, lost its labels, and the call said "refused"."""
-    there = {label.title.strip().casefold() for label in target.labels}
-    missing = [label.title for label in card.labels if label.title.strip().casefold() not in there]
+    there = {_title_key(label) for label in target.labels}
+    missing = [label.title for label in card.labels if _title_key(label) not in there]
     if missing and not target.can("manage"):
         names = ", ".join(f'"{title[:40]}"' for title in missing[:5])
         raise InvalidDeckInput(
